@@ -1,0 +1,198 @@
+//! The parsed, validated form of a scenario file. Parsing lives in `parse.rs`; everything
+//! downstream works with these types only.
+
+use crate::error::Location;
+use serde::Serialize;
+
+/// A value of a `vary` variable or a `when` condition; visible to the workload as a Python value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum VarValue {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl std::fmt::Display for VarValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VarValue::None => f.write_str("None"),
+            VarValue::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            VarValue::Int(i) => write!(f, "{i}"),
+            VarValue::Float(x) => write!(f, "{x}"),
+            VarValue::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A CPython minor version the collector model knows (3.8 to 3.13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct PyVersion {
+    pub minor: u8,
+}
+
+impl std::fmt::Display for PyVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "3.{}", self.minor)
+    }
+}
+
+/// The collector's state when the workload starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GcStartState {
+    /// `gc.get_count()` at the start.
+    pub counts: [u64; 3],
+    /// Tracked objects in the oldest generation (`long_lived_total`): decides whether an
+    /// automatic full collection may run.
+    pub long_lived_total: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PythonProfile {
+    pub version: PyVersion,
+    /// Start state of the collector. The default is "just after `import torch`".
+    pub start: GcStartState,
+    /// True when `start` was given in the file rather than defaulted.
+    pub start_given: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Device {
+    /// The preset's name (`h100-80gb`), or `None` for `{ capacity: ... }`.
+    pub preset: Option<String>,
+    /// Total memory as PyTorch reports it (`torch.cuda.get_device_properties().total_memory`).
+    pub capacity: u64,
+}
+
+/// `"<= 52 GiB"`, `"< 1 MiB"`, `">= 10 GiB"`, `"== 0"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ByteBound {
+    pub op: Comparison,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Comparison {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+}
+
+impl ByteBound {
+    pub fn holds(&self, measured: u64) -> bool {
+        match self.op {
+            Comparison::Lt => measured < self.bytes,
+            Comparison::Le => measured <= self.bytes,
+            Comparison::Gt => measured > self.bytes,
+            Comparison::Ge => measured >= self.bytes,
+            Comparison::Eq => measured == self.bytes,
+        }
+    }
+}
+
+impl std::fmt::Display for ByteBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = match self.op {
+            Comparison::Lt => "<",
+            Comparison::Le => "<=",
+            Comparison::Gt => ">",
+            Comparison::Ge => ">=",
+            Comparison::Eq => "==",
+        };
+        write!(f, "{op} {}", crate::units::Bytes(self.bytes))
+    }
+}
+
+/// One check of an `expect` block, with where it was written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expectation {
+    pub check: Check,
+    pub location: Location,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Check {
+    /// `oom: true|false`
+    Oom(bool),
+    /// `peak_allocated: "<= 52 GiB"`
+    PeakAllocated(ByteBound),
+    /// `peak_reserved: "<= 60 GiB"`
+    PeakReserved(ByteBound),
+    /// `steady_state: { warmup: 5, tolerance: "1 MiB" }` or `steady_state: true`
+    /// (warmup 1 iteration, tolerance 0): allocated bytes at every iteration boundary after
+    /// the warm-up stay within `tolerance` of the first one after it.
+    SteadyState { warmup: u32, tolerance: u64 },
+    /// `leak_per_iteration: "<= 0"`: growth of allocated bytes per iteration (least-squares
+    /// slope over the iteration boundaries after the first).
+    LeakPerIteration(ByteBound),
+    /// `cycles: none`: the collector freed no device bytes.
+    CyclesNone,
+}
+
+/// An `expect` entry: checks that apply to the variants matching `when`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpectBlock {
+    pub when: Vec<(String, VarValue)>,
+    pub checks: Vec<Expectation>,
+    pub location: Location,
+}
+
+/// The workload's Python source and how its positions map back into the scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workload {
+    pub source: String,
+    /// File line of the workload's first line (1-based).
+    pub first_line: u32,
+    /// Columns the block scalar's indentation removed from every line.
+    pub indent: u32,
+}
+
+impl Workload {
+    /// Maps a 1-based (line, column) inside `source` to the scenario file.
+    pub fn file_position(&self, line: u32, column: u32) -> (u32, u32) {
+        (self.first_line + line - 1, column + self.indent)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scenario {
+    /// The file as the user named it or relative to the workspace root; used in every message.
+    pub file: String,
+    pub name: String,
+    pub about: String,
+    pub device: Device,
+    pub python: PythonProfile,
+    /// `vary` in file order: names and their values.
+    pub vary: Vec<(String, Vec<VarValue>)>,
+    pub workload: Workload,
+    pub expect: Vec<ExpectBlock>,
+}
+
+/// One combination of `vary` values, with the device and Python profile it runs under
+/// (`vary` may override `python` and `device`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Variant {
+    /// `name=value` pairs in `vary` order.
+    pub values: Vec<(String, VarValue)>,
+    pub device: Device,
+    pub python: PythonProfile,
+}
+
+impl Variant {
+    /// `gc_every=100,python=3.11`; empty when the scenario has no `vary`.
+    pub fn name(&self) -> String {
+        self.values
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn get(&self, name: &str) -> Option<&VarValue> {
+        self.values.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+}

@@ -1,0 +1,172 @@
+//! The Timeline: where every source meets and every consumer reads.
+//!
+//! A model run, a replayed snapshot or a real-GPU run each produce one [`Timeline`]; checks,
+//! reports and exports only read it and never learn which source made it. It holds the
+//! allocator events in order (with the workload stack that caused each), the iteration
+//! boundaries, the collector's runs, and the reference paths that kept collected tensors alive.
+
+mod stacks;
+
+pub use stacks::{Frame, StackId, StackTable};
+
+use serde::Serialize;
+
+/// One allocator action, named like the `action` field of PyTorch's snapshot trace entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A block handed to the caller (`size` = the bytes requested, unrounded).
+    Alloc,
+    /// The caller gave a block back (`size` = the bytes it requested).
+    FreeRequested,
+    /// The block is back in the cache (same size as the request; later than `FreeRequested`
+    /// only when the block had uses on other streams).
+    FreeCompleted,
+    /// A new segment was obtained from the device (`size` = segment bytes).
+    SegmentAlloc,
+    /// A cached segment was returned to the device.
+    SegmentFree,
+    /// Expandable segments: pages mapped into a segment.
+    SegmentMap,
+    /// Expandable segments: pages unmapped.
+    SegmentUnmap,
+    /// An allocation failed (`size` = rounded request; `device_free` set).
+    Oom,
+}
+
+/// One allocator event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryEvent {
+    pub action: Action,
+    pub addr: u64,
+    pub size: u64,
+    pub stream: u32,
+    /// The stack that caused the event (interned in [`Timeline::stacks`]).
+    pub stack: StackId,
+    /// The iteration the event happened in, if it happened inside one.
+    pub iteration: Option<u32>,
+    /// Bytes allocated (sum of rounded live block sizes) right after the event.
+    pub allocated: u64,
+    /// Bytes reserved (sum of segment sizes) right after the event.
+    pub reserved: u64,
+    /// Free device memory reported with an OOM event.
+    pub device_free: Option<u64>,
+}
+
+/// State at one iteration boundary. Iterations are the passes of the workload's outermost
+/// loop unless the workload marks them explicitly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IterationMark {
+    /// Counts from 0, like the loop variable.
+    pub iteration: u32,
+    /// Index into [`Timeline::events`] of the first event of this iteration.
+    pub first_event: usize,
+    /// Allocated and reserved bytes when the iteration began.
+    pub allocated_at_start: u64,
+    pub reserved_at_start: u64,
+    /// Allocated and reserved bytes when it ended (equal to the next mark's start values).
+    pub allocated_at_end: u64,
+    pub reserved_at_end: u64,
+    /// Highest allocated bytes during the iteration.
+    pub peak_allocated: u64,
+    /// Device tensors (storages) alive when the iteration ended.
+    pub device_tensors_at_end: u64,
+    /// Whether the iteration ran to its end (false for the one an OOM interrupted).
+    pub completed: bool,
+}
+
+/// One run of the cycle collector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GcEvent {
+    /// Iteration during which it ran (`None`: before the first or after the last iteration).
+    pub iteration: Option<u32>,
+    pub generation: u8,
+    /// Triggered by the allocation threshold (true) or by `gc.collect()` (false).
+    pub automatic: bool,
+    /// Unreachable tracked objects found, as CPython's `gc.callbacks` report `collected`.
+    pub objects_collected: u64,
+    /// Tensor objects (Python-side, any device) alive before and after the collection.
+    pub tensors_alive_before: u64,
+    pub tensors_alive_after: u64,
+    /// Device storages released because of this collection, and their bytes.
+    pub device_tensors_freed: u64,
+    pub bytes_freed: u64,
+    /// Index into [`Timeline::events`] where the collection happened.
+    pub event_index: usize,
+    /// Workload line whose execution triggered it (the `gc.collect()` call, or the allocation).
+    pub line: Option<u32>,
+}
+
+/// Why the collector, and not reference counting, freed some device tensors: the reference
+/// path from a cycle to the tensor, like PyTorch's `warn_tensor_cycles`. Identical paths are
+/// aggregated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CycleReport {
+    /// How the tensor hangs off the cycle, e.g. `Node.tensor`.
+    pub holder_path: String,
+    /// The cycle itself, e.g. `Node -[link]-> Node -[link]-> Node`.
+    pub cycle: String,
+    /// Tensor shape and dtype, e.g. `float32[67108864]`.
+    pub tensor: String,
+    /// Bytes of one such tensor's storage.
+    pub bytes_each: u64,
+    /// Where the storage was allocated.
+    pub alloc_site: StackId,
+    /// How many tensors were freed through this path, in how many collections.
+    pub count: u64,
+    pub bytes_total: u64,
+    /// Iteration of the first collection that freed one.
+    pub first_iteration: Option<u32>,
+}
+
+/// The out-of-memory error that ended a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OomReport {
+    pub iteration: Option<u32>,
+    /// Bytes the workload asked for.
+    pub requested_bytes: u64,
+    /// The message PyTorch would print.
+    pub message: String,
+    /// Workload stack of the failing allocation.
+    pub stack: StackId,
+}
+
+/// A memory timeline. See the module documentation.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timeline {
+    /// Device capacity in bytes (what PyTorch reports as total memory).
+    pub device_capacity: u64,
+    pub events: Vec<MemoryEvent>,
+    pub stacks: StackTable,
+    pub iterations: Vec<IterationMark>,
+    pub gc_events: Vec<GcEvent>,
+    pub cycle_reports: Vec<CycleReport>,
+    pub oom: Option<OomReport>,
+    /// Where the source is known to approximate reality; reports print these verbatim.
+    pub approximations: Vec<String>,
+}
+
+impl Timeline {
+    /// Highest allocated bytes over the whole run.
+    pub fn peak_allocated(&self) -> u64 {
+        self.events.iter().map(|e| e.allocated).max().unwrap_or(0)
+    }
+
+    /// Highest reserved bytes over the whole run.
+    pub fn peak_reserved(&self) -> u64 {
+        self.events.iter().map(|e| e.reserved).max().unwrap_or(0)
+    }
+
+    /// Iterations that ran to completion.
+    pub fn iterations_completed(&self) -> u32 {
+        self.iterations.iter().filter(|m| m.completed).count() as u32
+    }
+
+    /// Index of the event where allocated memory first reached its peak.
+    pub fn peak_event_index(&self) -> Option<usize> {
+        let peak = self.peak_allocated();
+        self.events
+            .iter()
+            .position(|e| e.allocated == peak && peak > 0)
+    }
+}
