@@ -86,13 +86,13 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
         Value::Str(name) => match device_from_str(name) {
             Some(device) => Ok(device),
             None => Err(cx.error(
-                    node.at,
-                    format!(
-                        "unknown device {name:?}: expected a preset ({}) or \
+                node.at,
+                format!(
+                    "unknown device {name:?}: expected a preset ({}) or \
                          `{{ capacity: \"80 GiB\" }}`",
-                        preset_names().join(", ")
-                    ),
-                )),
+                    preset_names().join(", ")
+                ),
+            )),
         },
         Value::Map(entries) => {
             let keys = cx.keys(entries, &["capacity"], "`device`")?;

@@ -40,11 +40,7 @@ pub(crate) fn parse_expect(
         .collect()
 }
 
-fn parse_block(
-    cx: &Context<'_>,
-    node: &Node,
-    vary: &[VaryVar<'_>],
-) -> Result<ExpectBlock, Error> {
+fn parse_block(cx: &Context<'_>, node: &Node, vary: &[VaryVar<'_>]) -> Result<ExpectBlock, Error> {
     let entries = cx.mapping(node, "expect")?;
     let keys = cx.keys(entries, BLOCK_KEYS, "an `expect` block")?;
     let when = match keys.get("when") {

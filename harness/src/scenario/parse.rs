@@ -105,7 +105,8 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         &cx,
         root.at,
     )?;
-    let workload = workload::parse_workload(&cx, workload_node)?;
+    let workload_key_at = keys.key_at("workload").unwrap_or(root.at);
+    let workload = workload::parse_workload(&cx, workload_key_at, workload_node)?;
 
     let expect = match keys.get("expect") {
         Some(node) => expect::parse_expect(&cx, node, &vary)?,
@@ -120,7 +121,12 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         python,
         vary: vary
             .into_iter()
-            .map(|v| (v.name, v.values.into_iter().map(|(value, _)| value).collect()))
+            .map(|v| {
+                (
+                    v.name,
+                    v.values.into_iter().map(|(value, _)| value).collect(),
+                )
+            })
             .collect(),
         workload,
         expect,
@@ -140,6 +146,14 @@ pub(crate) struct Keys<'n> {
 }
 
 impl<'n> Keys<'n> {
+    /// Where key `key` is written, if it is present.
+    pub fn key_at(&self, key: &str) -> Option<Position> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, k, _)| k.at)
+    }
+
     pub fn get(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
@@ -268,7 +282,11 @@ impl Context<'_> {
         let starts_well = chars
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-        if !starts_well || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        if !starts_well
+            || !s
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             return Err(self.error(
                 node.at,
                 format!(

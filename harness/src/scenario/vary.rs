@@ -12,10 +12,10 @@ pub const MAX_VARIANTS: usize = 4096;
 
 /// Python keywords, which a workload cannot use as variable names.
 const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
-    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-    "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// One `vary` variable while parsing: its values keep their nodes for located errors.
@@ -71,10 +71,7 @@ pub(crate) fn parse_vary<'n>(cx: &Context<'_>, node: &'n Node) -> Result<Vec<Var
                 format!("`vary` gives more than {MAX_VARIANTS} variants; vary fewer values"),
             ));
         }
-        vars.push(VaryVar {
-            name,
-            values,
-        });
+        vars.push(VaryVar { name, values });
     }
     Ok(vars)
 }

@@ -9,7 +9,7 @@
 
 use super::model::Workload;
 use super::parse::Context;
-use super::yaml_tree::{Node, Value};
+use super::yaml_tree::{Node, Position, Value};
 use crate::error::Error;
 
 /// How the workload scalar was written, as far as the mapping of positions cares.
@@ -21,7 +21,13 @@ enum Style {
     Plain,
 }
 
-pub(crate) fn parse_workload(cx: &Context<'_>, node: &Node) -> Result<Workload, Error> {
+/// Reads the workload node; `key_at` is where `workload:` is written (an empty block scalar has
+/// no position of its own worth showing).
+pub(crate) fn parse_workload(
+    cx: &Context<'_>,
+    key_at: Position,
+    node: &Node,
+) -> Result<Workload, Error> {
     let source = match &node.value {
         Value::Str(s) => s,
         other => {
@@ -34,7 +40,7 @@ pub(crate) fn parse_workload(cx: &Context<'_>, node: &Node) -> Result<Workload, 
         }
     };
     if source.trim().is_empty() {
-        return Err(cx.error(node.at, "the workload is empty"));
+        return Err(cx.error(key_at, "the workload is empty"));
     }
     // An alias (`workload: *code`) maps positions to where the anchored text is written.
     let at = node.defined;

@@ -119,7 +119,9 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Str(v))
     }
     fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Value, E> {
-        Err(E::custom("binary values are not supported in scenario files"))
+        Err(E::custom(
+            "binary values are not supported in scenario files",
+        ))
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
@@ -147,12 +149,21 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+/// How deeply collections may nest. A scenario needs about 5 levels; serde-saphyr's default (64)
+/// is more than the recursive tree reader can take on a 2 MiB thread stack in a debug build
+/// (measured: it overflows between 50 and 60 levels), so the budget is tightened to this.
+pub(crate) const MAX_DEPTH: usize = 24;
+
 /// Parses `text` as one YAML document. YAML-level problems (syntax, duplicate keys, budget)
 /// become `Error::Input` of kind `Yaml`, located where serde-saphyr found them.
 pub(crate) fn read(text: &str, display_path: &str) -> Result<Node, Error> {
+    // serde-saphyr's default budget (node, event, alias and scalar-size limits), with less depth.
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_DEPTH;
     let options = serde_saphyr::options! {
         strict_booleans: true,
         with_snippet: false,
+        budget: Some(budget),
     };
     serde_saphyr::from_str_with_options::<Node>(text, options).map_err(|err| {
         let plain = err.without_snippet();
@@ -167,7 +178,22 @@ pub(crate) fn read(text: &str, display_path: &str) -> Result<Node, Error> {
             })
             .unwrap_or((1, 1));
         let message = serde_saphyr::DefaultMessageFormatter.format_message(plain);
-        let message: String = message.chars().flat_map(char::escape_debug).collect();
+        // Control characters could come from the input; show them escaped.
+        let message: String = message
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_debug().collect()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>();
+        let message = if message.starts_with("budget breached") {
+            format!("{message} (scenario files may nest at most {MAX_DEPTH} levels and hold at most 250 000 nodes)")
+        } else {
+            message
+        };
         Error::input(
             InputErrorKind::Yaml,
             Location::new(display_path, line, column),
