@@ -472,6 +472,19 @@ fn workload_styles_map_exactly() {
 }
 
 #[test]
+fn crlf_files_and_non_ascii_text_map_exactly() {
+    let text = "name: t\r\ndevice: a100-40gb\r\npython: \"3.11\"\r\nabout: \"ü\"\r\nworkload: |\r\n   ä = 1\r\n   b = ä\r\n";
+    let w = parse(text, "t.yaml").unwrap().workload;
+    assert_eq!(w.source, "ä = 1\nb = ä\n");
+    assert_eq!((w.first_line, w.indent), (6, 3));
+    assert_positions_map_back(text, &w);
+    let text = "name: t\ndevice: a100-40gb\npython: \"3.11\"\nworkload: \"ä = 'é'\"\n";
+    let w = parse(text, "t.yaml").unwrap().workload;
+    assert_eq!((w.first_line, w.indent), (4, 11));
+    assert_positions_map_back(text, &w);
+}
+
+#[test]
 fn an_aliased_workload_maps_to_its_definition() {
     let text = "name: t\ndevice: a100-40gb\npython: \"3.11\"\nabout: &code |\n    a = 1\nworkload: *code\n";
     let w = parse(text, "t.yaml").unwrap().workload;
