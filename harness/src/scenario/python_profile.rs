@@ -103,16 +103,17 @@ pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, 
         Value::Str(s) => s.trim(),
         Value::Float(x) => {
             let written = format!("{x}");
-            let hint = if written == "3.1" {
-                " (if you meant 3.10, YAML read it as the number 3.1)".to_string()
+            // YAML reads `3.10` as 3.1, the likely intent.
+            let (meant, hint) = if written == "3.1" {
+                ("3.10".to_string(), " (YAML reads 3.10 as the number 3.1)")
             } else {
-                String::new()
+                (written.clone(), "")
             };
             return Err(cx.error(
                 node.at,
                 format!(
-                    "the Python version must be a quoted string such as \"3.11\", found the \
-                     number {written}{hint}; write it in quotes: \"{written}\""
+                    "the Python version must be a quoted string, found the number \
+                     {written}{hint}; write it in quotes: \"{meant}\""
                 ),
             ));
         }

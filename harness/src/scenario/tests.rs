@@ -331,8 +331,8 @@ fn unsupported_python_versions_are_rejected() {
     assert_eq!((line, col), (2, 9));
     assert_eq!(
         message,
-        "the Python version must be a quoted string such as \"3.11\", found the number 3.1 \
-         (if you meant 3.10, YAML read it as the number 3.1); write it in quotes: \"3.1\""
+        "the Python version must be a quoted string, found the number 3.1 \
+         (YAML reads 3.10 as the number 3.1); write it in quotes: \"3.10\""
     );
     let (_, _, _, message) = error_of("name: t\npython: 3.11\n");
     assert!(
