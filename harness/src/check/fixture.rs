@@ -1,11 +1,11 @@
 //! Hand-built timelines for the tests of checks and reports: a tiny allocator that rounds to
 //! 512 bytes, grows reserved memory in 2 MiB segments and never gives it back.
 
+use crate::error::Location;
 use crate::scenario::{
     ByteBound, Check, Comparison, Device, Expectation, GcStartState, PyVersion, PythonProfile,
     Scenario, VarValue, Variant, Workload,
 };
-use crate::error::Location;
 use crate::timeline::{
     Action, CycleReport, Frame, GcEvent, IterationMark, MemoryEvent, OomReport, StackId, Timeline,
 };

@@ -28,7 +28,7 @@ use crate::error::Location;
 use crate::scenario::{ByteBound, Check, Comparison, Expectation};
 use crate::timeline::Timeline;
 use crate::units::Bytes;
-use locate::{exact_bytes, signed_bytes, PeakSite};
+use locate::{PeakSite, exact_bytes, signed_bytes};
 use series::{Band, Boundary, TooFewIterations};
 
 /// The outcome of one expectation.

@@ -1,4 +1,4 @@
-use super::fixture::{bound, expectation, with_boundaries, Builder, FILE};
+use super::fixture::{Builder, FILE, bound, expectation, with_boundaries};
 use super::*;
 use crate::units::{GIB, MIB};
 
@@ -40,8 +40,16 @@ fn oom_check_passes_and_fails_both_ways() {
     let v = one(Check::Oom(true), &completed);
     assert!(!v.passed);
     assert_eq!(v.name, "oom");
-    assert!(v.message.contains("expected an OOM, measured none"), "{}", v.message);
-    assert!(v.message.contains("completed 3 iterations"), "{}", v.message);
+    assert!(
+        v.message.contains("expected an OOM, measured none"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("completed 3 iterations"),
+        "{}",
+        v.message
+    );
 
     let v = one(Check::Oom(false), &failed);
     assert!(!v.passed);
@@ -60,10 +68,22 @@ fn peak_allocated_fails_with_measured_bytes_iteration_and_line() {
     let v = one(Check::PeakAllocated(bound(Comparison::Le, 2 * GIB)), &t);
     assert!(!v.passed);
     assert_eq!(v.name, "peak_allocated");
-    assert!(v.message.starts_with("expected peak allocated <= 2 GiB"), "{}", v.message);
-    assert!(v.message.contains("measured 4 GiB (4294967296 bytes)"), "{}", v.message);
+    assert!(
+        v.message.starts_with("expected peak allocated <= 2 GiB"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("measured 4 GiB (4294967296 bytes)"),
+        "{}",
+        v.message
+    );
     assert!(v.message.contains("iteration 1"), "{}", v.message);
-    assert!(v.message.contains(&format!("{FILE}:12 in <module>")), "{}", v.message);
+    assert!(
+        v.message.contains(&format!("{FILE}:12 in <module>")),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -73,7 +93,11 @@ fn peak_reserved_points_at_the_allocation_that_grew_the_cache() {
     let v = one(Check::PeakReserved(bound(Comparison::Lt, 4 * GIB)), &t);
     assert!(!v.passed);
     assert_eq!(v.name, "peak_reserved");
-    assert!(v.message.contains("expected peak reserved < 4 GiB"), "{}", v.message);
+    assert!(
+        v.message.contains("expected peak reserved < 4 GiB"),
+        "{}",
+        v.message
+    );
     assert!(v.message.contains("iteration 1"), "{}", v.message);
     assert!(v.message.contains(":12 in"), "{}", v.message);
     assert!(one(Check::PeakReserved(bound(Comparison::Le, 4 * GIB)), &t).passed);
@@ -96,7 +120,11 @@ fn steady_state_passes_within_tolerance() {
     };
     let v = one(check, &t);
     assert!(v.passed, "{}", v.message);
-    assert!(v.message.contains("widest move +1 MiB at iteration 3"), "{}", v.message);
+    assert!(
+        v.message.contains("widest move +1 MiB at iteration 3"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -110,11 +138,31 @@ fn steady_state_reports_first_iteration_leaving_the_band() {
     assert!(!v.passed);
     assert_eq!(v.name, "steady_state");
     assert!(v.message.starts_with("expected allocated"), "{}", v.message);
-    assert!(v.message.contains("within ±1 MiB of iteration 1's 512 MiB"), "{}", v.message);
-    assert!(v.message.contains("iteration 3 ended at 768 MiB"), "{}", v.message);
-    assert!(v.message.contains("+256 MiB from the reference"), "{}", v.message);
-    assert!(v.message.contains("255 MiB beyond the tolerance"), "{}", v.message);
-    assert!(v.message.contains("widest move +512 MiB at iteration 4"), "{}", v.message);
+    assert!(
+        v.message.contains("within ±1 MiB of iteration 1's 512 MiB"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("iteration 3 ended at 768 MiB"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("+256 MiB from the reference"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("255 MiB beyond the tolerance"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains("widest move +512 MiB at iteration 4"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -126,7 +174,11 @@ fn steady_state_on_a_short_run_fails_instead_of_passing_vacuously() {
     };
     let v = one(check, &t);
     assert!(!v.passed);
-    assert!(v.message.contains("needs at least 4 completed iterations"), "{}", v.message);
+    assert!(
+        v.message.contains("needs at least 4 completed iterations"),
+        "{}",
+        v.message
+    );
     assert!(v.message.contains("measured 3"), "{}", v.message);
 }
 
@@ -149,7 +201,11 @@ fn steady_state_on_an_oom_run_judges_the_completed_iterations() {
     let v = one(check.clone(), &t);
     assert!(!v.passed);
     assert!(v.message.contains("iterations 1-3"), "{}", v.message);
-    assert!(v.message.contains("iteration 2 ended at 3 MiB"), "{}", v.message);
+    assert!(
+        v.message.contains("iteration 2 ended at 3 MiB"),
+        "{}",
+        v.message
+    );
 
     let check = Check::SteadyState {
         warmup: 3,
@@ -165,16 +221,41 @@ fn leak_per_iteration_measures_the_signed_slope() {
     let v = one(Check::LeakPerIteration(bound(Comparison::Le, 0)), &growing);
     assert!(!v.passed);
     assert_eq!(v.name, "leak_per_iteration");
-    assert!(v.message.starts_with("expected growth per iteration <= 0 B"), "{}", v.message);
-    assert!(v.message.contains("measured +1 MiB per iteration (1048576 bytes"), "{}", v.message);
+    assert!(
+        v.message
+            .starts_with("expected growth per iteration <= 0 B"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message
+            .contains("measured +1 MiB per iteration (1048576 bytes"),
+        "{}",
+        v.message
+    );
     assert!(v.message.contains("iterations 1-4"), "{}", v.message);
-    assert!(one(Check::LeakPerIteration(bound(Comparison::Le, MIB)), &growing).passed);
+    assert!(
+        one(
+            Check::LeakPerIteration(bound(Comparison::Le, MIB)),
+            &growing
+        )
+        .passed
+    );
 
     let shrinking = with_boundaries(&[MIB, 4 * MIB, 3 * MIB, 2 * MIB]);
-    let v = one(Check::LeakPerIteration(bound(Comparison::Le, 0)), &shrinking);
+    let v = one(
+        Check::LeakPerIteration(bound(Comparison::Le, 0)),
+        &shrinking,
+    );
     assert!(v.passed, "{}", v.message);
     assert!(v.message.contains("-1 MiB per iteration"), "{}", v.message);
-    assert!(!one(Check::LeakPerIteration(bound(Comparison::Ge, 0)), &shrinking).passed);
+    assert!(
+        !one(
+            Check::LeakPerIteration(bound(Comparison::Ge, 0)),
+            &shrinking
+        )
+        .passed
+    );
 }
 
 #[test]
@@ -182,7 +263,12 @@ fn leak_per_iteration_on_a_short_run_fails() {
     let t = with_boundaries(&[MIB, MIB]);
     let v = one(Check::LeakPerIteration(bound(Comparison::Le, 0)), &t);
     assert!(!v.passed);
-    assert!(v.message.contains("needs at least 3 completed iterations to judge, measured 2"), "{}", v.message);
+    assert!(
+        v.message
+            .contains("needs at least 3 completed iterations to judge, measured 2"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -205,10 +291,29 @@ fn cycles_none_names_the_first_freeing_collection_and_path() {
     let v = one(Check::CyclesNone, &t);
     assert!(!v.passed);
     assert_eq!(v.name, "cycles");
-    assert!(v.message.contains("measured 256 MiB (268435456 bytes) in 1 tensors"), "{}", v.message);
-    assert!(v.message.contains("first at iteration 1 (generation 2, gc.collect(), line 17)"), "{}", v.message);
-    assert!(v.message.contains("held by Node.tensor in the cycle Node -[link]-> Node"), "{}", v.message);
-    assert!(v.message.contains(&format!("allocated at {FILE}:12")), "{}", v.message);
+    assert!(
+        v.message
+            .contains("measured 256 MiB (268435456 bytes) in 1 tensors"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message
+            .contains("first at iteration 1 (generation 2, gc.collect(), line 17)"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message
+            .contains("held by Node.tensor in the cycle Node -[link]-> Node"),
+        "{}",
+        v.message
+    );
+    assert!(
+        v.message.contains(&format!("allocated at {FILE}:12")),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -217,7 +322,10 @@ fn verdicts_come_back_in_order_with_their_locations() {
     let a = expectation(Check::Oom(false), 30);
     let b = expectation(Check::CyclesNone, 31);
     let verdicts = evaluate(&[&a, &b], &t);
-    let names: Vec<_> = verdicts.iter().map(|v| (v.name.as_str(), v.location.line)).collect();
+    let names: Vec<_> = verdicts
+        .iter()
+        .map(|v| (v.name.as_str(), v.location.line))
+        .collect();
     assert_eq!(names, [("oom", 30), ("cycles", 31)]);
 }
 
@@ -228,7 +336,10 @@ fn an_empty_timeline_does_not_panic() {
         Check::Oom(false),
         Check::PeakAllocated(bound(Comparison::Eq, 0)),
         Check::PeakReserved(bound(Comparison::Le, 0)),
-        Check::SteadyState { warmup: u32::MAX, tolerance: 0 },
+        Check::SteadyState {
+            warmup: u32::MAX,
+            tolerance: 0,
+        },
         Check::LeakPerIteration(bound(Comparison::Le, 0)),
         Check::CyclesNone,
     ] {
