@@ -1,5 +1,7 @@
-//! A compact ASCII chart of a memory series: one column per bucket of consecutive values
-//! (the bucket's highest value), rows of equal height from 0 to the series' maximum.
+//! A compact ASCII chart of a memory series: one column per bucket of consecutive values,
+//! rows of equal height from 0 to the series' maximum. A column is `#` up to the bucket's
+//! lowest value and `:` from there to its highest, so a bucket that swings (a sawtooth
+//! squeezed into one column) reads differently from one that holds steady.
 
 use crate::units::{GIB, KIB, MIB};
 
@@ -18,10 +20,13 @@ pub fn render(
     if values.is_empty() || width == 0 || height == 0 {
         return Vec::new();
     }
-    let columns = bucket_maxima(values, width);
-    let max = columns.iter().copied().max().unwrap_or(0);
+    let columns = buckets(values, width);
+    let max = columns.iter().map(|b| b.high).max().unwrap_or(0);
     let unit = axis_unit(max);
-    let levels: Vec<usize> = columns.iter().map(|&v| level(v, max, height)).collect();
+    let levels: Vec<(usize, usize)> = columns
+        .iter()
+        .map(|b| (level(b.low, max, height), level(b.high, max, height)))
+        .collect();
 
     let mut lines = Vec::with_capacity(height + 3);
     for row in (1..=height).rev() {
@@ -32,7 +37,15 @@ pub fn render(
         };
         let cells: String = levels
             .iter()
-            .map(|&l| if l >= row { '#' } else { ' ' })
+            .map(|&(low, high)| {
+                if low >= row {
+                    '#'
+                } else if high >= row {
+                    ':'
+                } else {
+                    ' '
+                }
+            })
             .collect();
         lines.push(format!("{label:>LABEL_WIDTH$} |{}", cells.trim_end()));
     }
@@ -61,15 +74,24 @@ pub fn render(
     lines
 }
 
-/// The highest value of each of `min(width, n)` buckets of consecutive values, the buckets
-/// differing in size by at most one.
-pub fn bucket_maxima(values: &[u64], width: usize) -> Vec<u64> {
+/// The lowest and highest value of one column's bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    pub low: u64,
+    pub high: u64,
+}
+
+/// `min(width, n)` buckets of consecutive values, differing in size by at most one.
+pub fn buckets(values: &[u64], width: usize) -> Vec<Bucket> {
     let n = values.len();
     let columns = n.min(width);
     (0..columns)
         .map(|j| {
-            let (start, end) = (j * n / columns, (j + 1) * n / columns);
-            values[start..end].iter().copied().max().unwrap_or(0)
+            let part = &values[j * n / columns..(j + 1) * n / columns];
+            Bucket {
+                low: part.iter().copied().min().unwrap_or(0),
+                high: part.iter().copied().max().unwrap_or(0),
+            }
         })
         .collect()
 }
@@ -87,9 +109,9 @@ fn bucket_caption(values: usize, columns: usize) -> String {
     if large == 1 {
         "one per column".to_string()
     } else if small == large {
-        format!("highest of {small} per column")
+        format!("{small} per column, ':' from lowest to highest")
     } else {
-        format!("highest of {small}-{large} per column")
+        format!("{small}-{large} per column, ':' from lowest to highest")
     }
 }
 
@@ -147,14 +169,32 @@ mod tests {
     fn long_series_are_bucketed_by_maximum() {
         let mut values = vec![GIB; 600];
         values[123] = 4 * GIB;
-        let columns = bucket_maxima(&values, 60);
+        let columns = buckets(&values, 60);
         assert_eq!(columns.len(), 60);
-        assert_eq!(columns[12], 4 * GIB);
-        assert_eq!(columns.iter().filter(|&&c| c == 4 * GIB).count(), 1);
+        assert_eq!(
+            columns[12],
+            Bucket {
+                low: GIB,
+                high: 4 * GIB
+            }
+        );
+        assert_eq!(columns.iter().filter(|c| c.high == 4 * GIB).count(), 1);
         let lines = render(&values, 0, "iteration", 60, 10);
         assert!(lines[0].starts_with("   4.0 GiB |"));
-        assert_eq!(lines[0].trim_start_matches(|c| c != '|').len(), 1 + 13);
-        assert!(lines[12].contains("highest of 10 per column"));
+        // Column 12 swings from 1 GiB (levels 1-3 solid) to 4 GiB (levels 4-10 dotted).
+        assert_eq!(
+            lines[0].trim_start_matches(|c| c != '|'),
+            format!("|{}:", " ".repeat(12))
+        );
+        assert_eq!(
+            lines[6].trim_start_matches(|c| c != '|'),
+            format!("|{}:", " ".repeat(12))
+        );
+        assert_eq!(
+            lines[7].trim_start_matches(|c| c != '|'),
+            format!("|{}", "#".repeat(60))
+        );
+        assert!(lines[12].contains("10 per column"));
         assert!(lines[11].ends_with("599"));
     }
 

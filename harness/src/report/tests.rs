@@ -132,6 +132,9 @@ fn long_runs_compress_and_thirty_thousand_iterations_stay_short() {
     assert!(lines <= 150, "{lines} lines:\n{text}");
     assert!(text.contains("iterations 0-999 "), "{text}");
     assert!(text.contains("iterations 29000-29999"), "{text}");
+    // Each chart column squeezes five teeth: solid at the bottom, a swing above.
+    assert!(text.contains(&format!("|{}\n", ":".repeat(60))), "{text}");
+    assert!(text.contains(&format!("|{}\n", "#".repeat(60))), "{text}");
     assert!(text.contains("explicit  gen2     300, in iterations 99, 199, 299, 399, 499, ..."));
 }
 
