@@ -24,6 +24,9 @@ pub(super) struct Block {
     /// Neighbours in the same segment, by address.
     pub prev: BlockId,
     pub next: BlockId,
+    /// The pool's best-fit search count when the block was cached; its age for
+    /// `garbage_collection_threshold` is the count now minus this.
+    pub gc_count_base: u64,
 }
 
 impl Block {
@@ -70,6 +73,14 @@ pub(super) type FreeKey = (u32, u64, u64, BlockId);
 
 /// The free (cached) blocks of one pool.
 pub(super) type FreeSet = BTreeSet<FreeKey>;
+
+/// One block pool: its free blocks and how many best-fit searches it has served (counted
+/// only while garbage collection is enabled, like torch).
+#[derive(Debug, Default)]
+pub(super) struct Pool {
+    pub free: FreeSet,
+    pub free_block_searches: u64,
+}
 
 pub(super) fn free_key(block: &Block, id: BlockId) -> FreeKey {
     (block.stream, block.size, block.addr, id)

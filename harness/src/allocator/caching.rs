@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::timeline::Action;
 
-use super::block::{Arena, Block, BlockId, FreeSet, LiveIndex, NONE, free_key};
+use super::block::{Arena, Block, BlockId, FreeKey, LiveIndex, NONE, Pool, free_key};
 use super::config::{
     AllocatorConfig, MIN_BLOCK_SIZE, ONE_EXBIBYTE, PoolKind, SMALL_SIZE, allocation_size, pool_for,
 };
@@ -49,8 +49,8 @@ pub struct CachingAllocator<D: DeviceMemory = SimulatedDevice> {
     device: D,
     config: AllocatorConfig,
     blocks: Arena,
-    small_pool: FreeSet,
-    large_pool: FreeSet,
+    small_pool: Pool,
+    large_pool: Pool,
     live: LiveIndex,
     /// Segment base address → the block at that address (always the segment's first block:
     /// splits keep the low part and merges keep the lower block).
@@ -64,8 +64,8 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             device,
             config,
             blocks: Arena::default(),
-            small_pool: FreeSet::new(),
-            large_pool: FreeSet::new(),
+            small_pool: Pool::default(),
+            large_pool: Pool::default(),
             live: LiveIndex::default(),
             segments: BTreeMap::new(),
             stats: AllocatorStats::default(),
@@ -116,21 +116,23 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let pool = pool_for(rounded);
         let alloc_size = allocation_size(rounded);
 
-        // Registered free-memory callbacks (CUDA IPC collection) would run here on a miss;
-        // they release nothing in a single process.
-        let found = match self.take_free_block(pool, stream, rounded) {
-            Some(id) => Some(id),
-            // garbage_collection_threshold would act here, and max_split_size_mb's
-            // release_available_cached_blocks between the first and the second try.
-            None => match self.alloc_segment(alloc_size, stream, pool, events) {
-                Some(id) => Some(id),
-                None => {
-                    self.release_cached_blocks(events);
-                    self.stats.num_alloc_retries += 1;
-                    self.alloc_segment(alloc_size, stream, pool, events)
-                }
-            },
-        };
+        // Registered free-memory callbacks (CUDA IPC collection) would run on a miss before a
+        // second search; they release nothing in a single process.
+        let mut found = self.take_free_block(pool, stream, rounded);
+        if found.is_none() {
+            if self.config.garbage_collection_enabled() {
+                self.garbage_collect_cached_blocks(events);
+            }
+            found = self.alloc_segment(alloc_size, stream, pool, events);
+        }
+        if found.is_none() && self.release_available_cached_blocks(pool, stream, rounded, events) {
+            found = self.alloc_segment(alloc_size, stream, pool, events);
+        }
+        if found.is_none() {
+            self.release_cached_blocks(events);
+            self.stats.num_alloc_retries += 1;
+            found = self.alloc_segment(alloc_size, stream, pool, events);
+        }
         match found {
             Some(id) => Ok(self.hand_out(id, rounded, size, events)),
             None => Err(self.out_of_memory(size, rounded, alloc_size, stream, events)),
@@ -217,22 +219,53 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             .collect()
     }
 
-    fn pool_mut(&mut self, pool: PoolKind) -> &mut FreeSet {
+    fn pool(&self, pool: PoolKind) -> &Pool {
+        match pool {
+            PoolKind::Small => &self.small_pool,
+            PoolKind::Large => &self.large_pool,
+        }
+    }
+
+    fn pool_mut(&mut self, pool: PoolKind) -> &mut Pool {
         match pool {
             PoolKind::Small => &mut self.small_pool,
             PoolKind::Large => &mut self.large_pool,
         }
     }
 
+    /// Caches block `id` in its pool (`insert_into_blocks`), starting its age.
+    fn insert_into_pool(&mut self, id: BlockId) {
+        let kind = self.blocks.get(id).pool;
+        let searches = self.pool(kind).free_block_searches;
+        let block = self.blocks.get_mut(id);
+        block.gc_count_base = searches;
+        let key = free_key(block, id);
+        self.pool_mut(kind).free.insert(key);
+    }
+
     /// Best fit (`get_free_block`): the smallest cached block of the pool on the same stream
     /// that holds `rounded` bytes, lowest address among equals. Removes it from the pool.
+    /// With `max_split_size` set, an oversize block serves only an oversize request, and
+    /// only if it exceeds it by less than `max_non_split_rounding_size`.
     fn take_free_block(&mut self, pool: PoolKind, stream: u32, rounded: u64) -> Option<BlockId> {
-        let set = self.pool_mut(pool);
-        let &key = set.range((stream, rounded, 0, 0)..).next()?;
-        if key.0 != stream {
+        let gc = self.config.garbage_collection_enabled();
+        let (max_split, max_rounding) = (
+            self.config.max_split_size,
+            self.config.max_non_split_rounding_size,
+        );
+        let pool = self.pool_mut(pool);
+        if gc {
+            pool.free_block_searches += 1;
+        }
+        let &key = pool.free.range((stream, rounded, 0, 0)..).next()?;
+        let (block_stream, block_size) = (key.0, key.1);
+        if block_stream != stream
+            || (rounded < max_split && block_size >= max_split)
+            || (rounded >= max_split && block_size >= rounded.saturating_add(max_rounding))
+        {
             return None;
         }
-        set.remove(&key);
+        pool.free.remove(&key);
         Some(key.3)
     }
 
@@ -245,8 +278,12 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         pool: PoolKind,
         events: &mut Vec<AllocatorEvent>,
     ) -> Option<BlockId> {
-        // With a memory fraction set, torch fails here without calling the device when the
-        // reserved bytes would exceed the allowed maximum.
+        // With a memory fraction set, the allocator refuses without asking the device.
+        if let Some(allowed) = self.config.allowed_memory(self.device.capacity())
+            && self.stats.reserved_bytes.saturating_add(alloc_size) > allowed
+        {
+            return None;
+        }
         let addr = self.device.malloc(alloc_size)?;
         let id = self.blocks.insert(Block {
             addr,
@@ -257,6 +294,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             allocated: false,
             prev: NONE,
             next: NONE,
+            gc_count_base: 0,
         });
         self.segments.insert(addr, id);
         self.stats.segment_allocated(alloc_size);
@@ -271,11 +309,10 @@ impl<D: DeviceMemory> CachingAllocator<D> {
 
     /// Whether handing out `rounded` bytes of a block leaves a remainder worth keeping as a
     /// separate free block (`should_split`).
-    fn should_split(pool: PoolKind, remaining: u64) -> bool {
+    fn should_split(&self, pool: PoolKind, rounded: u64, remaining: u64) -> bool {
         match pool {
             PoolKind::Small => remaining >= MIN_BLOCK_SIZE,
-            // max_split_size_mb: blocks of at least that size are never split.
-            PoolKind::Large => remaining > SMALL_SIZE,
+            PoolKind::Large => rounded < self.config.max_split_size && remaining > SMALL_SIZE,
         }
     }
 
@@ -291,7 +328,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let block = *self.blocks.get(id);
         let already_split = block.is_split();
         let remaining = block.size - rounded;
-        if Self::should_split(block.pool, remaining) {
+        if self.should_split(block.pool, rounded, remaining) {
             let rest = self.blocks.insert(Block {
                 addr: block.addr + rounded,
                 size: remaining,
@@ -301,6 +338,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
                 allocated: false,
                 prev: id,
                 next: block.next,
+                gc_count_base: 0,
             });
             if block.next != NONE {
                 self.blocks.get_mut(block.next).prev = rest;
@@ -308,8 +346,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             let b = self.blocks.get_mut(id);
             b.next = rest;
             b.size = rounded;
-            let key = free_key(self.blocks.get(rest), rest);
-            self.pool_mut(block.pool).insert(key);
+            self.insert_into_pool(rest);
             if already_split {
                 // A cached fragment shrank by the bytes handed out.
                 self.stats.inactive_split_bytes -= rounded;
@@ -347,17 +384,11 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             self.merge_with_next(survivor);
         }
         let block = self.blocks.get(survivor);
-        let (key, pool, size, split) = (
-            free_key(block, survivor),
-            block.pool,
-            block.size,
-            block.is_split(),
-        );
-        if split {
+        if block.is_split() {
             self.stats.inactive_split_blocks += 1;
-            self.stats.inactive_split_bytes += size;
+            self.stats.inactive_split_bytes += block.size;
         }
-        self.pool_mut(pool).insert(key);
+        self.insert_into_pool(survivor);
     }
 
     /// Takes a cached neighbour of a freed block out of its pool before the merge. Having a
@@ -365,7 +396,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
     fn uncache_neighbour(&mut self, id: BlockId) {
         let block = self.blocks.get(id);
         let (key, pool, size) = (free_key(block, id), block.pool, block.size);
-        self.pool_mut(pool).remove(&key);
+        self.pool_mut(pool).free.remove(&key);
         self.stats.inactive_split_blocks -= 1;
         self.stats.inactive_split_bytes -= size;
     }
@@ -391,23 +422,122 @@ impl<D: DeviceMemory> CachingAllocator<D> {
     /// (stream, size, address). Split segments stay.
     fn release_cached_blocks(&mut self, events: &mut Vec<AllocatorEvent>) {
         for pool in [PoolKind::Large, PoolKind::Small] {
-            let set = match pool {
-                PoolKind::Small => &self.small_pool,
-                PoolKind::Large => &self.large_pool,
-            };
-            let whole: Vec<_> = set
+            let whole: Vec<_> = self
+                .pool(pool)
+                .free
                 .iter()
                 .copied()
                 .filter(|&(_, _, _, id)| !self.blocks.get(id).is_split())
                 .collect();
             for key in whole {
-                self.pool_mut(pool).remove(&key);
-                let (stream, size, addr, id) = key;
-                self.device.free(addr, size);
-                self.segments.remove(&addr);
-                self.blocks.remove(id);
-                self.stats.segment_freed(size);
-                events.push(AllocatorEvent::new(Action::SegmentFree, addr, size, stream));
+                self.release_block(pool, key, events);
+            }
+        }
+    }
+
+    /// Returns a cached whole segment to the device (`release_block`).
+    fn release_block(&mut self, pool: PoolKind, key: FreeKey, events: &mut Vec<AllocatorEvent>) {
+        self.pool_mut(pool).free.remove(&key);
+        let (stream, size, addr, id) = key;
+        self.device.free(addr, size);
+        self.segments.remove(&addr);
+        self.blocks.remove(id);
+        self.stats.segment_freed(size);
+        events.push(AllocatorEvent::new(Action::SegmentFree, addr, size, stream));
+    }
+
+    /// With `max_split_size` set, frees oversize cached segments of the stream before the
+    /// whole cache is flushed (`release_available_cached_blocks`): the smallest one of at
+    /// least max(request, max_split_size) bytes, or else the largest ones downwards until
+    /// that many bytes are freed. Whether enough was freed decides a second device try.
+    fn release_available_cached_blocks(
+        &mut self,
+        pool: PoolKind,
+        stream: u32,
+        rounded: u64,
+        events: &mut Vec<AllocatorEvent>,
+    ) -> bool {
+        let max_split = self.config.max_split_size;
+        if max_split == u64::MAX {
+            return false;
+        }
+        let wanted = rounded.max(max_split);
+        let search = (stream, wanted, 0, 0);
+        let free = &self.pool(pool).free;
+        if let Some(&key) = free.range(search..).next()
+            && key.0 == stream
+        {
+            // Oversize blocks are never split, so this is a whole segment.
+            if self.blocks.get(key.3).is_split() {
+                return false;
+            }
+            self.release_block(pool, key, events);
+            return true;
+        }
+        let mut released = 0;
+        let mut victims = Vec::new();
+        for &key in free.range(..search).rev() {
+            if released >= wanted || key.1 < max_split || key.0 != stream {
+                break;
+            }
+            // Oversize blocks are never split, so each is a whole segment.
+            if !self.blocks.get(key.3).is_split() {
+                released += key.1;
+                victims.push(key);
+            }
+        }
+        for key in victims {
+            self.release_block(pool, key, events);
+        }
+        released >= wanted
+    }
+
+    /// With a memory fraction and `garbage_collection_threshold` set, on a cache miss while
+    /// the reserved bytes exceed threshold × allowed: frees whole cached large-pool segments
+    /// whose age (best-fit searches since they were cached) is at least the average age,
+    /// repeating until the excess is reclaimed or nothing more can be freed
+    /// (`garbage_collect_cached_blocks`).
+    fn garbage_collect_cached_blocks(&mut self, events: &mut Vec<AllocatorEvent>) {
+        let Some(allowed) = self.config.allowed_memory(self.device.capacity()) else {
+            return;
+        };
+        let threshold = (self.config.garbage_collection_threshold * allowed as f64) as u64;
+        let reserved = self.stats.reserved_bytes;
+        if reserved <= threshold {
+            return;
+        }
+        let target = reserved - threshold;
+        let now = self.large_pool.free_block_searches;
+        let age = |block: &Block| now - block.gc_count_base;
+        let (mut total_age, mut freeable) = (0u64, 0u64);
+        for &(_, _, _, id) in &self.large_pool.free {
+            let block = self.blocks.get(id);
+            if !block.is_split() {
+                total_age += age(block);
+                freeable += 1;
+            }
+        }
+        let mut reclaimed = 0;
+        let mut freed_one = true;
+        while reclaimed < target && freed_one && freeable > 0 {
+            let age_threshold = total_age as f64 / freeable as f64;
+            freed_one = false;
+            let victims: Vec<_> = self
+                .large_pool
+                .free
+                .iter()
+                .copied()
+                .filter(|&(_, _, _, id)| {
+                    let block = self.blocks.get(id);
+                    !block.is_split() && age(block) as f64 >= age_threshold
+                })
+                .collect();
+            for key in victims {
+                freed_one = true;
+                reclaimed += key.1;
+                total_age -= age(self.blocks.get(key.3));
+                freeable -= 1;
+                self.release_block(PoolKind::Large, key, events);
             }
         }
     }
@@ -435,6 +565,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             process_used: self.device.process_used_bytes(),
             allocated: self.stats.allocated_bytes,
             reserved: self.stats.reserved_bytes,
+            allowed: self.config.allowed_memory(self.device.capacity()),
             docs_url: self.config.oom_docs_url,
         });
         OutOfMemory {
@@ -491,10 +622,11 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         assert_eq!(self.live.len() as u64, live);
         let mut pooled: Vec<_> = self
             .small_pool
+            .free
             .iter()
             .map(|&k| (PoolKind::Small, k))
             .collect();
-        pooled.extend(self.large_pool.iter().map(|&k| (PoolKind::Large, k)));
+        pooled.extend(self.large_pool.free.iter().map(|&k| (PoolKind::Large, k)));
         free_keys.sort();
         pooled.sort();
         assert_eq!(free_keys, pooled, "pools hold exactly the free blocks");

@@ -27,14 +27,24 @@ pub const OOM_DOCS_URL_LEGACY: &str =
     "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables";
 
 /// Allocator settings. `Default` is PyTorch's default configuration (no
-/// `PYTORCH_CUDA_ALLOC_CONF`). Knobs not listed here (`max_split_size_mb`,
-/// `garbage_collection_threshold` with a memory fraction, `expandable_segments`) are not
-/// modelled yet; the code marks where each one acts.
+/// `PYTORCH_CUDA_ALLOC_CONF`, no memory fraction). `expandable_segments` is not modelled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocatorConfig {
+    /// `max_split_size_mb` in bytes (`u64::MAX` = unset): cached blocks of at least this size
+    /// are never split and never serve smaller requests, and a device miss first frees such
+    /// blocks before flushing the whole cache.
+    pub max_split_size: u64,
+    /// `max_non_split_rounding_mb` in bytes: a request of at least `max_split_size` may take
+    /// a cached block only if it is less than this much larger.
+    pub max_non_split_rounding_size: u64,
     /// Divisions per power-of-two interval (`roundup_power2_divisions`); index 0 covers sizes
     /// below 2 MiB, index 15 everything from 32 GiB. 0 or 1 means plain 512-byte rounding.
     pub roundup_power2_divisions: [u64; ROUNDUP_POWER2_INTERVALS],
+    /// `garbage_collection_threshold` (0 = off). Acts only together with `memory_fraction`.
+    pub garbage_collection_threshold: f64,
+    /// `torch.cuda.set_per_process_memory_fraction`: segments beyond this share of the
+    /// device capacity are refused without asking the device.
+    pub memory_fraction: Option<f64>,
     /// GPU index printed in the OOM message.
     pub device_index: u32,
     /// Link printed at the end of the OOM message (it changed between releases).
@@ -44,7 +54,11 @@ pub struct AllocatorConfig {
 impl Default for AllocatorConfig {
     fn default() -> Self {
         AllocatorConfig {
+            max_split_size: u64::MAX,
+            max_non_split_rounding_size: LARGE_BUFFER,
             roundup_power2_divisions: [0; ROUNDUP_POWER2_INTERVALS],
+            garbage_collection_threshold: 0.0,
+            memory_fraction: None,
             device_index: 0,
             oom_docs_url: OOM_DOCS_URL_2_11,
         }
@@ -73,6 +87,18 @@ impl AllocatorConfig {
         } else {
             size.div_ceil(MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
         }
+    }
+
+    /// The most bytes of segments the allocator may hold on a device of `capacity` bytes,
+    /// when a memory fraction is set (`allowed_memory_maximum`).
+    pub fn allowed_memory(&self, capacity: u64) -> Option<u64> {
+        self.memory_fraction
+            .map(|fraction| (fraction * capacity as f64) as u64)
+    }
+
+    /// Whether the age-based collection of cached segments runs on a cache miss.
+    pub fn garbage_collection_enabled(&self) -> bool {
+        self.memory_fraction.is_some() && self.garbage_collection_threshold > 0.0
     }
 
     /// The `roundup_power2_divisions` entry for `size`: intervals start at 1 MiB, one per

@@ -26,13 +26,18 @@
 //! - **Out of memory**: if that fails too, an `oom` event is recorded and torch's message is
 //!   built (note that it names the segment size, not the request).
 //!
+//! Settings from `PYTORCH_CUDA_ALLOC_CONF` that change these mechanisms are modelled too (see
+//! [`AllocatorConfig`]): `max_split_size_mb` (oversize blocks are never split, serve only
+//! oversize requests within `max_non_split_rounding_mb`, and are freed first on a device
+//! miss), `roundup_power2_divisions`, and `garbage_collection_threshold` with a per-process
+//! memory fraction (age-based release of cached segments, and a cap on reserved memory).
+//!
 //! Statistics follow `torch.cuda.memory_stats()`. The allocator talks to memory only through
 //! [`DeviceMemory`]; [`SimulatedDevice`] is a device with a capacity and deterministic
 //! addresses.
 //!
-//! Not modelled: `record_stream` (frees complete at once), CUDA graphs and private pools, the
-//! `PYTORCH_CUDA_ALLOC_CONF` knobs other than `roundup_power2_divisions`, and memory the CUDA
-//! context itself takes from the device.
+//! Not modelled: `expandable_segments`, `record_stream` (frees complete at once), CUDA
+//! graphs and private pools, and memory the CUDA context itself takes from the device.
 
 mod block;
 mod caching;

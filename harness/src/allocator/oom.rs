@@ -36,17 +36,18 @@ pub(super) struct OomFacts {
     pub process_used: u64,
     pub allocated: u64,
     pub reserved: u64,
+    /// The allowed maximum when a memory fraction is set.
+    pub allowed: Option<u64>,
     pub docs_url: &'static str,
 }
 
 /// torch's message. The process line is the variant without a pid ("Including non-PyTorch
-/// memory, this process has …"), which keeps it deterministic; the private-pool clause and
-/// the "allowed" clause are absent because neither private pools nor a memory fraction are
-/// modelled.
+/// memory, this process has …"), which keeps it deterministic; the private-pool clause is
+/// absent because private pools are not modelled.
 pub(super) fn oom_message(f: &OomFacts) -> String {
     format!(
         "CUDA out of memory. Tried to allocate {}. GPU {} has a total capacity of {} of which {} \
-         is free. Including non-PyTorch memory, this process has {} memory in use. Of the \
+         is free. Including non-PyTorch memory, this process has {} memory in use. {}Of the \
          allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch but \
          unallocated. If reserved but unallocated memory is large try setting \
          PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See \
@@ -56,6 +57,9 @@ pub(super) fn oom_message(f: &OomFacts) -> String {
         torch_format_size(f.capacity),
         torch_format_size(f.device_free),
         torch_format_size(f.process_used),
+        f.allowed
+            .map(|allowed| format!("{} allowed; ", torch_format_size(allowed)))
+            .unwrap_or_default(),
         torch_format_size(f.allocated),
         torch_format_size(f.reserved.saturating_sub(f.allocated)),
         f.docs_url,
