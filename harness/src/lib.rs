@@ -9,6 +9,7 @@ pub mod exit_code;
 pub mod heap;
 pub mod python;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod timeline;
 pub mod torch;

@@ -5,7 +5,10 @@
 //! allocator events in order (with the workload stack that caused each), the iteration
 //! boundaries, the collector's runs, and the reference paths that kept collected tensors alive.
 
+mod recorder;
 mod stacks;
+
+pub use recorder::Recorder;
 
 pub use stacks::{Frame, StackId, StackTable};
 
