@@ -61,6 +61,36 @@ pub fn run_trial(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Err
     ))
 }
 
+/// How `cargo gpumem run` shows a variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// The human-readable report.
+    Human,
+    /// One JSON object on one line.
+    JsonLine,
+}
+
+/// One variant's report for `cargo gpumem run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantReport {
+    /// The report text (a JSON line without its newline for [`ReportFormat::JsonLine`]).
+    pub text: String,
+    /// Whether every expectation held.
+    pub all_held: bool,
+}
+
+/// Runs one variant and renders its report.
+pub fn report_variant(
+    scenario: &Scenario,
+    variant: &Variant,
+    format: ReportFormat,
+) -> Result<VariantReport, Error> {
+    let _ = (scenario, variant, format);
+    Err(Error::Usage(
+        "the workload engine is not available in this build".to_string(),
+    ))
+}
+
 /// Why a variant cannot run on this machine (a trial that is then listed as ignored), or
 /// `None`. Every device is simulated today, so nothing is missing yet; a real-GPU device will
 /// report "no CUDA device" here, decided before listing so that nextest shows a skip.
