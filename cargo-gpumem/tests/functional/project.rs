@@ -23,6 +23,12 @@ impl Output {
     }
 }
 
+impl Default for Project {
+    fn default() -> Project {
+        Project::new()
+    }
+}
+
 impl Project {
     pub fn new() -> Project {
         let project = Project {
