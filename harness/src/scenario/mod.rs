@@ -1,5 +1,24 @@
 //! Scenario files: schema, `vary` expansion, validation with located errors.
+//!
+//! [`load`] and [`parse`] read a file into a [`Scenario`]; [`Scenario::variants`] expands `vary`
+//! and [`Scenario::expectations_for`] gives the checks of one variant. Every problem is an
+//! [`crate::error::Error::Input`] located at the offending node.
 
+mod device;
+mod expect;
 mod model;
+mod parse;
+mod python_profile;
+mod vary;
+mod workload;
+mod yaml_tree;
 
+pub use device::{DevicePreset, PRESETS, preset};
+pub use expect::{BLOCK_KEYS, parse_bound};
 pub use model::*;
+pub use parse::{TOP_LEVEL_KEYS, load, parse};
+pub use python_profile::SUPPORTED_MINORS;
+pub use vary::MAX_VARIANTS;
+
+#[cfg(test)]
+mod tests;

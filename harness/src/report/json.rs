@@ -1,0 +1,189 @@
+//! The machine-readable report: one JSON object per variant. The shape is a set of serde
+//! types, separate from how the values are gathered, so the schema reads in one place.
+
+use crate::check::Verdict;
+use crate::scenario::{Scenario, VarValue, Variant};
+use crate::timeline::{CycleReport, GcEvent, Timeline};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonReport {
+    pub scenario: String,
+    pub variant: VaryValues,
+    pub python: String,
+    /// The device preset's name, or its capacity ("80 GiB") when given as a capacity.
+    pub device: String,
+    pub device_capacity_bytes: u64,
+    pub outcome: Outcome,
+    pub oom: Option<JsonOom>,
+    pub iterations_completed: u32,
+    pub peak_allocated_bytes: u64,
+    pub peak_reserved_bytes: u64,
+    pub gc_events: Vec<JsonGcEvent>,
+    pub cycle_freed: CycleFreed,
+    pub cycle_paths: Vec<JsonCyclePath>,
+    pub checks: Vec<JsonCheck>,
+    pub approximations: Vec<String>,
+}
+
+/// The `vary` values as a JSON object, in `vary` order when serialized directly.
+#[derive(Debug, Clone)]
+pub struct VaryValues(pub Vec<(String, VarValue)>);
+
+impl Serialize for VaryValues {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Completed,
+    Oom,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonOom {
+    /// Counts from 0; null when the OOM happened outside every iteration.
+    pub iteration: Option<u32>,
+    pub requested_bytes: u64,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonGcEvent {
+    pub iteration: Option<u32>,
+    pub generation: u8,
+    pub automatic: bool,
+    pub objects_collected: u64,
+    pub tensors_alive_before: u64,
+    pub tensors_alive_after: u64,
+    pub bytes_freed: u64,
+    pub device_tensors_freed: u64,
+    pub line: Option<u32>,
+}
+
+/// Device memory the cycle collector (not reference counting) released, over the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CycleFreed {
+    pub tensors: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonCyclePath {
+    pub holder_path: String,
+    pub cycle: String,
+    pub tensor: String,
+    pub bytes_each: u64,
+    pub count: u64,
+    pub bytes_total: u64,
+    pub first_iteration: Option<u32>,
+    /// Innermost frame of the allocation: "file:line in function"; null when unknown.
+    pub alloc_site: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonCheck {
+    pub name: String,
+    pub passed: bool,
+    pub message: String,
+    /// Where the check is written: "file:line:column".
+    pub location: String,
+}
+
+impl JsonReport {
+    pub fn new(
+        scenario: &Scenario,
+        variant: &Variant,
+        timeline: &Timeline,
+        verdicts: &[Verdict],
+    ) -> JsonReport {
+        JsonReport {
+            scenario: scenario.name.clone(),
+            variant: VaryValues(variant.values.clone()),
+            python: variant.python.version.to_string(),
+            device: super::device_name(variant),
+            device_capacity_bytes: variant.device.capacity,
+            outcome: if timeline.oom.is_some() {
+                Outcome::Oom
+            } else {
+                Outcome::Completed
+            },
+            oom: timeline.oom.as_ref().map(|o| JsonOom {
+                iteration: o.iteration,
+                requested_bytes: o.requested_bytes,
+                message: o.message.clone(),
+            }),
+            iterations_completed: timeline.iterations_completed(),
+            peak_allocated_bytes: timeline.peak_allocated(),
+            peak_reserved_bytes: timeline.peak_reserved(),
+            gc_events: timeline.gc_events.iter().map(gc_event).collect(),
+            cycle_freed: cycle_freed(timeline),
+            cycle_paths: timeline
+                .cycle_reports
+                .iter()
+                .map(|c| cycle_path(c, timeline))
+                .collect(),
+            checks: verdicts
+                .iter()
+                .map(|v| JsonCheck {
+                    name: v.name.clone(),
+                    passed: v.passed,
+                    message: v.message.clone(),
+                    location: v.location.to_string(),
+                })
+                .collect(),
+            approximations: timeline.approximations.clone(),
+        }
+    }
+}
+
+/// Totals over the collections that freed device memory.
+pub fn cycle_freed(timeline: &Timeline) -> CycleFreed {
+    CycleFreed {
+        tensors: timeline
+            .gc_events
+            .iter()
+            .map(|g| g.device_tensors_freed)
+            .sum(),
+        bytes: timeline.gc_events.iter().map(|g| g.bytes_freed).sum(),
+    }
+}
+
+fn gc_event(g: &GcEvent) -> JsonGcEvent {
+    JsonGcEvent {
+        iteration: g.iteration,
+        generation: g.generation,
+        automatic: g.automatic,
+        objects_collected: g.objects_collected,
+        tensors_alive_before: g.tensors_alive_before,
+        tensors_alive_after: g.tensors_alive_after,
+        bytes_freed: g.bytes_freed,
+        device_tensors_freed: g.device_tensors_freed,
+        line: g.line,
+    }
+}
+
+fn cycle_path(c: &CycleReport, timeline: &Timeline) -> JsonCyclePath {
+    JsonCyclePath {
+        holder_path: c.holder_path.clone(),
+        cycle: c.cycle.clone(),
+        tensor: c.tensor.clone(),
+        bytes_each: c.bytes_each,
+        count: c.count,
+        bytes_total: c.bytes_total,
+        first_iteration: c.first_iteration,
+        alloc_site: timeline
+            .stacks
+            .get(c.alloc_site)
+            .first()
+            .map(crate::check::locate::frame_label),
+    }
+}

@@ -1,0 +1,307 @@
+//! Reading a scenario file: the top-level keys, and the typed accessors every part of the schema
+//! uses so that each message names the key, what was expected and what was found, at the node.
+
+use super::model::{Device, PythonProfile, Scenario, VarValue};
+use super::yaml_tree::{self, Node, Position, Value};
+use super::{device, expect, python_profile, vary, workload};
+use crate::error::{Error, InputErrorKind, Location};
+
+/// The keys a scenario file may have at the top level, in the order the documentation lists them.
+pub const TOP_LEVEL_KEYS: &[&str] = &[
+    "name", "about", "device", "python", "vary", "workload", "expect",
+];
+
+/// Reads and validates a scenario file. `display_path` is how the file is named in every message
+/// (as the user typed it or relative to the workspace root; never made absolute).
+pub fn load(path: &std::path::Path, display_path: &str) -> Result<Scenario, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(display_path, e))?;
+    parse(&text, display_path)
+}
+
+/// Parses and validates the text of a scenario file.
+pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
+    let root = yaml_tree::read(text, display_path)?;
+    let cx = Context {
+        file: display_path,
+        text,
+    };
+    let entries = match &root.value {
+        Value::Map(entries) => entries,
+        Value::Null => {
+            return Err(cx.error(
+                root.at,
+                format!(
+                    "the file is empty; a scenario is a mapping with the keys {}",
+                    TOP_LEVEL_KEYS.join(", ")
+                ),
+            ));
+        }
+        other => {
+            return Err(cx.error(
+                root.at,
+                format!(
+                    "expected a mapping with the keys {}, found {}",
+                    TOP_LEVEL_KEYS.join(", "),
+                    other.describe()
+                ),
+            ));
+        }
+    };
+    let keys = cx.keys(entries, TOP_LEVEL_KEYS, "a scenario")?;
+
+    let name_node = keys.required(
+        "name",
+        "missing `name`: every scenario needs a name usable in test names, e.g. `name: simple_cycle`",
+        &cx,
+        root.at,
+    )?;
+    let name = cx.identifier_like(name_node, "name")?;
+    let about = match keys.get("about") {
+        Some(node) => cx.string(node, "about")?.to_string(),
+        None => String::new(),
+    };
+
+    // `vary` comes first: it may stand in for a missing top-level `python` or `device`.
+    let vary = match keys.get("vary") {
+        Some(node) => vary::parse_vary(&cx, node)?,
+        None => Vec::new(),
+    };
+    let varied_python = vary::first_value_node(&vary, "python");
+    let varied_device = vary::first_value_node(&vary, "device");
+
+    let python = match (keys.get("python"), varied_python) {
+        (Some(node), _) => python_profile::parse_python(&cx, node)?,
+        (None, Some(node)) => PythonProfile {
+            version: python_profile::parse_version(&cx, node)?,
+            start: crate::scenario::GcStartState::after_import_torch(),
+            start_given: false,
+        },
+        (None, None) => {
+            return Err(cx.error(
+                root.at,
+                "missing `python`: a scenario must say which CPython collector it models, \
+                 e.g. `python: \"3.11\"` (3.8 to 3.13)",
+            ));
+        }
+    };
+    let device: Device = match (keys.get("device"), varied_device) {
+        (Some(node), _) => device::parse_device(&cx, node)?,
+        (None, Some(node)) => device::parse_device(&cx, node)?,
+        (None, None) => {
+            return Err(cx.error(
+                root.at,
+                format!(
+                    "missing `device`: name a preset ({}) or give `{{ capacity: \"80 GiB\" }}`",
+                    device::preset_names().join(", ")
+                ),
+            ));
+        }
+    };
+    let vary = vary::validate_overrides(&cx, vary)?;
+
+    let workload_node = keys.required(
+        "workload",
+        "missing `workload`: the Python code to run, written as a `|` block",
+        &cx,
+        root.at,
+    )?;
+    let workload_key_at = keys.key_at("workload").unwrap_or(root.at);
+    let workload = workload::parse_workload(&cx, workload_key_at, workload_node)?;
+
+    let expect = match keys.get("expect") {
+        Some(node) => expect::parse_expect(&cx, node, &vary)?,
+        None => Vec::new(),
+    };
+
+    Ok(Scenario {
+        file: display_path.to_string(),
+        name,
+        about,
+        device,
+        python,
+        vary: vary
+            .into_iter()
+            .map(|v| {
+                (
+                    v.name,
+                    v.values.into_iter().map(|(value, _)| value).collect(),
+                )
+            })
+            .collect(),
+        workload,
+        expect,
+    })
+}
+
+/// What every part of the schema needs: the file's display name (for locations) and its text
+/// (to look at how the workload scalar was written).
+pub(crate) struct Context<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+/// The entries of a mapping whose keys were checked against a known list.
+pub(crate) struct Keys<'n> {
+    entries: Vec<(&'n str, &'n Node, &'n Node)>,
+}
+
+impl<'n> Keys<'n> {
+    /// Where key `key` is written, if it is present.
+    pub fn key_at(&self, key: &str) -> Option<Position> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, k, _)| k.at)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'n Node> {
+        self.entries
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, _, v)| *v)
+    }
+
+    /// The value and the key node, for checks that report where their key was written.
+    pub fn iter(&self) -> impl Iterator<Item = (&'n str, &'n Node, &'n Node)> + '_ {
+        self.entries.iter().copied()
+    }
+
+    pub fn required(
+        &self,
+        key: &str,
+        message: &str,
+        cx: &Context<'_>,
+        at: Position,
+    ) -> Result<&'n Node, Error> {
+        self.get(key).ok_or_else(|| cx.error(at, message))
+    }
+}
+
+impl Context<'_> {
+    pub fn location(&self, at: Position) -> Location {
+        Location::new(self.file, at.line.max(1), at.column.max(1))
+    }
+
+    /// A schema error at a node.
+    pub fn error(&self, at: Position, message: impl Into<String>) -> Error {
+        Error::input(InputErrorKind::Schema, self.location(at), message)
+    }
+
+    /// Checks that every key of a mapping is a known one; `what` names the mapping in messages.
+    pub fn keys<'n>(
+        &self,
+        entries: &'n [(Node, Node)],
+        known: &[&str],
+        what: &str,
+    ) -> Result<Keys<'n>, Error> {
+        let mut checked = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let Value::Str(name) = &key.value else {
+                return Err(self.error(
+                    key.at,
+                    format!(
+                        "expected a key of {what} ({}), found {}",
+                        known.join(", "),
+                        key.value.describe()
+                    ),
+                ));
+            };
+            if !known.contains(&name.as_str()) {
+                return Err(self.error(
+                    key.at,
+                    format!(
+                        "unknown key `{name}` in {what}; expected one of: {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            checked.push((name.as_str(), key, value));
+        }
+        Ok(Keys { entries: checked })
+    }
+
+    pub fn mapping<'n>(&self, node: &'n Node, what: &str) -> Result<&'n [(Node, Node)], Error> {
+        match &node.value {
+            Value::Map(entries) => Ok(entries),
+            other => Err(self.expected(node, what, "a mapping", other)),
+        }
+    }
+
+    pub fn string<'n>(&self, node: &'n Node, what: &str) -> Result<&'n str, Error> {
+        match &node.value {
+            Value::Str(s) => Ok(s),
+            other => Err(self.expected(node, what, "a string", other)),
+        }
+    }
+
+    pub fn boolean(&self, node: &Node, what: &str) -> Result<bool, Error> {
+        match &node.value {
+            Value::Bool(b) => Ok(*b),
+            other => Err(self.expected(node, what, "true or false", other)),
+        }
+    }
+
+    pub fn unsigned(&self, node: &Node, what: &str) -> Result<u64, Error> {
+        match &node.value {
+            Value::Int(i) => u64::try_from(*i).map_err(|_| {
+                self.error(
+                    node.at,
+                    format!("`{what}` must be a whole number from 0 to {}", u64::MAX),
+                )
+            }),
+            other => Err(self.expected(node, what, "a whole number", other)),
+        }
+    }
+
+    /// A scalar usable as a `vary` value or `when` condition.
+    pub fn var_value(&self, node: &Node, what: &str) -> Result<VarValue, Error> {
+        Ok(match &node.value {
+            Value::Null => VarValue::None,
+            Value::Bool(b) => VarValue::Bool(*b),
+            Value::Int(i) => VarValue::Int(i64::try_from(*i).map_err(|_| {
+                self.error(node.at, format!("`{what}`: integer {i} is out of range"))
+            })?),
+            Value::Float(x) => VarValue::Float(*x),
+            Value::Str(s) => VarValue::Str(s.clone()),
+            other => {
+                return Err(self.expected(
+                    node,
+                    what,
+                    "a scalar (number, string, true/false or null)",
+                    other,
+                ));
+            }
+        })
+    }
+
+    /// `name`: letters, digits, `_` and `-`, starting with a letter or `_`, so that it reads well
+    /// in test names and file names.
+    pub fn identifier_like(&self, node: &Node, what: &str) -> Result<String, Error> {
+        let s = self.string(node, what)?;
+        let mut chars = s.chars();
+        let starts_well = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !starts_well
+            || !s
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(self.error(
+                node.at,
+                format!(
+                    "`{what}` must start with a letter or `_` and contain only letters, digits, \
+                     `_` and `-` (it names tests and golden files), found {s:?}"
+                ),
+            ));
+        }
+        Ok(s.to_string())
+    }
+
+    pub fn expected(&self, node: &Node, what: &str, expected: &str, found: &Value) -> Error {
+        self.error(
+            node.at,
+            format!("`{what}`: expected {expected}, found {}", found.describe()),
+        )
+    }
+}

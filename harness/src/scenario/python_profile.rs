@@ -1,0 +1,147 @@
+//! `python:` — which CPython version's collector the workload runs under, and the collector's
+//! state when the workload starts.
+
+use super::model::{GcStartState, PyVersion, PythonProfile};
+use super::parse::Context;
+use super::yaml_tree::{Node, Value};
+use crate::error::Error;
+
+/// The CPython minor versions whose collector the model knows.
+pub const SUPPORTED_MINORS: std::ops::RangeInclusive<u8> = 8..=13;
+
+impl GcStartState {
+    /// The collector just after `import torch`, before the workload's first statement.
+    ///
+    /// Measured with torch 2.15 on CPython 3.11 (`gc.get_count()` is (284, 6, 0) after the
+    /// import; the oldest generation then holds about 179 000 tracked objects). The same state is
+    /// used for every version: the other versions were not measured, so reports state it as an
+    /// approximation unless the scenario gives `python: { start: ... }`.
+    pub fn after_import_torch() -> Self {
+        GcStartState {
+            counts: [284, 6, 0],
+            long_lived_total: 179_000,
+        }
+    }
+}
+
+/// `python: "3.11"` or `python: { version: "3.11", start: { counts: [..], long_lived_total: N } }`.
+pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfile, Error> {
+    let Value::Map(entries) = &node.value else {
+        return Ok(PythonProfile {
+            version: parse_version(cx, node)?,
+            start: GcStartState::after_import_torch(),
+            start_given: false,
+        });
+    };
+    let keys = cx.keys(entries, &["version", "start"], "`python`")?;
+    let version_node = keys.required(
+        "version",
+        "missing `version` in `python`, e.g. `version: \"3.11\"`",
+        cx,
+        node.at,
+    )?;
+    let version = parse_version(cx, version_node)?;
+    let Some(start_node) = keys.get("start") else {
+        return Ok(PythonProfile {
+            version,
+            start: GcStartState::after_import_torch(),
+            start_given: false,
+        });
+    };
+    let start_entries = cx.mapping(start_node, "python.start")?;
+    let start_keys = cx.keys(
+        start_entries,
+        &["counts", "long_lived_total"],
+        "`python.start`",
+    )?;
+    let counts_node = start_keys.required(
+        "counts",
+        "missing `counts` in `python.start`: the three `gc.get_count()` values, e.g. [284, 6, 0]",
+        cx,
+        start_node.at,
+    )?;
+    let counts = match &counts_node.value {
+        Value::Seq(items) if items.len() == 3 => [
+            cx.unsigned(&items[0], "python.start.counts")?,
+            cx.unsigned(&items[1], "python.start.counts")?,
+            cx.unsigned(&items[2], "python.start.counts")?,
+        ],
+        other => {
+            return Err(cx.expected(
+                counts_node,
+                "python.start.counts",
+                "a list of three whole numbers (gen 0, 1, 2)",
+                other,
+            ));
+        }
+    };
+    let total_node = start_keys.required(
+        "long_lived_total",
+        "missing `long_lived_total` in `python.start`: tracked objects in the oldest generation",
+        cx,
+        start_node.at,
+    )?;
+    Ok(PythonProfile {
+        version,
+        start: GcStartState {
+            counts,
+            long_lived_total: cx.unsigned(total_node, "python.start.long_lived_total")?,
+        },
+        start_given: true,
+    })
+}
+
+/// A version written as a string, `"3.8"` to `"3.13"`. Unquoted numbers are refused: YAML reads
+/// `3.10` as the number 3.1, so a version must be quoted to mean what it says.
+pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, Error> {
+    let supported = format!(
+        "\"3.{}\" to \"3.{}\"",
+        SUPPORTED_MINORS.start(),
+        SUPPORTED_MINORS.end()
+    );
+    let text = match &node.value {
+        Value::Str(s) => s.trim(),
+        Value::Float(x) => {
+            let written = format!("{x}");
+            // YAML reads `3.10` as 3.1, the likely intent.
+            let (meant, hint) = if written == "3.1" {
+                ("3.10".to_string(), " (YAML reads 3.10 as the number 3.1)")
+            } else {
+                (written.clone(), "")
+            };
+            return Err(cx.error(
+                node.at,
+                format!(
+                    "the Python version must be a quoted string, found the number \
+                     {written}{hint}; write it in quotes: \"{meant}\""
+                ),
+            ));
+        }
+        other => {
+            return Err(cx.expected(
+                node,
+                "python",
+                &format!("a version string {supported}"),
+                other,
+            ));
+        }
+    };
+    version_from_str(text).ok_or_else(|| {
+        cx.error(
+            node.at,
+            format!("unsupported Python version {text:?}: the collector model covers {supported}"),
+        )
+    })
+}
+
+/// `"3.11"` to a supported version; `None` for anything else.
+pub(crate) fn version_from_str(text: &str) -> Option<PyVersion> {
+    let minor = text
+        .trim()
+        .strip_prefix("3.")
+        .filter(|m| !m.is_empty() && m.len() <= 2 && m.chars().all(|c| c.is_ascii_digit()))
+        .and_then(|m| m.parse::<u8>().ok())?;
+    SUPPORTED_MINORS
+        .contains(&minor)
+        .then_some(PyVersion { minor })
+}

@@ -1,0 +1,185 @@
+//! `vary:` — named lists of values whose cartesian product gives the scenario's variants, and
+//! the expectations that apply to one variant.
+
+use super::model::{Device, Expectation, PythonProfile, Scenario, VarValue, Variant};
+use super::parse::Context;
+use super::yaml_tree::{Node, Value};
+use super::{device, python_profile};
+use crate::error::Error;
+
+/// More variants than this is almost certainly a mistake (and would take hours to run).
+pub const MAX_VARIANTS: usize = 4096;
+
+/// Python keywords, which a workload cannot use as variable names.
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// One `vary` variable while parsing: its values keep their nodes for located errors.
+pub(crate) struct VaryVar<'n> {
+    pub name: String,
+    pub values: Vec<(VarValue, &'n Node)>,
+}
+
+pub(crate) fn parse_vary<'n>(cx: &Context<'_>, node: &'n Node) -> Result<Vec<VaryVar<'n>>, Error> {
+    let entries = cx.mapping(node, "vary")?;
+    let mut vars: Vec<VaryVar<'n>> = Vec::with_capacity(entries.len());
+    let mut product: usize = 1;
+    for (key, list) in entries {
+        let name = match &key.value {
+            Value::Str(name) if is_python_identifier(name) => name.clone(),
+            other => {
+                return Err(cx.error(
+                    key.at,
+                    format!(
+                        "`vary` names become Python variables: expected an identifier such as \
+                         `gc_every`, found {}",
+                        other.describe()
+                    ),
+                ));
+            }
+        };
+        let items = match &list.value {
+            Value::Seq(items) if !items.is_empty() => items,
+            other => {
+                return Err(cx.expected(
+                    list,
+                    &format!("vary.{name}"),
+                    "a non-empty list of values",
+                    other,
+                ));
+            }
+        };
+        let mut values: Vec<(VarValue, &'n Node)> = Vec::with_capacity(items.len());
+        for item in items {
+            let value = cx.var_value(item, &format!("vary.{name}"))?;
+            if values.iter().any(|(v, _)| *v == value) {
+                return Err(cx.error(
+                    item.at,
+                    format!("`vary.{name}` lists the value {value} twice"),
+                ));
+            }
+            values.push((value, item));
+        }
+        product = product.saturating_mul(values.len());
+        if product > MAX_VARIANTS {
+            return Err(cx.error(
+                key.at,
+                format!("`vary` gives more than {MAX_VARIANTS} variants; vary fewer values"),
+            ));
+        }
+        vars.push(VaryVar { name, values });
+    }
+    Ok(vars)
+}
+
+/// The node of the first value of variable `name`, if it is varied.
+pub(crate) fn first_value_node<'n>(vars: &[VaryVar<'n>], name: &str) -> Option<&'n Node> {
+    vars.iter()
+        .find(|v| v.name == name)
+        .and_then(|v| v.values.first())
+        .map(|(_, node)| *node)
+}
+
+/// Checks that varied `python` and `device` values are versions and devices.
+pub(crate) fn validate_overrides<'n>(
+    cx: &Context<'_>,
+    vars: Vec<VaryVar<'n>>,
+) -> Result<Vec<VaryVar<'n>>, Error> {
+    for var in &vars {
+        for (_, node) in &var.values {
+            match var.name.as_str() {
+                "python" => {
+                    python_profile::parse_version(cx, node)?;
+                }
+                "device" => {
+                    device::parse_device(cx, node)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(vars)
+}
+
+fn is_python_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !PYTHON_KEYWORDS.contains(&name)
+}
+
+impl Scenario {
+    /// Every combination of the `vary` values, first variable varying slowest; one variant with
+    /// no values when there is no `vary`. A varied `python` or `device` overrides the top level.
+    pub fn variants(&self) -> Vec<Variant> {
+        let mut combinations: Vec<Vec<(String, VarValue)>> = vec![Vec::new()];
+        for (name, values) in &self.vary {
+            combinations = combinations
+                .into_iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |value| {
+                        let mut combination = prefix.clone();
+                        combination.push((name.clone(), value.clone()));
+                        combination
+                    })
+                })
+                .collect();
+        }
+        combinations
+            .into_iter()
+            .map(|values| {
+                let python = self.python_for(&values);
+                let device = self.device_for(&values);
+                Variant {
+                    values,
+                    device,
+                    python,
+                }
+            })
+            .collect()
+    }
+
+    /// The checks of every `expect` block whose `when` matches the variant, in file order.
+    pub fn expectations_for(&self, variant: &Variant) -> Vec<&Expectation> {
+        self.expect
+            .iter()
+            .filter(|block| {
+                block
+                    .when
+                    .iter()
+                    .all(|(name, value)| variant.get(name) == Some(value))
+            })
+            .flat_map(|block| block.checks.iter())
+            .collect()
+    }
+
+    fn python_for(&self, values: &[(String, VarValue)]) -> PythonProfile {
+        let varied = values.iter().find_map(|(name, value)| match value {
+            VarValue::Str(s) if name == "python" => python_profile::version_from_str(s),
+            _ => None,
+        });
+        match varied {
+            Some(version) => PythonProfile {
+                version,
+                ..self.python.clone()
+            },
+            None => self.python.clone(),
+        }
+    }
+
+    fn device_for(&self, values: &[(String, VarValue)]) -> Device {
+        values
+            .iter()
+            .find_map(|(name, value)| match value {
+                VarValue::Str(s) if name == "device" => device::device_from_str(s),
+                _ => None,
+            })
+            .unwrap_or_else(|| self.device.clone())
+    }
+}
