@@ -2,8 +2,11 @@
 //! it and render its golden text. Everything else in the harness (discovery, naming, insta,
 //! review) works on what these functions return, and its tests substitute a small runner.
 
+use crate::check::Verdict;
 use crate::error::Error;
 use crate::scenario::{Scenario, Variant};
+use crate::timeline::Timeline;
+use std::path::Path;
 
 /// What one variant produced, as the harness needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,46 +22,44 @@ pub struct TrialRun {
 pub type Runner = fn(&Scenario, &Variant) -> Result<TrialRun, Error>;
 
 /// Reads and validates a scenario file; `display` is the path shown in messages.
-pub fn load_scenario(path: &std::path::Path, display: &str) -> Result<Scenario, Error> {
-    let _ = path;
-    Err(Error::Usage(format!(
-        "{display}: scenario parsing is not available in this build"
-    )))
+pub fn load_scenario(path: &Path, display: &str) -> Result<Scenario, Error> {
+    crate::scenario::load(path, display)
 }
 
 /// The variants of a scenario, in `vary` order.
-// Until the scenario module's own expansion lands: the cartesian product of the `vary`
-// values, under the scenario's device and Python profile.
 pub fn variants(scenario: &Scenario) -> Vec<Variant> {
-    let mut combos: Vec<Vec<(String, crate::scenario::VarValue)>> = vec![Vec::new()];
-    for (name, values) in &scenario.vary {
-        combos = combos
-            .into_iter()
-            .flat_map(|combo| {
-                values.iter().map(move |v| {
-                    let mut next = combo.clone();
-                    next.push((name.clone(), v.clone()));
-                    next
-                })
-            })
-            .collect();
-    }
-    combos
-        .into_iter()
-        .map(|values| Variant {
-            values,
-            device: scenario.device.clone(),
-            python: scenario.python.clone(),
-        })
-        .collect()
+    scenario.variants()
 }
 
-/// Runs one variant, checks its expectations and renders its golden text.
-pub fn run_trial(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Error> {
+/// Runs one variant and judges its expectations.
+fn run_and_check(
+    scenario: &Scenario,
+    variant: &Variant,
+) -> Result<(Timeline, Vec<Verdict>), Error> {
+    let timeline = timeline_of(scenario, variant)?;
+    let verdicts = crate::check::evaluate(&scenario.expectations_for(variant), &timeline);
+    Ok((timeline, verdicts))
+}
+
+// The workload runner lands with the engine; until then no timeline can be produced.
+fn timeline_of(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
     let _ = (scenario, variant);
     Err(Error::Usage(
         "the workload engine is not available in this build".to_string(),
     ))
+}
+
+/// Runs one variant, checks its expectations and renders its golden text.
+pub fn run_trial(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Error> {
+    let (timeline, verdicts) = run_and_check(scenario, variant)?;
+    Ok(TrialRun {
+        failed_checks: verdicts
+            .iter()
+            .filter(|v| !v.passed)
+            .map(|v| format!("{}: {} failed: {}", v.location, v.name, v.message))
+            .collect(),
+        golden: crate::report::golden_text(scenario, variant, &timeline, &verdicts),
+    })
 }
 
 /// How `cargo gpumem run` shows a variant.
@@ -85,10 +86,17 @@ pub fn report_variant(
     variant: &Variant,
     format: ReportFormat,
 ) -> Result<VariantReport, Error> {
-    let _ = (scenario, variant, format);
-    Err(Error::Usage(
-        "the workload engine is not available in this build".to_string(),
-    ))
+    let (timeline, verdicts) = run_and_check(scenario, variant)?;
+    let text = match format {
+        ReportFormat::Human => crate::report::human_report(scenario, variant, &timeline, &verdicts),
+        ReportFormat::JsonLine => {
+            crate::report::json_report(scenario, variant, &timeline, &verdicts).to_string()
+        }
+    };
+    Ok(VariantReport {
+        text,
+        all_held: verdicts.iter().all(|v| v.passed),
+    })
 }
 
 /// Why a variant cannot run on this machine (a trial that is then listed as ignored), or
