@@ -52,14 +52,24 @@ fn timeline_of(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error
 /// Runs one variant, checks its expectations and renders its golden text.
 pub fn run_trial(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Error> {
     let (timeline, verdicts) = run_and_check(scenario, variant)?;
-    Ok(TrialRun {
+    Ok(trial_run(scenario, variant, &timeline, &verdicts))
+}
+
+/// The harness's view of a checked timeline.
+fn trial_run(
+    scenario: &Scenario,
+    variant: &Variant,
+    timeline: &Timeline,
+    verdicts: &[Verdict],
+) -> TrialRun {
+    TrialRun {
         failed_checks: verdicts
             .iter()
             .filter(|v| !v.passed)
             .map(|v| format!("{}: {} failed: {}", v.location, v.name, v.message))
             .collect(),
-        golden: crate::report::golden_text(scenario, variant, &timeline, &verdicts),
-    })
+        golden: crate::report::golden_text(scenario, variant, timeline, verdicts),
+    }
 }
 
 /// How `cargo gpumem run` shows a variant.
@@ -105,4 +115,81 @@ pub fn report_variant(
 pub fn missing_requirement(scenario: &Scenario, variant: &Variant) -> Option<String> {
     let _ = (scenario, variant);
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::{Action, IterationMark, MemoryEvent, StackId};
+
+    const SCENARIO: &str = "name: steady\ndevice: { capacity: 1 GiB }\npython: \"3.11\"\n\
+        workload: |\n  for i in range(2):\n      a = torch.zeros(256, device=\"cuda\")\n\
+        expect:\n  - peak_allocated: \"<= 1024\"\n    oom: false\n";
+
+    /// Two iterations, each allocating one block of `allocated` bytes and freeing the last.
+    fn timeline(allocated: u64) -> Timeline {
+        let event = |action, iteration, live| MemoryEvent {
+            action,
+            addr: 0x7f00_0000_0000,
+            size: allocated,
+            stream: 0,
+            stack: StackId::default(),
+            iteration: Some(iteration),
+            allocated: live,
+            reserved: 2 << 20,
+            device_free: None,
+        };
+        let mark = |iteration| IterationMark {
+            iteration,
+            first_event: 0,
+            allocated_at_start: allocated,
+            reserved_at_start: 2 << 20,
+            allocated_at_end: allocated,
+            reserved_at_end: 2 << 20,
+            peak_allocated: allocated,
+            device_tensors_at_end: 1,
+            completed: true,
+        };
+        Timeline {
+            device_capacity: 1 << 30,
+            events: vec![
+                event(Action::Alloc, 0, allocated),
+                event(Action::Alloc, 1, 2 * allocated),
+                event(Action::FreeRequested, 1, allocated),
+            ],
+            iterations: vec![mark(0), mark(1)],
+            ..Timeline::default()
+        }
+    }
+
+    fn judged(allocated: u64) -> TrialRun {
+        let scenario = crate::scenario::parse(SCENARIO, "scenarios/steady.yaml").unwrap();
+        let variant = &variants(&scenario)[0];
+        let timeline = timeline(allocated);
+        let verdicts = crate::check::evaluate(&scenario.expectations_for(variant), &timeline);
+        trial_run(&scenario, variant, &timeline, &verdicts)
+    }
+
+    #[test]
+    fn failed_checks_name_the_check_and_where_it_is_written() {
+        let held = judged(512);
+        assert_eq!(held.failed_checks, Vec::<String>::new());
+        let failed = judged(4096);
+        assert_eq!(failed.failed_checks.len(), 1, "{:?}", failed.failed_checks);
+        assert!(
+            failed.failed_checks[0].starts_with("scenarios/steady.yaml:8:"),
+            "{:?}",
+            failed.failed_checks
+        );
+        assert!(failed.failed_checks[0].contains("peak_allocated failed"));
+    }
+
+    #[test]
+    fn golden_text_is_the_report_rendering_and_follows_memory() {
+        let small = judged(512);
+        let large = judged(4096);
+        assert!(!small.golden.is_empty());
+        assert_ne!(small.golden, large.golden);
+        assert_eq!(small.golden, judged(512).golden, "deterministic");
+    }
 }

@@ -142,8 +142,22 @@ pub fn read_snapshot_text(path: &Path) -> Option<String> {
     if !path.is_file() {
         return None;
     }
-    let snapshot = insta::Snapshot::from_file(path).ok()?;
-    snapshot.as_text().map(|t| t.to_string())
+    if let Some(text) = insta::Snapshot::from_file(path)
+        .ok()
+        .and_then(|s| s.as_text().map(|t| t.to_string()))
+        .filter(|t| !t.is_empty())
+    {
+        return Some(text);
+    }
+    // insta reads some hand-edited headers as a legacy format; take the body after the
+    // front matter instead.
+    let raw = std::fs::read_to_string(path).ok()?;
+    let body = raw
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n").map(|(_, body)| body))
+        .or_else(|| raw.strip_prefix("---\n---\n"))
+        .unwrap_or(&raw);
+    Some(body.trim_end().to_string())
 }
 
 fn info(target: &GoldenTarget<'_>) -> insta::internals::Content {
