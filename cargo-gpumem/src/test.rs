@@ -35,6 +35,12 @@ pub fn test(manifest: Option<&Path>, args: TestArgs) -> Result<i32, Error> {
     // SAFETY: single-threaded so far; trials start inside `run` below.
     unsafe { harness::prepare_process(&workspace.root) };
     let suite = Suite::load(&workspace)?;
+    if suite.names().is_empty() {
+        eprintln!(
+            "note: no scenario files found: looked in `scenarios/` at the workspace root and in \
+             folders named by `[package.metadata.gpumem] scenarios`"
+        );
+    }
     let outcome = suite.run(&libtest, std::io::stderr().is_terminal());
     if outcome.bad_input > 0 {
         eprintln!(
