@@ -6,6 +6,7 @@ pub mod allocator;
 pub mod check;
 pub mod error;
 pub mod exit_code;
+pub mod harness;
 pub mod heap;
 pub mod python;
 pub mod report;
@@ -14,3 +15,5 @@ pub mod scenario;
 pub mod timeline;
 pub mod torch;
 pub mod units;
+
+pub use harness::main;
