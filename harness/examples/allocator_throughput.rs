@@ -43,8 +43,8 @@ fn main() {
 
     let start = Instant::now();
     while frees < PAIRS {
-        let grow =
-            live.len() < TARGET_LIVE / 2 || (live.len() < TARGET_LIVE && rng.next().is_multiple_of(2));
+        let grow = live.len() < TARGET_LIVE / 2
+            || (live.len() < TARGET_LIVE && rng.next().is_multiple_of(2));
         events.clear();
         if grow {
             let size = sizes[(mallocs as usize) & (sizes.len() - 1)];

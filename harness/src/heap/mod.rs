@@ -567,6 +567,20 @@ impl Heap {
         self.track(id, generation);
     }
 
+    /// Fills every free list, as in a process that has been running a while.
+    pub fn fill_free_lists(&mut self) {
+        for list in [
+            &mut self.dict_free,
+            &mut self.list_free,
+            &mut self.frame_free,
+        ]
+        .into_iter()
+        .chain(self.tuple_free.iter_mut().skip(1))
+        {
+            list.len = list.capacity;
+        }
+    }
+
     /// Empties every free list, as a full collection does (`clear_freelists`).
     pub fn clear_free_lists(&mut self) {
         self.dict_free.len = 0;

@@ -105,11 +105,14 @@ impl<'a> Interpreter<'a> {
     ) -> Interpreter<'a> {
         let mut names = Interner::default();
         let codes = analyze(module, &mut names);
-        let heap = Heap::new(
+        let mut heap = Heap::new(
             GcProfile::for_version(version),
             start.counts,
             start.long_lived_total,
         );
+        if start.free_lists_full {
+            heap.fill_free_lists();
+        }
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
         let mut interp = Interpreter {
