@@ -10,6 +10,7 @@ pub mod heap;
 pub mod python;
 pub mod report;
 pub mod scenario;
+pub mod snapshot_format;
 pub mod timeline;
 pub mod torch;
 pub mod units;
