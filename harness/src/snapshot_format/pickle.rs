@@ -507,7 +507,7 @@ impl<R: Read> Decoder<'_, R> {
         items: Vec<Value>,
         op: &str,
     ) -> Result<(), Error> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.error(at, format!("{op}: odd number of keys and values")));
         }
         if target.tag() != Tag::Dict {
