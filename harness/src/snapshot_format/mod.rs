@@ -2,4 +2,12 @@
 //! turn them into Timelines, replay them through the allocator model, and write Timelines back
 //! as snapshots that PyTorch's viewers open.
 
+pub mod model;
 pub mod pickle;
+pub mod read;
+
+pub use model::Snapshot;
+pub use read::{ImportedTimeline, read_snapshot, read_snapshot_file, to_timeline};
+
+#[cfg(test)]
+pub(crate) mod corpus;
