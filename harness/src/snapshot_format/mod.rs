@@ -11,3 +11,4 @@ pub use read::{ImportedTimeline, read_snapshot, read_snapshot_file, to_timeline}
 
 #[cfg(test)]
 pub(crate) mod corpus;
+pub mod replay;
