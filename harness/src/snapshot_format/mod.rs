@@ -8,7 +8,9 @@ pub mod read;
 
 pub use model::Snapshot;
 pub use read::{ImportedTimeline, read_snapshot, read_snapshot_file, to_timeline};
+pub use write::{encode_snapshot, export_timeline, timeline_to_snapshot};
 
 #[cfg(test)]
 pub(crate) mod corpus;
 pub mod replay;
+pub mod write;

@@ -209,7 +209,7 @@ fn start_state(
     }
     let mut out: Vec<StartSegment> = Vec::new();
     for s in segments {
-        if segment_first.get(&s.address).is_none() {
+        if !segment_first.contains_key(&s.address) {
             out.push(StartSegment {
                 address: s.address,
                 total_size: s.total_size,
