@@ -12,5 +12,6 @@ pub use write::{encode_snapshot, export_timeline, timeline_to_snapshot};
 
 #[cfg(test)]
 pub(crate) mod corpus;
+pub mod diff;
 pub mod replay;
 pub mod write;

@@ -70,7 +70,7 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
     let mut segments: BTreeMap<u64, (u64, u32, StackId)> = BTreeMap::new();
     // Live allocations: address → (block size, request, stack).
     let mut live: BTreeMap<u64, (u64, u64, StackId)> = BTreeMap::new();
-    let mut previous_allocated = timeline.events.first().map_or(0, |e| initial_allocated(e));
+    let mut previous_allocated = timeline.events.first().map_or(0, initial_allocated);
     for e in &timeline.events {
         let action = match e.action {
             Action::Alloc => {
