@@ -10,6 +10,7 @@ pub use model::Snapshot;
 pub use read::{ImportedTimeline, read_snapshot, read_snapshot_file, to_timeline};
 pub use write::{encode_snapshot, export_timeline, timeline_to_snapshot};
 
+pub mod check;
 #[cfg(test)]
 pub(crate) mod corpus;
 pub mod diff;
