@@ -154,13 +154,15 @@ impl DeviceMemory for ReplayDevice {
                 Some((addr, _)) => addr,
                 None => {
                     let addr = script.next_invented;
-                    script.next_invented += size.next_multiple_of(1 << 21);
+                    script.next_invented = script
+                        .next_invented
+                        .saturating_add(size.saturating_add((1 << 21) - 1) & !((1 << 21) - 1));
                     addr
                 }
             },
         };
         self.live.insert(addr, size);
-        self.used += size;
+        self.used = self.used.saturating_add(size);
         Some(addr)
     }
     fn free(&mut self, addr: u64, size: u64) {
@@ -258,7 +260,7 @@ fn start_state(
     live.sort_by_key(|l| l.0);
 
     for seg in &mut out {
-        let end = seg.address + seg.total_size;
+        let end = seg.address.saturating_add(seg.total_size);
         let inside: Vec<_> = live
             .iter()
             .filter(|l| l.0 >= seg.address && l.0 < end)
@@ -284,7 +286,7 @@ fn start_state(
                 size,
                 live: true,
             });
-            cursor = addr + size;
+            cursor = addr.saturating_add(size);
         }
         if cursor < end {
             seg.blocks.push(StartBlock {
@@ -313,10 +315,14 @@ fn build_start_state(
         // pool is requested in pieces that coalesce again when freed.
         let mut pieces: Vec<(u64, u64, bool)> = Vec::new();
         for b in &seg.blocks {
-            if seg.small && !b.live && b.size > SMALL_SIZE {
+            if seg.small
+                && !b.live
+                && b.size > SMALL_SIZE
+                && b.size <= crate::allocator::SMALL_BUFFER
+            {
                 let mut at = b.address;
-                while at < b.address + b.size {
-                    let piece = (b.address + b.size - at).min(SMALL_SIZE);
+                while at < b.address.saturating_add(b.size) {
+                    let piece = (b.address.saturating_add(b.size) - at).min(SMALL_SIZE);
                     pieces.push((at, piece, false));
                     at += piece;
                 }

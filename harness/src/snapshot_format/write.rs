@@ -109,7 +109,7 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
     let segments = segments
         .into_iter()
         .map(|(address, (total_size, stream, frames))| {
-            let end = address + total_size;
+            let end = address.saturating_add(total_size);
             let mut blocks = Vec::new();
             let mut cursor = address;
             for (&addr, &(size, requested, stack)) in live.range(address..end) {
@@ -124,7 +124,7 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
                     state: BlockState::ActiveAllocated,
                     frames: stack,
                 });
-                cursor = addr + size;
+                cursor = addr.saturating_add(size);
             }
             if cursor < end {
                 blocks.push(free_block(cursor, end - cursor));
