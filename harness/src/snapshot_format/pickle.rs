@@ -177,6 +177,17 @@ impl Doc {
         }
     }
 
+    /// The position of a dict among the document's dicts (dense, from 0), for array-indexed
+    /// caches; `None` for other values. See [`Doc::dict_count`].
+    pub fn dict_slot(&self, value: Value) -> Option<usize> {
+        (value.tag() == Tag::Dict).then(|| value.index())
+    }
+
+    /// How many dicts the document holds.
+    pub fn dict_count(&self) -> usize {
+        self.dicts.len()
+    }
+
     fn int(&mut self, n: i64) -> Value {
         if (INLINE_MIN..=INLINE_MAX).contains(&n) {
             Value(((n << TAG_BITS) as u64) | Tag::Int as u64)

@@ -15,6 +15,7 @@ use crate::allocator::AllocatorConfig;
 use crate::error::{Error, InputErrorKind, Location};
 use crate::timeline::{Action, Frame, MemoryEvent, StackId, StackTable, Timeline};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Read;
 use std::path::Path;
 
@@ -34,11 +35,12 @@ struct Converter<'d> {
     doc: &'d Doc,
     file: &'d str,
     stacks: StackTable,
-    /// Frame dict (by identity) → its frame; shared frame dicts are converted once.
-    frames: HashMap<u64, Frame>,
-    /// Frame list (by the identities of its dicts) → stack.
-    stack_ids: HashMap<Vec<u64>, StackId>,
-    scratch: Vec<u64>,
+    /// Frame dict (by dict slot) → index into `frames`; shared frame dicts are converted once.
+    frame_of_dict: Vec<u32>,
+    frames: Vec<Frame>,
+    /// Frame list (by its frames' indices) → stack.
+    stack_ids: HashMap<Vec<u32>, StackId, BuildHasherDefault<FastHasher>>,
+    scratch: Vec<u32>,
 }
 
 impl<'d> Converter<'d> {
@@ -47,8 +49,9 @@ impl<'d> Converter<'d> {
             doc,
             file,
             stacks: StackTable::default(),
-            frames: HashMap::new(),
-            stack_ids: HashMap::new(),
+            frame_of_dict: vec![u32::MAX; doc.dict_count()],
+            frames: Vec::new(),
+            stack_ids: HashMap::default(),
             scratch: Vec::new(),
         }
     }
@@ -392,11 +395,12 @@ impl<'d> Converter<'d> {
         let mut key = std::mem::take(&mut self.scratch);
         key.clear();
         for item in items {
-            let id = self
+            let slot = self
                 .doc
-                .identity(*item)
+                .dict_slot(*item)
                 .ok_or_else(|| self.error(path, "a frame is not a dict"))?;
-            if !self.frames.contains_key(&id) {
+            let mut id = self.frame_of_dict.get(slot).copied().unwrap_or(u32::MAX);
+            if id == u32::MAX {
                 let frame = Frame {
                     file: self.opt_str(*item, "filename", path)?.unwrap_or_default(),
                     line: self
@@ -405,7 +409,11 @@ impl<'d> Converter<'d> {
                         .clamp(0, u32::MAX as i64) as u32,
                     name: self.opt_str(*item, "name", path)?.unwrap_or_default(),
                 };
-                self.frames.insert(id, frame);
+                id = self.frames.len() as u32;
+                self.frames.push(frame);
+                if let Some(cell) = self.frame_of_dict.get_mut(slot) {
+                    *cell = id;
+                }
             }
             key.push(id);
         }
@@ -414,7 +422,7 @@ impl<'d> Converter<'d> {
             None => {
                 let frames = key
                     .iter()
-                    .filter_map(|id| self.frames.get(id).cloned())
+                    .filter_map(|id| self.frames.get(*id as usize).cloned())
                     .collect();
                 let id = self.stacks.intern(frames);
                 self.stack_ids.insert(key.clone(), id);
@@ -423,6 +431,33 @@ impl<'d> Converter<'d> {
         };
         self.scratch = key;
         Ok(Some(stack))
+    }
+}
+
+/// A multiply-rotate hasher for the frame-index keys of stacks: a million trace entries each
+/// hash a list of some fifty small integers, where the default hasher's DoS resistance costs
+/// more than the rest of the reading. The keys come from the file, but a collision only
+/// slows the map down.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 

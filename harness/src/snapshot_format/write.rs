@@ -4,8 +4,8 @@
 //! lists, strings, ints, bools, floats and 2-tuples; `frames` on every segment, block and trace
 //! entry; contiguous block addresses; every `free_requested` paired with a `free_completed`;
 //! `time_us` on every entry (the event's index: a Timeline has no wall times, and the output
-//! must not depend on when it was written); no `category`. Strings and stacks are memoized, as
-//! Python's pickler memoizes shared objects, so a long trace stays small.
+//! must not depend on when it was written); no `category`. Strings and frame dicts are memoized,
+//! as in the files torch writes, so a long trace stays small.
 
 use super::model::{
     AllocatorSettings, Block, BlockState, Segment, SegmentType, Snapshot, TraceAction, TraceEntry,
@@ -199,7 +199,7 @@ struct Pickler {
     out: Vec<u8>,
     memo_len: u32,
     strings: HashMap<String, u32>,
-    stacks: HashMap<StackId, u32>,
+    frames: HashMap<(String, u32, String), u32>,
 }
 
 impl Pickler {
@@ -294,16 +294,23 @@ impl Pickler {
         self.out.push(b'e');
     }
 
-    /// A stack as a `frames` list; each distinct stack is written once and shared.
+    /// A stack as a `frames` list. Like torch's own files, each use gets its own list while
+    /// each distinct frame dict is written once and referenced from the memo after that.
     fn frames(&mut self, stack: StackId, snapshot: &Snapshot) {
-        if let Some(&index) = self.stacks.get(&stack) {
-            self.get(index);
+        self.out.push(b']');
+        self.memoize();
+        let frames = snapshot.stacks.get(stack);
+        if frames.is_empty() {
             return;
         }
-        self.out.push(b']');
-        let index = self.memoize();
         self.out.push(b'(');
-        for f in snapshot.stacks.get(stack) {
+        for f in frames {
+            let key = (f.file.clone(), f.line, f.name.clone());
+            if let Some(&index) = self.frames.get(&key) {
+                self.get(index);
+                continue;
+            }
+            let index = self.memo_len;
             self.dict(|p| {
                 p.key("name");
                 p.str(&f.name);
@@ -312,9 +319,9 @@ impl Pickler {
                 p.key("line");
                 p.int(f.line as i64);
             });
+            self.frames.insert(key, index);
         }
         self.out.push(b'e');
-        self.stacks.insert(stack, index);
     }
 
     fn segment(&mut self, s: &Segment, snapshot: &Snapshot) {
