@@ -1,1 +1,13 @@
-fn main() {}
+//! `cargo gpumem`: GPU memory regression tests for PyTorch workloads. All logic lives in the
+//! `gpumem-harness` library; this binary only parses the command line.
+
+mod accept;
+mod cli;
+mod reject;
+mod review;
+mod run;
+mod test;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

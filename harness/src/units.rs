@@ -78,7 +78,7 @@ impl fmt::Display for Bytes {
         ];
         for (scale, name) in units {
             if b >= scale {
-                return if b % scale == 0 {
+                return if b.is_multiple_of(scale) {
                     write!(f, "{} {name}", b / scale)
                 } else {
                     write!(f, "{:.2} {name}", b as f64 / scale as f64)

@@ -147,6 +147,7 @@ impl Builder {
             bytes_freed: bytes,
             event_index,
             line: Some(line),
+            counts_before: [0, 0, 0],
         });
     }
 

@@ -1,1 +1,767 @@
-//! (in progress)
+//! The object heap: Python objects with reference counts, CPython's tracked-object
+//! generations, the generation-0 allocation counter with the free lists that bypass it, and
+//! deallocation by reference counting.
+//!
+//! Only what decides *when* memory is released is modelled: which objects exist, who
+//! references whom, which references the cycle collector can see (`traverse`), and the
+//! bookkeeping CPython's collector uses to decide when to run. Values of ints, floats and
+//! strings are plain data ([`Value`]), because CPython never tracks them.
+//!
+//! Tensors own no memory here: they point at a storage (see `crate::torch`); when a tensor
+//! object is deallocated its storage id is queued in [`Heap::dropped_storage_refs`] for the
+//! owner of the storages to release.
+
+mod collector;
+mod profile;
+
+pub use collector::{CollectionOutcome, CycleHit};
+pub use profile::{GcProfile, Trigger};
+
+use crate::torch::TensorData;
+
+/// An interned identifier or string constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+/// A reference to a heap object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjId(pub u32);
+
+/// Builtin callables and modules; not heap objects (CPython's are long-lived and untracked
+/// from the workload's point of view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NativeId(pub u16);
+
+/// A Python value as the interpreter sees it. Copyable: reference counts of heap objects
+/// are managed explicitly by whoever stores or drops a `Value::Obj`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Sym),
+    Obj(ObjId),
+    /// A builtin function or method of a module (`torch.zeros`, `len`, `gc.collect`).
+    Native(NativeId),
+    /// A builtin module (`torch`, `torch.cuda`, `gc`, `asyncio`).
+    Module(NativeId),
+    /// `torch.float32` and friends.
+    Dtype(crate::torch::Dtype),
+    /// `torch.device("cuda")` or a device string resolved.
+    Device(crate::torch::DeviceKind),
+    /// A builtin method bound to a receiver (`lst.append` as a value, `t.view`).
+    BoundNative(NativeId, ObjId),
+}
+
+impl Value {
+    pub fn obj(self) -> Option<ObjId> {
+        match self {
+            Value::Obj(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// Generation tag of a tracked object; `UNTRACKED` objects are invisible to the collector.
+pub const UNTRACKED: u8 = u8::MAX;
+/// `gc.freeze()` moves objects here; collections never look at it.
+pub const PERMANENT: u8 = 3;
+const NO_LINK: u32 = u32::MAX;
+
+/// Attributes of an instance. From 3.11 the values live inline in the instance; up to 3.10
+/// every instance gets a separate `__dict__` dict object on its first attribute store.
+#[derive(Debug, Clone)]
+pub enum Attrs {
+    Inline(Vec<(Sym, Value)>),
+    /// The instance's `__dict__` (a [`ObjKind::Dict`]), created lazily.
+    Dict(Option<ObjId>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// Index of the function's code in the interpreter's code table.
+    pub code: u32,
+    pub name: Sym,
+    /// Closure tuple of cells (`__closure__`), if the function has free variables.
+    pub closure: Option<ObjId>,
+    /// Default values of trailing parameters.
+    pub defaults: Vec<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Class {
+    pub name: Sym,
+    pub base: Option<ObjId>,
+    /// Class attributes and methods, in definition order.
+    pub attrs: Vec<(Sym, Value)>,
+}
+
+/// What a heap object is.
+#[derive(Debug, Clone)]
+pub enum ObjKind {
+    Instance {
+        class: ObjId,
+        attrs: Attrs,
+    },
+    Class(Class),
+    Function(Function),
+    Cell(Option<Value>),
+    Tuple(Vec<Value>),
+    List(Vec<Value>),
+    /// Keys are ints or strings (the interpreter rejects other keys).
+    Dict(Vec<(Value, Value)>),
+    BoundMethod {
+        func: ObjId,
+        receiver: Value,
+    },
+    /// A coroutine not yet awaited: the `async def` function and its bound arguments.
+    Coroutine {
+        func: ObjId,
+        args: Vec<Value>,
+        done: bool,
+    },
+    Tensor(TensorData),
+    /// `torch.Size`: a tuple subclass, so it is tracked and counted but never served by
+    /// the tuple free list nor untracked by a collection.
+    Size(Vec<i64>),
+    /// `range(...)`: not a GC object in CPython, so never counted or tracked.
+    Range {
+        start: i64,
+        stop: i64,
+        step: i64,
+    },
+}
+
+impl ObjKind {
+    /// The type name CPython would print (`type(x).__name__`), for reports.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ObjKind::Instance { .. } => "object",
+            ObjKind::Class(_) => "type",
+            ObjKind::Function(_) => "function",
+            ObjKind::Cell(_) => "cell",
+            ObjKind::Tuple(_) => "tuple",
+            ObjKind::List(_) => "list",
+            ObjKind::Dict(_) => "dict",
+            ObjKind::BoundMethod { .. } => "method",
+            ObjKind::Coroutine { .. } => "coroutine",
+            ObjKind::Tensor(_) => "Tensor",
+            ObjKind::Range { .. } => "range",
+            ObjKind::Size(_) => "Size",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub kind: ObjKind,
+    pub refcount: u32,
+    /// Generation (0..=2), [`PERMANENT`] or [`UNTRACKED`].
+    pub generation: u8,
+    prev: u32,
+    next: u32,
+}
+
+/// A free list that serves allocations without moving the generation-0 counter.
+#[derive(Debug, Clone, Copy, Default)]
+struct FreeList {
+    len: u32,
+    capacity: u32,
+}
+
+impl FreeList {
+    fn new(capacity: u32) -> Self {
+        FreeList { len: 0, capacity }
+    }
+    /// An allocation: true when it was served from the list.
+    fn pop(&mut self) -> bool {
+        if self.len > 0 {
+            self.len -= 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// A deallocation: true when the object went onto the list.
+    fn push(&mut self) -> bool {
+        if self.len < self.capacity {
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Which free list (if any) serves an object kind.
+#[derive(Debug, Clone, Copy)]
+enum FreeListKind {
+    Dict,
+    List,
+    Tuple(usize),
+}
+
+/// One generation's intrusive list head and counters.
+#[derive(Debug, Clone, Copy)]
+struct Generation {
+    head: u32,
+    tail: u32,
+    len: u64,
+}
+
+impl Generation {
+    const EMPTY: Generation = Generation {
+        head: NO_LINK,
+        tail: NO_LINK,
+        len: 0,
+    };
+}
+
+/// The object heap. See the module documentation.
+pub struct Heap {
+    objects: Vec<Option<Object>>,
+    free_slots: Vec<u32>,
+    pub profile: GcProfile,
+    /// `gc.get_count()`.
+    pub counts: [u64; 3],
+    pub thresholds: [u64; 3],
+    pub long_lived_total: u64,
+    pub long_lived_pending: u64,
+    pub enabled: bool,
+    /// Set while a collection runs (CPython's `collecting` flag): no nested collections.
+    pub collecting: bool,
+    /// From 3.12, an allocation past the threshold only schedules a collection.
+    pub collection_scheduled: bool,
+    generations: [Generation; 4],
+    dict_free: FreeList,
+    list_free: FreeList,
+    tuple_free: [FreeList; 20],
+    frame_free: FreeList,
+    /// Tensor objects alive (any device).
+    pub tensors_alive: u64,
+    /// Storages whose last tensor object died, in order; drained by the storage owner.
+    pub dropped_storage_refs: Vec<crate::torch::StorageId>,
+    /// Reused buffer for deallocation cascades.
+    dealloc_stack: Vec<ObjId>,
+}
+
+impl Heap {
+    pub fn new(profile: GcProfile, start_counts: [u64; 3], long_lived_total: u64) -> Heap {
+        let thresholds = profile.thresholds;
+        Heap {
+            objects: Vec::new(),
+            free_slots: Vec::new(),
+            profile,
+            counts: start_counts,
+            thresholds,
+            long_lived_total,
+            long_lived_pending: 0,
+            enabled: true,
+            collecting: false,
+            collection_scheduled: false,
+            generations: [Generation::EMPTY; 4],
+            dict_free: FreeList::new(profile::DICT_FREE_LIST),
+            list_free: FreeList::new(profile::LIST_FREE_LIST),
+            tuple_free: [FreeList::new(profile::TUPLE_FREE_LIST); 20],
+            frame_free: FreeList::new(profile::FRAME_FREE_LIST),
+            tensors_alive: 0,
+            dropped_storage_refs: Vec::new(),
+            dealloc_stack: Vec::new(),
+        }
+    }
+
+    // ----- access -------------------------------------------------------------------------
+
+    pub fn get(&self, id: ObjId) -> &Object {
+        self.objects[id.0 as usize].as_ref().expect("live object")
+    }
+
+    pub fn get_mut(&mut self, id: ObjId) -> &mut Object {
+        self.objects[id.0 as usize].as_mut().expect("live object")
+    }
+
+    pub fn kind(&self, id: ObjId) -> &ObjKind {
+        &self.get(id).kind
+    }
+
+    pub fn kind_mut(&mut self, id: ObjId) -> &mut ObjKind {
+        &mut self.get_mut(id).kind
+    }
+
+    pub fn is_alive(&self, id: ObjId) -> bool {
+        matches!(self.objects.get(id.0 as usize), Some(Some(_)))
+    }
+
+    pub fn live_objects(&self) -> usize {
+        self.objects.len() - self.free_slots.len()
+    }
+
+    /// Tracked objects in each generation (0, 1, 2, permanent).
+    pub fn generation_sizes(&self) -> [u64; 4] {
+        [
+            self.generations[0].len,
+            self.generations[1].len,
+            self.generations[2].len,
+            self.generations[3].len,
+        ]
+    }
+
+    // ----- reference counting -------------------------------------------------------------
+
+    pub fn incref(&mut self, v: Value) {
+        if let Value::Obj(id) | Value::BoundNative(_, id) = v {
+            self.get_mut(id).refcount += 1;
+        }
+    }
+
+    /// Drops one reference; deallocates the object (and what only it held) at zero.
+    pub fn decref(&mut self, v: Value) {
+        if let Value::Obj(id) | Value::BoundNative(_, id) = v {
+            self.decref_id(id);
+        }
+    }
+
+    pub fn decref_id(&mut self, id: ObjId) {
+        let obj = self.get_mut(id);
+        debug_assert!(obj.refcount > 0, "decref of a dead reference");
+        obj.refcount -= 1;
+        if obj.refcount == 0 {
+            self.dealloc_cascade(id);
+        }
+    }
+
+    pub fn decref_all(&mut self, values: impl IntoIterator<Item = Value>) {
+        for v in values {
+            self.decref(v);
+        }
+    }
+
+    /// Deallocates `first` and everything whose count drops to zero as a consequence,
+    /// iteratively (deep chains must not overflow the Rust stack).
+    fn dealloc_cascade(&mut self, first: ObjId) {
+        let mut stack = std::mem::take(&mut self.dealloc_stack);
+        stack.push(first);
+        let mut children = Vec::new();
+        while let Some(id) = stack.pop() {
+            let obj = self.objects[id.0 as usize]
+                .take()
+                .expect("dealloc of live object");
+            self.free_slots.push(id.0);
+            if obj.generation != UNTRACKED {
+                self.unlink(id, obj.generation, obj.prev, obj.next);
+            }
+            if !matches!(obj.kind, ObjKind::Range { .. }) {
+                let free_list = Self::free_list_kind(&obj.kind);
+                self.note_gc_del(free_list);
+            }
+            children.clear();
+            owned_references(
+                obj.kind,
+                &mut children,
+                &mut self.dropped_storage_refs,
+                &mut self.tensors_alive,
+            );
+            for child in children.drain(..) {
+                let c = self.get_mut(child);
+                c.refcount -= 1;
+                if c.refcount == 0 {
+                    stack.push(child);
+                }
+            }
+        }
+        self.dealloc_stack = stack;
+    }
+
+    // ----- allocation and the generation-0 counter ------------------------------------------------
+
+    fn free_list_kind(kind: &ObjKind) -> Option<FreeListKind> {
+        match kind {
+            ObjKind::Dict(_) => Some(FreeListKind::Dict),
+            ObjKind::List(_) => Some(FreeListKind::List),
+            ObjKind::Tuple(items) if (1..20).contains(&items.len()) => {
+                Some(FreeListKind::Tuple(items.len()))
+            }
+            _ => None,
+        }
+    }
+
+    fn free_list(&mut self, kind: FreeListKind) -> &mut FreeList {
+        match kind {
+            FreeListKind::Dict => &mut self.dict_free,
+            FreeListKind::List => &mut self.list_free,
+            FreeListKind::Tuple(n) => &mut self.tuple_free[n],
+        }
+    }
+
+    /// `PyObject_GC_Del`: the counter drops unless the object went onto a free list.
+    fn note_gc_del(&mut self, free_list: Option<FreeListKind>) {
+        if let Some(kind) = free_list
+            && self.free_list(kind).push()
+        {
+            return;
+        }
+        self.counts[0] = self.counts[0].saturating_sub(1);
+    }
+
+    /// Counts one GC-heap allocation of `kind` (unless a free list serves it) and reports
+    /// whether the counter has passed threshold 0 so that a collection is due.
+    /// The caller runs (≤ 3.11) or schedules (≥ 3.12) the collection *before* the new
+    /// object exists, as CPython does inside `_PyObject_GC_Link`.
+    pub fn count_allocation(&mut self, kind: &ObjKind) -> bool {
+        if let Some(fl) = Self::free_list_kind(kind)
+            && self.free_list(fl).pop()
+        {
+            return false;
+        }
+        self.count_raw_allocations(1)
+    }
+
+    /// An object of `kind`'s shape that the model does not keep (a temporary, or an internal
+    /// object of a new class) is freed: onto its free list if there is room, else the
+    /// counter drops. Pairs with a [`Heap::count_allocation`] of the same shape.
+    pub fn count_deallocation(&mut self, kind: &ObjKind) {
+        self.note_gc_del(Self::free_list_kind(kind));
+    }
+
+    /// Counts `n` GC-heap allocations of objects the model does not keep individually
+    /// (e.g. the internals of a new class). Returns whether a collection is due.
+    pub fn count_raw_allocations(&mut self, n: u64) -> bool {
+        self.counts[0] += n;
+        self.enabled
+            && self.thresholds[0] != 0
+            && !self.collecting
+            && self.counts[0] > self.thresholds[0]
+    }
+
+    /// Places an object the collector never counts (a `range`, a code object's constant
+    /// tuple) in the heap, untracked, with one reference.
+    pub fn insert_uncounted(&mut self, kind: ObjKind) -> ObjId {
+        let id = self.insert(kind);
+        self.untrack(id);
+        id
+    }
+
+    /// Places a new object in the heap with one reference (owned by the caller). Tracks it
+    /// in generation 0 when its kind is tracked at creation.
+    pub fn insert(&mut self, kind: ObjKind) -> ObjId {
+        let tracked = match &kind {
+            ObjKind::Dict(items) => items
+                .iter()
+                .any(|(k, v)| self.may_be_tracked(*k) || self.may_be_tracked(*v)),
+            ObjKind::Range { .. } => false,
+            _ => true,
+        };
+        if matches!(kind, ObjKind::Tensor(_)) {
+            self.tensors_alive += 1;
+        }
+        let obj = Object {
+            kind,
+            refcount: 1,
+            generation: UNTRACKED,
+            prev: NO_LINK,
+            next: NO_LINK,
+        };
+        let id = match self.free_slots.pop() {
+            Some(slot) => {
+                self.objects[slot as usize] = Some(obj);
+                ObjId(slot)
+            }
+            None => {
+                self.objects.push(Some(obj));
+                ObjId(self.objects.len() as u32 - 1)
+            }
+        };
+        if tracked {
+            self.track(id, 0);
+        }
+        id
+    }
+
+    /// `_PyObject_GC_MAY_BE_TRACKED`: a GC object that is not an untracked tuple.
+    pub fn may_be_tracked(&self, v: Value) -> bool {
+        match v {
+            Value::Obj(id) => {
+                let o = self.get(id);
+                !(matches!(o.kind, ObjKind::Tuple(_)) && o.generation == UNTRACKED)
+            }
+            Value::BoundNative(..) => true,
+            _ => false,
+        }
+    }
+
+    /// A dict starts untracked and becomes tracked once it holds a trackable key or value.
+    pub fn maintain_dict_tracking(&mut self, dict: ObjId, stored: Value) {
+        if self.get(dict).generation == UNTRACKED && self.may_be_tracked(stored) {
+            self.track(dict, 0);
+        }
+    }
+
+    // ----- generation lists ---------------------------------------------------------------
+
+    pub fn track(&mut self, id: ObjId, generation: u8) {
+        let tail = self.generations[generation as usize].tail;
+        {
+            let o = self.get_mut(id);
+            debug_assert_eq!(o.generation, UNTRACKED);
+            o.generation = generation;
+            o.prev = tail;
+            o.next = NO_LINK;
+        }
+        if tail == NO_LINK {
+            self.generations[generation as usize].head = id.0;
+        } else {
+            self.get_mut(ObjId(tail)).next = id.0;
+        }
+        let g = &mut self.generations[generation as usize];
+        g.tail = id.0;
+        g.len += 1;
+    }
+
+    pub fn untrack(&mut self, id: ObjId) {
+        let (generation, prev, next) = {
+            let o = self.get(id);
+            (o.generation, o.prev, o.next)
+        };
+        if generation == UNTRACKED {
+            return;
+        }
+        self.unlink(id, generation, prev, next);
+        let o = self.get_mut(id);
+        o.generation = UNTRACKED;
+        o.prev = NO_LINK;
+        o.next = NO_LINK;
+    }
+
+    fn unlink(&mut self, _id: ObjId, generation: u8, prev: u32, next: u32) {
+        if prev == NO_LINK {
+            self.generations[generation as usize].head = next;
+        } else {
+            self.get_mut(ObjId(prev)).next = next;
+        }
+        if next == NO_LINK {
+            self.generations[generation as usize].tail = prev;
+        } else {
+            self.get_mut(ObjId(next)).prev = prev;
+        }
+        self.generations[generation as usize].len -= 1;
+    }
+
+    /// Members of a generation, oldest first.
+    pub fn generation_members(&self, generation: u8) -> Vec<ObjId> {
+        let mut out = Vec::with_capacity(self.generations[generation as usize].len as usize);
+        let mut cur = self.generations[generation as usize].head;
+        while cur != NO_LINK {
+            out.push(ObjId(cur));
+            cur = self.get(ObjId(cur)).next;
+        }
+        out
+    }
+
+    /// Moves a tracked object to another generation (promotion, `gc.freeze()`).
+    pub fn move_to_generation(&mut self, id: ObjId, generation: u8) {
+        if self.get(id).generation == generation {
+            return;
+        }
+        self.untrack(id);
+        self.track(id, generation);
+    }
+
+    /// Empties every free list, as a full collection does (`clear_freelists`).
+    pub fn clear_free_lists(&mut self) {
+        self.dict_free.len = 0;
+        self.list_free.len = 0;
+        for t in &mut self.tuple_free {
+            t.len = 0;
+        }
+        self.frame_free.len = 0;
+    }
+
+    /// A frame object (≤ 3.10) that is not a code object's zombie frame: served by the frame
+    /// free list or counted. Returns whether a collection is due.
+    pub fn count_frame_allocation(&mut self) -> bool {
+        if self.frame_free.pop() {
+            return false;
+        }
+        self.count_raw_allocations(1)
+    }
+
+    /// Such a frame is released onto the frame free list (or really freed).
+    pub fn release_frame(&mut self) {
+        if !self.frame_free.push() {
+            self.counts[0] = self.counts[0].saturating_sub(1);
+        }
+    }
+
+    // ----- traversal ----------------------------------------------------------------------
+
+    /// The references of `id` that CPython's `tp_traverse` visits, with a label for reports
+    /// (attribute name, index, or role). References the collector cannot see (a view's base
+    /// tensor, held by C++) are not listed: they make their target a root.
+    pub fn traverse(&self, id: ObjId, mut visit: impl FnMut(ObjId, Edge)) {
+        let mut value = |v: Value, edge: Edge| {
+            if let Value::Obj(c) | Value::BoundNative(_, c) = v {
+                visit(c, edge);
+            }
+        };
+        match &self.get(id).kind {
+            ObjKind::Instance { class, attrs } => {
+                value(Value::Obj(*class), Edge::Role("__class__"));
+                match attrs {
+                    Attrs::Inline(items) => {
+                        for (name, v) in items {
+                            value(*v, Edge::Attr(*name));
+                        }
+                    }
+                    Attrs::Dict(Some(d)) => value(Value::Obj(*d), Edge::Role("__dict__")),
+                    Attrs::Dict(None) => {}
+                }
+            }
+            ObjKind::Class(c) => {
+                if let Some(b) = c.base {
+                    value(Value::Obj(b), Edge::Role("__base__"));
+                }
+                for (name, v) in &c.attrs {
+                    value(*v, Edge::Attr(*name));
+                }
+            }
+            ObjKind::Function(f) => {
+                if let Some(c) = f.closure {
+                    value(Value::Obj(c), Edge::Role("__closure__"));
+                }
+                for d in &f.defaults {
+                    value(*d, Edge::Role("__defaults__"));
+                }
+            }
+            ObjKind::Cell(v) => {
+                if let Some(v) = v {
+                    value(*v, Edge::Role("cell_contents"));
+                }
+            }
+            ObjKind::Tuple(items) | ObjKind::List(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    value(*v, Edge::Index(i as u32));
+                }
+            }
+            ObjKind::Dict(items) => {
+                for (k, v) in items {
+                    value(*k, Edge::Role("key"));
+                    let edge = match k {
+                        Value::Str(s) => Edge::Key(*s),
+                        _ => Edge::Role("value"),
+                    };
+                    value(*v, edge);
+                }
+            }
+            ObjKind::BoundMethod { func, receiver } => {
+                value(Value::Obj(*func), Edge::Role("__func__"));
+                value(*receiver, Edge::Role("__self__"));
+            }
+            ObjKind::Coroutine { func, args, .. } => {
+                value(Value::Obj(*func), Edge::Role("cr_code"));
+                for a in args {
+                    value(*a, Edge::Role("cr_frame"));
+                }
+            }
+            ObjKind::Tensor(t) => t.traverse(&mut value),
+            ObjKind::Range { .. } | ObjKind::Size(_) => {}
+        }
+    }
+
+    /// `tp_clear`: drops the references an object holds so that a garbage cycle falls
+    /// apart; returns them for the caller to release.
+    pub fn clear_references(&mut self, id: ObjId) -> Vec<Value> {
+        let mut out = Vec::new();
+        match &mut self.get_mut(id).kind {
+            ObjKind::Instance { attrs, .. } => match attrs {
+                Attrs::Inline(items) => out.extend(items.drain(..).map(|(_, v)| v)),
+                Attrs::Dict(d) => out.extend(d.take().map(Value::Obj)),
+            },
+            ObjKind::Class(c) => {
+                out.extend(c.attrs.drain(..).map(|(_, v)| v));
+                out.extend(c.base.take().map(Value::Obj));
+            }
+            ObjKind::Function(f) => {
+                out.extend(f.closure.take().map(Value::Obj));
+                out.append(&mut f.defaults);
+            }
+            ObjKind::Cell(v) => out.extend(v.take()),
+            // Tuples have no `tp_clear`: they keep their items (and their size, which picks
+            // their free list) until a referrer's clearing frees them.
+            ObjKind::Tuple(_) => {}
+            ObjKind::List(items) => out.append(items),
+            ObjKind::Dict(items) => {
+                for (k, v) in items.drain(..) {
+                    out.push(k);
+                    out.push(v);
+                }
+            }
+            // A bound method's references are cleared when it is deallocated.
+            ObjKind::BoundMethod { .. } => {}
+            ObjKind::Coroutine { args, .. } => out.append(args),
+            ObjKind::Tensor(t) => t.clear_python_references(&mut out),
+            ObjKind::Range { .. } | ObjKind::Size(_) => {}
+        }
+        out
+    }
+}
+
+/// A labelled reference, for reference paths in reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Attr(Sym),
+    Key(Sym),
+    Index(u32),
+    Role(&'static str),
+}
+
+/// Moves the references a dying object owns into `out` (all of them, visible to the
+/// collector or not) and queues a tensor's storage for release.
+fn owned_references(
+    kind: ObjKind,
+    out: &mut Vec<ObjId>,
+    dropped_storage_refs: &mut Vec<crate::torch::StorageId>,
+    tensors_alive: &mut u64,
+) {
+    let mut push = |v: Value| {
+        if let Value::Obj(id) | Value::BoundNative(_, id) = v {
+            out.push(id);
+        }
+    };
+    match kind {
+        ObjKind::Instance { class, attrs } => {
+            push(Value::Obj(class));
+            match attrs {
+                Attrs::Inline(items) => items.into_iter().for_each(|(_, v)| push(v)),
+                Attrs::Dict(d) => d.into_iter().for_each(|d| push(Value::Obj(d))),
+            }
+        }
+        ObjKind::Class(c) => {
+            c.attrs.into_iter().for_each(|(_, v)| push(v));
+            c.base.into_iter().for_each(|b| push(Value::Obj(b)));
+        }
+        ObjKind::Function(f) => {
+            f.closure.into_iter().for_each(|c| push(Value::Obj(c)));
+            f.defaults.into_iter().for_each(&mut push);
+        }
+        ObjKind::Cell(v) => v.into_iter().for_each(&mut push),
+        ObjKind::Tuple(items) | ObjKind::List(items) => items.into_iter().for_each(&mut push),
+        ObjKind::Dict(items) => items.into_iter().for_each(|(k, v)| {
+            push(k);
+            push(v);
+        }),
+        ObjKind::BoundMethod { func, receiver } => {
+            push(Value::Obj(func));
+            push(receiver);
+        }
+        ObjKind::Coroutine { func, args, .. } => {
+            push(Value::Obj(func));
+            args.into_iter().for_each(&mut push);
+        }
+        ObjKind::Tensor(t) => {
+            *tensors_alive -= 1;
+            t.release(&mut push, dropped_storage_refs);
+        }
+        ObjKind::Range { .. } | ObjKind::Size(_) => {}
+    }
+}

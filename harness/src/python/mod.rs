@@ -1,1 +1,60 @@
-//! (in progress)
+//! The workload interpreter: runs a subset of Python on the object heap.
+//!
+//! Workloads are parsed with ruff's Python parser and walked directly. The interpreter
+//! follows CPython's evaluation order and its object inventory (what each construct
+//! allocates on the GC heap, per version), because both decide when the cycle collector
+//! runs and what is alive at that moment. It never computes tensor values.
+//!
+//! What it cannot run it rejects with the scenario file, line and column and the name of
+//! the construct.
+
+mod interp;
+mod natives;
+mod scope;
+mod source;
+
+pub use interp::{Interpreter, RunEnd};
+pub use source::SourceMap;
+
+use crate::error::{Error, InputErrorKind};
+use crate::heap::Sym;
+use crate::scenario::Workload;
+use ruff_python_ast::ModModule;
+use rustc_hash::FxHashMap;
+
+/// Identifier and string interning.
+#[derive(Default)]
+pub struct Interner {
+    names: Vec<String>,
+    index: FxHashMap<String, Sym>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> Sym {
+        if let Some(&sym) = self.index.get(s) {
+            return sym;
+        }
+        let sym = Sym(self.names.len() as u32);
+        self.names.push(s.to_string());
+        self.index.insert(s.to_string(), sym);
+        sym
+    }
+
+    pub fn name(&self, sym: Sym) -> &str {
+        &self.names[sym.0 as usize]
+    }
+}
+
+/// Parses the workload, reporting a syntax error at its place in the scenario file.
+pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
+    ruff_python_parser::parse_module(&workload.source)
+        .map(|parsed| parsed.into_syntax())
+        .map_err(|e| {
+            let map = SourceMap::new(workload, file);
+            Error::input(
+                InputErrorKind::PythonSyntax,
+                map.location(e.location.start().to_u32()),
+                e.error.to_string(),
+            )
+        })
+}

@@ -5,7 +5,10 @@
 //! allocator events in order (with the workload stack that caused each), the iteration
 //! boundaries, the collector's runs, and the reference paths that kept collected tensors alive.
 
+mod recorder;
 mod stacks;
+
+pub use recorder::Recorder;
 
 pub use stacks::{Frame, StackId, StackTable};
 
@@ -95,6 +98,8 @@ pub struct GcEvent {
     pub event_index: usize,
     /// Workload line whose execution triggered it (the `gc.collect()` call, or the allocation).
     pub line: Option<u32>,
+    /// The collector's counters (`gc.get_count()`) when it started.
+    pub counts_before: [u64; 3],
 }
 
 /// Why the collector, and not reference counting, freed some device tensors: the reference

@@ -1,1 +1,164 @@
-//! (in progress)
+//! PyTorch's memory-relevant objects: tensors, the storages that own their bytes, dtypes,
+//! devices and shape rules. Values are never computed; shapes, dtypes, devices and storage
+//! sharing are, because memory depends on nothing else.
+//!
+//! GPU bytes belong to a storage. A tensor object refers to one storage; views and
+//! `detach()` share it; the storage's bytes go back to the allocator when the last tensor
+//! object on it dies. A view also holds its base tensor object alive through C++ (`_base`),
+//! a reference the cycle collector cannot see: the base is a root while the view lives.
+
+mod shape;
+mod storage;
+
+pub use shape::{broadcast, matmul_shape, numel, reshape_shape};
+pub use storage::{Storage, StorageId, Storages};
+
+use crate::heap::{Edge, ObjId, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    Float32,
+    Float16,
+    BFloat16,
+    Float64,
+    Int64,
+    Int32,
+    Int16,
+    Int8,
+    UInt8,
+    Bool,
+}
+
+impl Dtype {
+    pub fn element_size(self) -> u64 {
+        match self {
+            Dtype::Float64 | Dtype::Int64 => 8,
+            Dtype::Float32 | Dtype::Int32 => 4,
+            Dtype::Float16 | Dtype::BFloat16 | Dtype::Int16 => 2,
+            Dtype::Int8 | Dtype::UInt8 | Dtype::Bool => 1,
+        }
+    }
+
+    /// The name after `torch.` (`float32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Float32 => "float32",
+            Dtype::Float16 => "float16",
+            Dtype::BFloat16 => "bfloat16",
+            Dtype::Float64 => "float64",
+            Dtype::Int64 => "int64",
+            Dtype::Int32 => "int32",
+            Dtype::Int16 => "int16",
+            Dtype::Int8 => "int8",
+            Dtype::UInt8 => "uint8",
+            Dtype::Bool => "bool",
+        }
+    }
+
+    /// `torch.<name>`, including the aliases torch defines (`float`, `half`, `long`, ...).
+    pub fn from_name(name: &str) -> Option<Dtype> {
+        Some(match name {
+            "float32" | "float" => Dtype::Float32,
+            "float16" | "half" => Dtype::Float16,
+            "bfloat16" => Dtype::BFloat16,
+            "float64" | "double" => Dtype::Float64,
+            "int64" | "long" => Dtype::Int64,
+            "int32" | "int" => Dtype::Int32,
+            "int16" | "short" => Dtype::Int16,
+            "int8" => Dtype::Int8,
+            "uint8" => Dtype::UInt8,
+            "bool" => Dtype::Bool,
+            _ => return None,
+        })
+    }
+
+    pub fn is_floating(self) -> bool {
+        matches!(
+            self,
+            Dtype::Float32 | Dtype::Float16 | Dtype::BFloat16 | Dtype::Float64
+        )
+    }
+
+    /// Type promotion for elementwise ops between two tensors (floating beats integral, then
+    /// the wider type wins).
+    pub fn promote(a: Dtype, b: Dtype) -> Dtype {
+        match (a.is_floating(), b.is_floating()) {
+            (true, false) => a,
+            (false, true) => b,
+            _ if a.element_size() >= b.element_size() => a,
+            _ => b,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    Cpu,
+    /// The scenario's one GPU (`cuda`, `cuda:0`).
+    Cuda,
+}
+
+impl DeviceKind {
+    /// Parses `"cuda"`, `"cuda:0"`, `"cpu"`. Other devices or indices are not modelled.
+    pub fn parse(text: &str) -> Option<DeviceKind> {
+        match text {
+            "cpu" => Some(DeviceKind::Cpu),
+            "cuda" | "cuda:0" => Some(DeviceKind::Cuda),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Cuda => "cuda:0",
+        }
+    }
+}
+
+/// The Python-visible part of a tensor.
+#[derive(Debug, Clone)]
+pub struct TensorData {
+    pub storage: StorageId,
+    pub shape: Vec<i64>,
+    pub dtype: Dtype,
+    pub device: DeviceKind,
+    /// The base of a view (`_base`), held through C++: invisible to the collector.
+    pub base: Option<ObjId>,
+}
+
+impl TensorData {
+    /// A tensor object's `tp_traverse` reaches only Python-level state (`__dict__`, hooks,
+    /// a `grad_fn` it solely owns); none of that is modelled yet, so it visits nothing.
+    pub fn traverse(&self, _visit: impl FnMut(Value, Edge)) {}
+
+    /// `tp_clear`: drops Python-level state (none modelled yet). The storage and `_base`
+    /// belong to C++ and survive until the object is deallocated.
+    pub fn clear_python_references(&mut self, _out: &mut Vec<Value>) {}
+
+    /// Deallocation: drops the `_base` reference and the storage reference.
+    pub fn release(
+        self,
+        mut drop_ref: impl FnMut(Value),
+        dropped_storage_refs: &mut Vec<StorageId>,
+    ) {
+        if let Some(base) = self.base {
+            drop_ref(Value::Obj(base));
+        }
+        dropped_storage_refs.push(self.storage);
+    }
+
+    pub fn numel(&self) -> u64 {
+        numel(&self.shape)
+    }
+
+    /// `float32[67108864]`: dtype and shape, for reports.
+    pub fn describe(&self) -> String {
+        describe(self.dtype, &self.shape)
+    }
+}
+
+pub fn describe(dtype: Dtype, shape: &[i64]) -> String {
+    let dims: Vec<String> = shape.iter().map(i64::to_string).collect();
+    format!("{}[{}]", dtype.name(), dims.join(", "))
+}

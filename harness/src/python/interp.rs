@@ -1,0 +1,2405 @@
+//! The evaluator: statements and expressions over the object heap.
+//!
+//! Reference counting follows CPython's discipline: every evaluated expression yields a
+//! *new reference*, which the consumer either stores (handing the reference over) or drops.
+//! Allocation goes through [`Interpreter::alloc`], which counts the object for the
+//! collector and runs (≤ 3.11) or schedules (≥ 3.12) a collection when one is due.
+
+use super::natives::{self, Native};
+use super::scope::{Body, Codes, NameScope, analyze};
+use super::{Interner, SourceMap};
+use crate::allocator::{AllocatorConfig, AllocatorEvent, CachingAllocator, SimulatedDevice};
+use crate::error::{Error, InputErrorKind};
+use crate::heap::{
+    Attrs, Class, CycleHit, Edge, Function, GcProfile, Heap, ObjId, ObjKind, Sym, Trigger, Value,
+};
+use crate::scenario::{GcStartState, PyVersion};
+use crate::timeline::{Frame as StackFrame, GcEvent, OomReport, Recorder, StackId, Timeline};
+use crate::torch::{DeviceKind, Dtype, Storage, StorageId, Storages, TensorData};
+use ruff_python_ast::{self as ast, CmpOp, Expr, Operator, Stmt, UnaryOp};
+use ruff_text_size::Ranged;
+use rustc_hash::FxHashMap;
+
+/// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
+const RECURSION_LIMIT: usize = 1000;
+
+/// Why evaluation stopped early.
+pub enum Exc {
+    /// A workload error (or unsupported construct) at a byte offset of the workload.
+    Error {
+        kind: InputErrorKind,
+        message: String,
+        offset: u32,
+    },
+    /// `torch.OutOfMemoryError`, which ends the run.
+    Oom,
+}
+
+pub type R<T> = Result<T, Box<Exc>>;
+
+/// How a run ended when it did not fail with an input error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    Completed,
+    OutOfMemory,
+}
+
+enum Flow {
+    Normal,
+    Return(Value),
+    Break,
+    Continue,
+}
+
+/// One Python call frame.
+struct Frame {
+    /// Index into the code table; `None` for the module level.
+    code: Option<u32>,
+    name: Sym,
+    /// File line of the statement being executed.
+    line: u32,
+    locals: FxHashMap<Sym, Value>,
+    /// Cells of this frame's cell variables and of its free variables.
+    cells: FxHashMap<Sym, ObjId>,
+    /// Namespaces of class bodies being executed in this frame (innermost last).
+    class_namespaces: Vec<Vec<(Sym, Value)>>,
+}
+
+/// The workload interpreter with its heap, device and timeline.
+pub struct Interpreter<'a> {
+    pub heap: Heap,
+    pub names: Interner,
+    codes: Codes<'a>,
+    map: SourceMap<'a>,
+    module: &'a [Stmt],
+    globals: FxHashMap<Sym, Value>,
+    frames: Vec<Frame>,
+    pub(super) allocator: CachingAllocator<SimulatedDevice>,
+    pub(super) storages: Storages,
+    pub(super) recorder: Recorder,
+    events: Vec<AllocatorEvent>,
+    stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
+    /// Offset of the construct being evaluated, for error locations.
+    pub(super) offset: u32,
+    loop_depth: u32,
+    iteration_loop_seen: bool,
+    pub(super) device_storages_alive: u64,
+    /// ≤ 3.10: for each code object, whether it has a zombie frame and how many of its
+    /// calls are running.
+    frames_of_code: FxHashMap<u32, (bool, u32)>,
+    /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
+    class_bodies_run: rustc_hash::FxHashSet<usize>,
+    /// Classes that already have a subclass registry.
+    classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
+    method_free_list_primed: bool,
+    sym_init: Sym,
+}
+
+impl<'a> Interpreter<'a> {
+    pub fn new(
+        module: &'a [Stmt],
+        map: SourceMap<'a>,
+        version: PyVersion,
+        start: &GcStartState,
+        device_capacity: u64,
+    ) -> Interpreter<'a> {
+        let mut names = Interner::default();
+        let codes = analyze(module, &mut names);
+        let heap = Heap::new(
+            GcProfile::for_version(version),
+            start.counts,
+            start.long_lived_total,
+        );
+        let sym_init = names.intern("__init__");
+        let module_name = names.intern("<module>");
+        let mut interp = Interpreter {
+            heap,
+            names,
+            codes,
+            map,
+            module,
+            globals: FxHashMap::default(),
+            frames: vec![Frame {
+                code: None,
+                name: module_name,
+                line: 0,
+                locals: FxHashMap::default(),
+                cells: FxHashMap::default(),
+                class_namespaces: Vec::new(),
+            }],
+            allocator: CachingAllocator::new(
+                SimulatedDevice::new(device_capacity),
+                AllocatorConfig::default(),
+            ),
+            storages: Storages::default(),
+            recorder: Recorder::new(device_capacity),
+            events: Vec::new(),
+            stack_cache: FxHashMap::default(),
+            offset: 0,
+            loop_depth: 0,
+            iteration_loop_seen: false,
+            device_storages_alive: 0,
+            frames_of_code: FxHashMap::default(),
+            class_bodies_run: Default::default(),
+            classes_with_subclasses: Default::default(),
+            method_free_list_primed: false,
+            sym_init,
+        };
+        for (name, value) in natives::preloaded_globals() {
+            let sym = interp.names.intern(name);
+            interp.globals.insert(sym, value);
+        }
+        interp
+    }
+
+    /// Binds a module-level name (a `vary` variable) before the run.
+    pub fn set_global(&mut self, name: &str, value: Value) {
+        let sym = self.names.intern(name);
+        if let Some(old) = self.globals.insert(sym, value) {
+            self.heap.decref(old);
+        }
+    }
+
+    /// Runs the workload to its end, or to an out-of-memory error.
+    pub fn run(&mut self) -> Result<RunEnd, Error> {
+        let result = self.exec_block(self.module);
+        self.release_dropped_storages(None);
+        let end = match result {
+            Ok(_) => RunEnd::Completed,
+            Err(exc) => match *exc {
+                Exc::Oom => RunEnd::OutOfMemory,
+                Exc::Error {
+                    kind,
+                    message,
+                    offset,
+                } => {
+                    return Err(Error::input(kind, self.map.location(offset), message));
+                }
+            },
+        };
+        if self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        Ok(end)
+    }
+
+    pub fn finish(mut self) -> Timeline {
+        let approximations = self.approximations();
+        for note in approximations {
+            self.recorder.approximation(note);
+        }
+        self.recorder.finish()
+    }
+
+    fn approximations(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.heap.profile.trigger == Trigger::NextStatement {
+            notes.push(format!(
+                "CPython {} runs a due collection at its next eval-breaker check; the model checks on function entry, loop back edges and after calls into C, which CPython also does, but not at every instruction that checks, so a collection can run a little later than in CPython (about one iteration).",
+                self.heap.profile.version
+            ));
+        }
+        notes.push(
+            "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into(),
+        );
+        notes
+    }
+
+    // ----- errors -------------------------------------------------------------------------
+
+    pub(super) fn error<T>(&self, message: impl Into<String>) -> R<T> {
+        Err(Box::new(Exc::Error {
+            kind: InputErrorKind::Runtime,
+            message: message.into(),
+            offset: self.offset,
+        }))
+    }
+
+    pub(super) fn unsupported<T>(&self, construct: impl Into<String>) -> R<T> {
+        Err(Box::new(Exc::Error {
+            kind: InputErrorKind::Unsupported,
+            message: format!(
+                "{} is not supported by the workload model",
+                construct.into()
+            ),
+            offset: self.offset,
+        }))
+    }
+
+    fn at(&mut self, node: &impl Ranged) {
+        self.offset = node.range().start().to_u32();
+    }
+
+    // ----- allocation, collection ----------------------------------------------------------
+
+    /// Allocates a GC-heap object (see the module documentation).
+    pub(super) fn alloc(&mut self, kind: ObjKind) -> ObjId {
+        if self.heap.count_allocation(&kind) {
+            self.collection_due();
+        }
+        self.heap.insert(kind)
+    }
+
+    /// Counts `n` GC-heap objects the model does not keep individually.
+    pub(super) fn count_untracked_allocations(&mut self, n: u64) {
+        if self.heap.count_raw_allocations(n) {
+            self.collection_due();
+        }
+    }
+
+    /// A temporary tuple (a class call's argument tuple): allocated, then freed onto its
+    /// free list, moving the counter only when the free list is empty.
+    fn temporary_tuple(&mut self, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let probe = ObjKind::Tuple(vec![Value::None; len]);
+        let id = self.alloc(probe);
+        self.heap.decref_id(id);
+    }
+
+    fn collection_due(&mut self) {
+        match self.heap.profile.trigger {
+            Trigger::InsideAllocation => self.automatic_collection(),
+            Trigger::NextStatement => self.heap.collection_scheduled = true,
+        }
+    }
+
+    /// 3.12+: a scheduled collection runs where CPython checks its eval breaker: on entering
+    /// a Python function (`RESUME`), on a loop's back edge (`JUMP_BACKWARD`) and after a call
+    /// into C returns (`CALL`).
+    fn eval_breaker(&mut self) {
+        if self.heap.collection_scheduled {
+            self.automatic_collection();
+        }
+    }
+
+    fn automatic_collection(&mut self) {
+        match self.heap.select_generation() {
+            Some(generation) => {
+                self.collect(generation, true);
+            }
+            None => self.heap.collection_scheduled = false,
+        }
+    }
+
+    /// Runs one collection and records it; returns CPython's `collected`.
+    pub(super) fn collect(&mut self, generation: u8, automatic: bool) -> u64 {
+        self.release_dropped_storages(None);
+        let event_index = self.recorder.events_len();
+        let counts_before = self.heap.counts;
+        let mut paths: FxHashMap<StorageId, (String, String)> = FxHashMap::default();
+        let names = &self.names;
+        let outcome = self.heap.collect(generation, |heap, hit: &CycleHit| {
+            if let ObjKind::Tensor(t) = heap.kind(hit.tensor)
+                && t.device == DeviceKind::Cuda
+            {
+                paths.insert(t.storage, describe_hit(heap, names, hit));
+            }
+        });
+        let mut freed = Vec::new();
+        self.release_dropped_storages(Some(&mut freed));
+        let bytes_freed = freed.iter().map(|(_, s)| s.bytes).sum();
+        for (id, storage) in &freed {
+            let (holder, cycle) = paths
+                .remove(id)
+                .unwrap_or_else(|| ("(freed with collected objects)".to_string(), String::new()));
+            self.recorder.cycle_freed(
+                holder,
+                cycle,
+                storage.description.clone(),
+                storage.bytes,
+                storage.alloc_stack,
+            );
+        }
+        let line = self.frames.last().map(|f| f.line);
+        self.recorder.gc_event(GcEvent {
+            iteration: self.recorder.iteration(),
+            generation: outcome.generation,
+            automatic,
+            objects_collected: outcome.collected,
+            tensors_alive_before: outcome.tensors_before,
+            tensors_alive_after: outcome.tensors_after,
+            device_tensors_freed: freed.len() as u64,
+            bytes_freed,
+            event_index,
+            line,
+            counts_before,
+        });
+        outcome.collected
+    }
+
+    // ----- device memory --------------------------------------------------------------------
+
+    /// The current Python stack, innermost frame first, interned.
+    pub(super) fn current_stack(&mut self) -> StackId {
+        let key: Vec<(u32, u32)> = self
+            .frames
+            .iter()
+            .rev()
+            .map(|f| (f.name.0, f.line))
+            .collect();
+        if let Some(&id) = self.stack_cache.get(&key) {
+            return id;
+        }
+        let frames = self
+            .frames
+            .iter()
+            .rev()
+            .map(|f| StackFrame {
+                file: self.map.file().to_string(),
+                line: f.line,
+                name: self.names.name(f.name).to_string(),
+            })
+            .collect();
+        let id = self.recorder.stacks().intern(frames);
+        self.stack_cache.insert(key, id);
+        id
+    }
+
+    fn record_events(&mut self, stack: StackId) {
+        let stats = self.allocator.stats();
+        let (allocated, reserved) = (stats.allocated_bytes, stats.reserved_bytes);
+        // Events carry the totals after the whole call: allocator calls are atomic to the workload.
+        for e in self.events.drain(..) {
+            self.recorder.record(
+                e.action,
+                e.addr,
+                e.size,
+                e.stream,
+                e.device_free,
+                stack,
+                allocated,
+                reserved,
+            );
+        }
+    }
+
+    /// Allocates `bytes` of device memory for a new storage.
+    pub(super) fn device_malloc(&mut self, bytes: u64) -> R<Option<u64>> {
+        self.release_dropped_storages(None);
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let stack = self.current_stack();
+        let result = self.allocator.malloc(bytes, 0, &mut self.events);
+        self.record_events(stack);
+        match result {
+            Ok(addr) => Ok(Some(addr)),
+            Err(oom) => {
+                self.recorder.oom(OomReport {
+                    iteration: self.recorder.iteration(),
+                    requested_bytes: bytes,
+                    message: oom.message,
+                    stack,
+                });
+                Err(Box::new(Exc::Oom))
+            }
+        }
+    }
+
+    pub(super) fn empty_cache(&mut self) {
+        self.release_dropped_storages(None);
+        let stack = self.current_stack();
+        self.allocator.empty_cache(&mut self.events);
+        self.record_events(stack);
+    }
+
+    /// Releases storages whose last tensor died; `freed` collects the device storages freed.
+    fn release_dropped_storages(&mut self, mut freed: Option<&mut Vec<(StorageId, Storage)>>) {
+        if self.heap.dropped_storage_refs.is_empty() {
+            return;
+        }
+        let dropped = std::mem::take(&mut self.heap.dropped_storage_refs);
+        let mut stack = None;
+        for id in &dropped {
+            let Some(storage) = self.storages.drop_ref(*id) else {
+                continue;
+            };
+            if let Some(addr) = storage.addr {
+                let stack = *stack.get_or_insert_with(|| self.current_stack());
+                // Every device storage came from this allocator, so the address is known.
+                let _ = self.allocator.free(addr, &mut self.events);
+                self.record_events(stack);
+                self.device_storages_alive -= 1;
+                if let Some(f) = freed.as_deref_mut() {
+                    f.push((*id, storage));
+                }
+            }
+        }
+        let mut dropped = dropped;
+        dropped.clear();
+        if self.heap.dropped_storage_refs.is_empty() {
+            self.heap.dropped_storage_refs = dropped;
+        }
+    }
+
+    /// Creates a tensor object. With `share` it is a view or alias of an existing storage;
+    /// otherwise a new storage is allocated on `device`.
+    pub(super) fn new_tensor(
+        &mut self,
+        shape: Vec<i64>,
+        dtype: Dtype,
+        device: DeviceKind,
+        share: Option<(StorageId, Option<ObjId>)>,
+    ) -> R<Value> {
+        let (storage, base) = match share {
+            Some((storage, base)) => {
+                self.storages.add_ref(storage);
+                if let Some(b) = base {
+                    self.heap.incref(Value::Obj(b));
+                }
+                (storage, base)
+            }
+            None => {
+                let bytes = crate::torch::numel(&shape) * dtype.element_size();
+                let addr = if device == DeviceKind::Cuda {
+                    self.device_malloc(bytes)?
+                } else {
+                    None
+                };
+                if addr.is_some() {
+                    self.device_storages_alive += 1;
+                }
+                let alloc_stack = self.current_stack();
+                let description = crate::torch::describe(dtype, &shape);
+                (
+                    self.storages.insert(Storage {
+                        bytes,
+                        addr,
+                        refs: 1,
+                        alloc_stack,
+                        description,
+                    }),
+                    None,
+                )
+            }
+        };
+        let id = self.alloc(ObjKind::Tensor(TensorData {
+            storage,
+            shape,
+            dtype,
+            device,
+            base,
+        }));
+        Ok(Value::Obj(id))
+    }
+
+    // ----- iterations -----------------------------------------------------------------------
+
+    fn open_iteration(&mut self, i: u32) {
+        let s = self.allocator.stats();
+        let (a, r) = (s.allocated_bytes, s.reserved_bytes);
+        self.recorder.begin_iteration(i, a, r);
+    }
+
+    fn close_iteration(&mut self, completed: bool) {
+        self.release_dropped_storages(None);
+        let s = self.allocator.stats();
+        let (a, r) = (s.allocated_bytes, s.reserved_bytes);
+        let alive = self.device_storages_alive;
+        self.recorder.end_iteration(a, r, alive, completed);
+    }
+
+    // ----- statements -----------------------------------------------------------------------
+
+    fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
+        for stmt in body {
+            match self.exec(stmt)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
+        let start = stmt.range().start().to_u32();
+        self.offset = start;
+        let line = self.map.file_line(start);
+        if let Some(f) = self.frames.last_mut() {
+            f.line = line;
+        }
+        let flow = self.exec_inner(stmt)?;
+        self.release_dropped_storages(None);
+        Ok(flow)
+    }
+
+    fn exec_inner(&mut self, stmt: &'a Stmt) -> R<Flow> {
+        match stmt {
+            Stmt::Expr(e) => {
+                let v = self.eval(&e.value)?;
+                self.heap.decref(v);
+            }
+            Stmt::Assign(a) => self.exec_assign(a)?,
+            Stmt::AugAssign(a) => self.exec_aug_assign(a)?,
+            Stmt::AnnAssign(a) => {
+                if let Some(value) = &a.value {
+                    let v = self.eval(value)?;
+                    self.store(&a.target, v)?;
+                }
+            }
+            Stmt::Delete(d) => {
+                for t in &d.targets {
+                    self.delete(t)?;
+                }
+            }
+            Stmt::Pass(_) | Stmt::Global(_) | Stmt::Nonlocal(_) => {}
+            Stmt::Break(_) => return Ok(Flow::Break),
+            Stmt::Continue(_) => return Ok(Flow::Continue),
+            Stmt::Return(r) => {
+                let v = match &r.value {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            Stmt::If(i) => {
+                if self.eval_truth(&i.test)? {
+                    return self.exec_block(&i.body);
+                }
+                for clause in &i.elif_else_clauses {
+                    let taken = match &clause.test {
+                        Some(test) => self.eval_truth(test)?,
+                        None => true,
+                    };
+                    if taken {
+                        return self.exec_block(&clause.body);
+                    }
+                }
+            }
+            Stmt::For(f) => return self.exec_for(f),
+            Stmt::While(w) => return self.exec_while(w),
+            Stmt::FunctionDef(d) => {
+                if !d.decorator_list.is_empty() {
+                    self.at(&d.decorator_list[0]);
+                    return self.unsupported("a function decorator");
+                }
+                let code = self.codes.of_def(d);
+                let f = self.make_function(code, &d.parameters)?;
+                let name = self.names.intern(d.name.as_str());
+                self.store_name(name, f);
+            }
+            Stmt::ClassDef(c) => self.exec_class(c)?,
+            Stmt::Import(i) => {
+                for alias in &i.names {
+                    let full = alias.name.as_str();
+                    let Some(module) = natives::module_named(full) else {
+                        self.at(alias);
+                        return self.unsupported(format!("importing `{full}`"));
+                    };
+                    let (bound, value) = match &alias.asname {
+                        Some(a) => (a.as_str(), module),
+                        None => {
+                            let top = full.split('.').next().unwrap_or(full);
+                            (top, natives::module_named(top).unwrap_or(module))
+                        }
+                    };
+                    let sym = self.names.intern(bound);
+                    self.store_name(sym, value);
+                }
+            }
+            Stmt::ImportFrom(i) => {
+                let module_name = i.module.as_ref().map(|m| m.as_str()).unwrap_or("");
+                for alias in &i.names {
+                    let full = format!("{module_name}.{}", alias.name.as_str());
+                    let value = natives::module_named(&full).or_else(|| {
+                        natives::module_named(module_name)
+                            .and_then(|m| natives::module_attr(m, alias.name.as_str()))
+                    });
+                    let Some(value) = value else {
+                        self.at(alias);
+                        return self.unsupported(format!(
+                            "importing `{}` from `{module_name}`",
+                            alias.name.as_str()
+                        ));
+                    };
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                    let sym = self.names.intern(bound.as_str());
+                    self.store_name(sym, value);
+                }
+            }
+            Stmt::Assert(a) => {
+                if !self.eval_truth(&a.test)? {
+                    let message = match &a.msg {
+                        Some(m) => {
+                            let v = self.eval(m)?;
+                            let s = self.display(v);
+                            self.heap.decref(v);
+                            s
+                        }
+                        None => String::new(),
+                    };
+                    self.at(&*a.test);
+                    return self.error(format!("AssertionError: {message}"));
+                }
+            }
+            Stmt::Raise(_) => return self.error("the workload raised an exception"),
+            Stmt::With(_) => return self.unsupported("the `with` statement"),
+            Stmt::Try(_) => return self.unsupported("`try` statements"),
+            Stmt::Match(_) => return self.unsupported("`match` statements"),
+            Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
+            Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
+        // `a, b = x, y` with up to three names is compiled without building a tuple.
+        if let ([Expr::Tuple(targets)], Expr::Tuple(values)) = (a.targets.as_slice(), &*a.value)
+            && targets.elts.len() == values.elts.len()
+            && targets.elts.len() <= 3
+            && !values.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+            && !targets.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+        {
+            let mut vals = Vec::with_capacity(values.elts.len());
+            for e in &values.elts {
+                vals.push(self.eval(e)?);
+            }
+            for (t, v) in targets.elts.iter().zip(vals) {
+                self.store(t, v)?;
+            }
+            return Ok(());
+        }
+        let v = self.eval(&a.value)?;
+        for (i, target) in a.targets.iter().enumerate() {
+            if i + 1 < a.targets.len() {
+                self.heap.incref(v);
+            }
+            self.store(target, v)?;
+        }
+        Ok(())
+    }
+
+    fn exec_aug_assign(&mut self, a: &'a ast::StmtAugAssign) -> R<()> {
+        match &*a.target {
+            Expr::Name(n) => {
+                let sym = self.names.intern(n.id.as_str());
+                let current = self.load_name(sym)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                self.store_name(sym, result);
+            }
+            Expr::Attribute(at) => {
+                let obj = self.eval(&at.value)?;
+                let attr = self.names.intern(at.attr.as_str());
+                let current = self.get_attr(obj, attr)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                self.set_attr(obj, attr, result)?;
+                self.heap.decref(obj);
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let current = natives::subscript(self, obj, &s.slice)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                natives::store_subscript(self, obj, &s.slice, result)?;
+                self.heap.decref(obj);
+            }
+            _ => return self.unsupported("this augmented assignment target"),
+        }
+        Ok(())
+    }
+
+    fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
+        if f.is_async {
+            return self.unsupported("`async for`");
+        }
+        let iterable = self.eval(&f.iter)?;
+        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        if is_iteration_loop {
+            self.iteration_loop_seen = true;
+        }
+        self.loop_depth += 1;
+        let result = self.run_for(f, iterable, is_iteration_loop);
+        self.loop_depth -= 1;
+        self.heap.decref(iterable);
+        if is_iteration_loop && self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        result
+    }
+
+    fn run_for(&mut self, f: &'a ast::StmtFor, iterable: Value, marks: bool) -> R<Flow> {
+        let mut pass: u32 = 0;
+        let mut index: usize = 0;
+        while let Some(item) = self.next_item(iterable, index)? {
+            index += 1;
+            if marks {
+                self.open_iteration(pass);
+            }
+            self.store(&f.target, item)?;
+            let flow = self.exec_block(&f.body)?;
+            if marks {
+                self.close_iteration(true);
+            }
+            pass += 1;
+            self.eval_breaker();
+            match flow {
+                Flow::Normal | Flow::Continue => {}
+                Flow::Break => return Ok(Flow::Normal),
+                ret @ Flow::Return(_) => return Ok(ret),
+            }
+        }
+        self.exec_block(&f.orelse)
+    }
+
+    /// The `index`-th item of an iterable (a new reference), or `None` past the end.
+    fn next_item(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
+        match iterable {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::List(items) | ObjKind::Tuple(items) => {
+                    let item = items.get(index).copied();
+                    if let Some(v) = item {
+                        self.heap.incref(v);
+                    }
+                    Ok(item)
+                }
+                ObjKind::Dict(items) => {
+                    let item = items.get(index).map(|(k, _)| *k);
+                    if let Some(v) = item {
+                        self.heap.incref(v);
+                    }
+                    Ok(item)
+                }
+                &ObjKind::Range { start, stop, step } => {
+                    let v = start + step * index as i64;
+                    let inside = if step > 0 { v < stop } else { v > stop };
+                    Ok(inside.then_some(Value::Int(v)))
+                }
+                other => {
+                    let t = other.type_name();
+                    self.error(format!(
+                        "TypeError: '{t}' object is not iterable in the workload model"
+                    ))
+                }
+            },
+            _ => self.error("TypeError: object is not iterable"),
+        }
+    }
+
+    fn exec_while(&mut self, w: &'a ast::StmtWhile) -> R<Flow> {
+        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        if is_iteration_loop {
+            self.iteration_loop_seen = true;
+        }
+        self.loop_depth += 1;
+        let result = (|| {
+            let mut pass = 0u32;
+            loop {
+                self.at(&*w.test);
+                if !self.eval_truth(&w.test)? {
+                    break;
+                }
+                if is_iteration_loop {
+                    self.open_iteration(pass);
+                }
+                let flow = self.exec_block(&w.body)?;
+                if is_iteration_loop {
+                    self.close_iteration(true);
+                }
+                pass += 1;
+                self.eval_breaker();
+                match flow {
+                    Flow::Normal | Flow::Continue => {}
+                    Flow::Break => return Ok(Flow::Normal),
+                    ret @ Flow::Return(_) => return Ok(ret),
+                }
+            }
+            self.exec_block(&w.orelse)
+        })();
+        self.loop_depth -= 1;
+        if is_iteration_loop && self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        result
+    }
+
+    fn exec_class(&mut self, c: &'a ast::StmtClassDef) -> R<()> {
+        if !c.decorator_list.is_empty() {
+            self.at(&c.decorator_list[0]);
+            return self.unsupported("a class decorator");
+        }
+        let mut base = None;
+        if let Some(args) = &c.arguments {
+            if !args.keywords.is_empty() || args.args.len() > 1 {
+                self.at(&**args);
+                return self.unsupported("class keywords or multiple bases");
+            }
+            if let Some(b) = args.args.first() {
+                let v = self.eval(b)?;
+                match v {
+                    Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Class(_)) => {
+                        base = Some(id)
+                    }
+                    Value::Native(n) if Native::from_id(n) == Some(Native::Object) => {}
+                    other => {
+                        self.heap.decref(other);
+                        self.at(b);
+                        return self.unsupported("this base class");
+                    }
+                }
+            }
+        }
+        self.class_statement_prologue(c);
+        if let Some(f) = self.frames.last_mut() {
+            f.class_namespaces.push(Vec::new());
+        }
+        let body = self.exec_block(&c.body);
+        let namespace = self
+            .frames
+            .last_mut()
+            .and_then(|f| f.class_namespaces.pop())
+            .unwrap_or_default();
+        if let Err(e) = body {
+            self.heap.decref_all(namespace.into_iter().map(|(_, v)| v));
+            return Err(e);
+        }
+        let name = self.names.intern(c.name.as_str());
+        let class = self.alloc(ObjKind::Class(Class {
+            name,
+            base,
+            attrs: namespace,
+        }));
+        self.class_statement_epilogue(base);
+        self.store_name(name, Value::Obj(class));
+        Ok(())
+    }
+
+    /// What a class statement allocates before its body runs (measured per version): the
+    /// namespace dict (and up to 3.10 a second temporary dict), and up to 3.10 the frame of
+    /// the class body, kept as its code object's zombie frame after the first run.
+    fn class_statement_prologue(&mut self, c: &'a ast::StmtClassDef) {
+        let dict = ObjKind::Dict(Vec::new());
+        let temporary_dicts = if self.heap.profile.frame_objects {
+            2
+        } else {
+            1
+        };
+        for _ in 0..temporary_dicts {
+            self.count_shape(&dict);
+        }
+        if self.heap.profile.frame_objects && self.class_bodies_run.insert(c as *const _ as usize) {
+            self.count_untracked_allocations(1);
+        }
+    }
+
+    /// The rest of a class statement, around the type object itself: the `type(name, bases,
+    /// ns)` argument tuple, the type's dict, MRO and bases tuples, the `__dict__` and
+    /// `__weakref__` descriptors (only when the base has none), the base's subclass registry
+    /// (a dict created on a class's first subclass, then a weak reference per subclass), and
+    /// on 3.8 a bound method left on its free list. The temporary dicts go back to the free list.
+    /// Together: 10 objects for a class with one method on 3.11 – 3.13, 12 on 3.9 – 3.10,
+    /// 13 on 3.8 (cold free lists), as measured.
+    fn class_statement_epilogue(&mut self, base: Option<ObjId>) {
+        let dict = ObjKind::Dict(Vec::new());
+        self.temporary_tuple(3);
+        if self.heap.profile.method_free_list && !self.method_free_list_primed {
+            self.method_free_list_primed = true;
+            self.count_untracked_allocations(1);
+        }
+        let mro_len = {
+            let mut n = 2;
+            let mut cur = base;
+            while let Some(b) = cur {
+                n += 1;
+                cur = match self.heap.kind(b) {
+                    ObjKind::Class(k) => k.base,
+                    _ => None,
+                };
+            }
+            n
+        };
+        self.count_shape(&dict);
+        self.count_shape(&ObjKind::Tuple(vec![Value::None; mro_len]));
+        self.count_shape(&ObjKind::Tuple(vec![Value::None]));
+        match base {
+            None => self.count_untracked_allocations(2),
+            Some(b) => {
+                if self.classes_with_subclasses.insert(b) {
+                    self.count_untracked_allocations(1);
+                }
+            }
+        }
+        self.count_untracked_allocations(1);
+        let temporary_dicts = if self.heap.profile.frame_objects {
+            2
+        } else {
+            1
+        };
+        for _ in 0..temporary_dicts {
+            self.heap.count_deallocation(&dict);
+        }
+    }
+
+    /// Counts an object of this shape (through its free list) that the model does not keep.
+    fn count_shape(&mut self, kind: &ObjKind) {
+        if self.heap.count_allocation(kind) {
+            self.collection_due();
+        }
+    }
+
+    // ----- functions ------------------------------------------------------------------------
+
+    /// Creates a function object for `code`: defaults and the closure tuple are built first,
+    /// as CPython's `MAKE_FUNCTION` receives them.
+    fn make_function(&mut self, code: u32, params: &'a ast::Parameters) -> R<Value> {
+        let mut defaults = Vec::new();
+        for p in params
+            .posonlyargs
+            .iter()
+            .chain(&params.args)
+            .chain(&params.kwonlyargs)
+        {
+            if let Some(d) = &p.default {
+                defaults.push(self.eval(d)?);
+            }
+        }
+        if params.vararg.is_some() || params.kwarg.is_some() {
+            self.at(params);
+            return self.unsupported("`*args` / `**kwargs` parameters");
+        }
+        let freevars = self.codes.get(code).freevars.clone();
+        let closure = if freevars.is_empty() {
+            None
+        } else {
+            let mut cells = Vec::with_capacity(freevars.len());
+            for name in freevars {
+                let cell = self.frames.last().and_then(|f| f.cells.get(&name).copied());
+                let Some(cell) = cell else {
+                    return self.error(format!(
+                        "NameError: free variable '{}' has no cell",
+                        self.names.name(name)
+                    ));
+                };
+                self.heap.incref(Value::Obj(cell));
+                cells.push(Value::Obj(cell));
+            }
+            Some(self.alloc(ObjKind::Tuple(cells)))
+        };
+        let name = self.codes.get(code).name;
+        let f = self.alloc(ObjKind::Function(Function {
+            code,
+            name,
+            closure,
+            defaults,
+        }));
+        Ok(Value::Obj(f))
+    }
+
+    /// Calls any callable with owned arguments; returns a new reference.
+    pub(super) fn call(
+        &mut self,
+        callee: Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        match callee {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Function(_) => self.call_function(id, args, kwargs),
+                ObjKind::Class(_) => {
+                    // Calling a class is a call into C (`type.__call__`).
+                    let result = self.instantiate(id, args, kwargs);
+                    self.eval_breaker();
+                    result
+                }
+                ObjKind::BoundMethod { func, receiver } => {
+                    let (func, receiver) = (*func, *receiver);
+                    self.heap.incref(receiver);
+                    let mut all = Vec::with_capacity(args.len() + 1);
+                    all.push(receiver);
+                    all.extend(args);
+                    self.call_function(func, all, kwargs)
+                }
+                other => {
+                    let t = other.type_name();
+                    self.heap.decref_all(args);
+                    self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                    self.error(format!("TypeError: '{t}' object is not callable"))
+                }
+            },
+            Value::Native(n) => {
+                let result = natives::call(self, n, None, args, kwargs);
+                self.eval_breaker();
+                result
+            }
+            _ => {
+                self.heap.decref_all(args);
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                self.error("TypeError: object is not callable")
+            }
+        }
+    }
+
+    fn call_function(
+        &mut self,
+        func: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let code = f.code;
+        let bound = self.bind_arguments(func, args, kwargs)?;
+        if self.codes.get(code).is_async {
+            // Calling an `async def` only creates the coroutine; `await` runs it.
+            self.heap.incref(Value::Obj(func));
+            let coroutine = self.alloc(ObjKind::Coroutine {
+                func,
+                args: bound,
+                done: false,
+            });
+            return Ok(Value::Obj(coroutine));
+        }
+        self.invoke(func, bound)
+    }
+
+    /// Matches arguments to parameters; returns the values in parameter order.
+    fn bind_arguments(
+        &mut self,
+        func: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Vec<Value>> {
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let (code_index, defaults) = (f.code, f.defaults.clone());
+        let code = self.codes.get(code_index);
+        let n = code.params.len();
+        let fname = self.names.name(code.name).to_string();
+        let positional_count = code.params.iter().filter(|p| !p.keyword_only).count();
+        if args.len() > positional_count {
+            let given = args.len();
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            return self.error(format!(
+                "TypeError: {fname}() takes {positional_count} positional arguments but {given} were given"
+            ));
+        }
+        let mut slots: Vec<Option<Value>> = vec![None; n];
+        for (i, v) in args.into_iter().enumerate() {
+            slots[i] = Some(v);
+        }
+        let param_names: Vec<Sym> = code.params.iter().map(|p| p.name).collect();
+        for (name, v) in kwargs {
+            match param_names.iter().position(|&p| p == name) {
+                Some(i) if slots[i].is_none() => slots[i] = Some(v),
+                Some(_) => {
+                    self.heap.decref(v);
+                    self.heap.decref_all(slots.into_iter().flatten());
+                    return self.error(format!(
+                        "TypeError: {fname}() got multiple values for argument '{}'",
+                        self.names.name(name)
+                    ));
+                }
+                None => {
+                    self.heap.decref(v);
+                    self.heap.decref_all(slots.into_iter().flatten());
+                    return self.error(format!(
+                        "TypeError: {fname}() got an unexpected keyword argument '{}'",
+                        self.names.name(name)
+                    ));
+                }
+            }
+        }
+        // Defaults belong to the trailing parameters that have one, in order.
+        let with_default: Vec<usize> = {
+            let code = self.codes.get(code_index);
+            (0..n)
+                .filter(|&i| code.params[i].default.is_some())
+                .collect()
+        };
+        let mut out = Vec::with_capacity(n);
+        for (i, slot) in slots.into_iter().enumerate() {
+            match slot {
+                Some(v) => out.push(v),
+                None => match with_default.iter().position(|&j| j == i) {
+                    Some(k) if k < defaults.len() => {
+                        self.heap.incref(defaults[k]);
+                        out.push(defaults[k]);
+                    }
+                    _ => {
+                        let missing = self.names.name(param_names[i]).to_string();
+                        self.heap.decref_all(out);
+                        return self.error(format!(
+                            "TypeError: {fname}() missing required argument: '{missing}'"
+                        ));
+                    }
+                },
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs a function body in a new frame with bound arguments (owned).
+    fn invoke(&mut self, func: ObjId, bound: Vec<Value>) -> R<Value> {
+        if self.frames.len() > RECURSION_LIMIT {
+            self.heap.decref_all(bound);
+            return self.error("RecursionError: maximum recursion depth exceeded");
+        }
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let (code_index, closure) = (f.code, f.closure);
+        let code = self.codes.get(code_index);
+        let name = code.name;
+        let params: Vec<Sym> = code.params.iter().map(|p| p.name).collect();
+        let cellvars = code.cellvars.clone();
+        let freevars = code.freevars.clone();
+        let line = self.frames.last().map_or(0, |f| f.line);
+        let mut frame = Frame {
+            code: Some(code_index),
+            name,
+            line,
+            locals: FxHashMap::default(),
+            cells: FxHashMap::default(),
+            class_namespaces: Vec::new(),
+        };
+        let mut args: FxHashMap<Sym, Value> = params.into_iter().zip(bound).collect();
+        // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
+        for name in cellvars {
+            let contents = args.remove(&name);
+            let cell = self.alloc(ObjKind::Cell(contents));
+            frame.cells.insert(name, cell);
+        }
+        frame.locals = args;
+        if let Some(tuple) = closure
+            && let ObjKind::Tuple(cells) = self.heap.kind(tuple)
+        {
+            let cells = cells.clone();
+            for (name, cell) in freevars.into_iter().zip(cells) {
+                self.heap.incref(cell);
+                if let Value::Obj(cell) = cell {
+                    frame.cells.insert(name, cell);
+                }
+            }
+        }
+        let uses_zombie = self.enter_frame_object(code_index);
+        // The frame holds the function alive while it runs.
+        self.heap.incref(Value::Obj(func));
+        self.frames.push(frame);
+        self.eval_breaker();
+        let result = match &self.codes.get(code_index).body {
+            Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
+                Flow::Return(v) => v,
+                _ => Value::None,
+            }),
+            Body::Lambda(l) => self.eval(&l.body),
+        };
+        let frame = self.frames.pop().expect("pushed above");
+        self.heap.decref_all(frame.locals.into_values());
+        self.heap
+            .decref_all(frame.cells.into_values().map(Value::Obj));
+        self.heap.decref_id(func);
+        self.leave_frame_object(code_index, uses_zombie);
+        result
+    }
+
+    /// ≤ 3.10 frame objects: the code object's zombie frame when it is free (allocated on
+    /// the first call), otherwise one from the frame free list. Returns whether the zombie
+    /// frame is used.
+    fn enter_frame_object(&mut self, code: u32) -> bool {
+        if !self.heap.profile.frame_objects {
+            return false;
+        }
+        let (has_zombie, running) = self.frames_of_code.entry(code).or_insert((false, 0));
+        *running += 1;
+        if *running > 1 {
+            if self.heap.count_frame_allocation() {
+                self.collection_due();
+            }
+            return false;
+        }
+        if !*has_zombie {
+            *has_zombie = true;
+            self.count_untracked_allocations(1);
+        }
+        true
+    }
+
+    fn leave_frame_object(&mut self, code: u32, used_zombie: bool) {
+        if !self.heap.profile.frame_objects {
+            return;
+        }
+        if let Some((_, running)) = self.frames_of_code.get_mut(&code) {
+            *running -= 1;
+        }
+        if !used_zombie {
+            self.heap.release_frame();
+        }
+    }
+
+    /// Runs an awaited coroutine to completion.
+    pub(super) fn run_coroutine(&mut self, coroutine: ObjId) -> R<Value> {
+        let ObjKind::Coroutine { func, args, done } = self.heap.kind_mut(coroutine) else {
+            return self.error("TypeError: object can't be used in 'await' expression");
+        };
+        if *done {
+            return self.error("RuntimeError: cannot reuse already awaited coroutine");
+        }
+        *done = true;
+        let (func, args) = (*func, std::mem::take(args));
+        self.invoke(func, args)
+    }
+
+    /// Calls a class: an argument tuple (CPython's `tp_call`), the instance, `__init__`.
+    fn instantiate(
+        &mut self,
+        class: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        let tuple_len = args.len();
+        self.temporary_tuple_begin(tuple_len);
+        let attrs = if self.heap.profile.instance_dict_object {
+            Attrs::Dict(None)
+        } else {
+            Attrs::Inline(Vec::new())
+        };
+        self.heap.incref(Value::Obj(class));
+        let instance = self.alloc(ObjKind::Instance { class, attrs });
+        match self.class_lookup(class, self.sym_init) {
+            Some(Value::Obj(init)) if matches!(self.heap.kind(init), ObjKind::Function(_)) => {
+                self.heap.incref(Value::Obj(instance));
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(Value::Obj(instance));
+                all.extend(args);
+                let result = match self.call_function(init, all, kwargs) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.heap.decref_id(instance);
+                        return Err(e);
+                    }
+                };
+                if result != Value::None {
+                    self.heap.decref(result);
+                    self.heap.decref_id(instance);
+                    return self.error("TypeError: __init__() should return None");
+                }
+            }
+            Some(_) => {
+                self.heap.decref_id(instance);
+                return self.unsupported("a non-function `__init__`");
+            }
+            None if !args.is_empty() || !kwargs.is_empty() => {
+                self.heap.decref_all(args);
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                self.heap.decref_id(instance);
+                return self.error("TypeError: this class takes no arguments");
+            }
+            None => {}
+        }
+        self.temporary_tuple_end(tuple_len);
+        Ok(Value::Obj(instance))
+    }
+
+    fn temporary_tuple_begin(&mut self, len: usize) {
+        self.temporary_tuple(len);
+    }
+
+    /// The argument tuple was already returned to its free list in `temporary_tuple`: its
+    /// allocation is what can move the counter; its release lands on the free list.
+    fn temporary_tuple_end(&mut self, _len: usize) {}
+
+    /// Looks a name up in a class and its bases (borrowed value).
+    pub(super) fn class_lookup(&self, class: ObjId, name: Sym) -> Option<Value> {
+        let mut cur = Some(class);
+        while let Some(c) = cur {
+            let ObjKind::Class(cls) = self.heap.kind(c) else {
+                return None;
+            };
+            if let Some((_, v)) = cls.attrs.iter().find(|(n, _)| *n == name) {
+                return Some(*v);
+            }
+            cur = cls.base;
+        }
+        None
+    }
+
+    // ----- names ----------------------------------------------------------------------------
+
+    fn scope_of(&self, name: Sym) -> Option<NameScope> {
+        let frame = self.frames.last()?;
+        let code = frame.code?;
+        self.codes.get(code).scopes.get(&name).copied()
+    }
+
+    pub(super) fn load_name(&mut self, name: Sym) -> R<Value> {
+        let frame = self.frames.last().expect("a frame");
+        if let Some(ns) = frame.class_namespaces.last()
+            && let Some((_, v)) = ns.iter().rev().find(|(n, _)| *n == name)
+        {
+            let v = *v;
+            self.heap.incref(v);
+            return Ok(v);
+        }
+        let found = match self.scope_of(name) {
+            Some(NameScope::Local) => match frame.locals.get(&name) {
+                Some(v) => Some(*v),
+                None => {
+                    return self.error(format!(
+                        "UnboundLocalError: local variable '{}' referenced before assignment",
+                        self.names.name(name)
+                    ));
+                }
+            },
+            Some(NameScope::Cell) | Some(NameScope::Free) => {
+                let cell = frame.cells.get(&name).copied();
+                match cell.map(|c| self.heap.kind(c)) {
+                    Some(ObjKind::Cell(Some(v))) => Some(*v),
+                    _ => {
+                        return self.error(format!(
+                            "NameError: free variable '{}' referenced before assignment",
+                            self.names.name(name)
+                        ));
+                    }
+                }
+            }
+            Some(NameScope::Global) | None => {
+                // Class bodies and module code also see their frame's cells (a class inside a function).
+                if frame.code.is_some() && !frame.class_namespaces.is_empty() {
+                    if let Some(v) = frame.locals.get(&name) {
+                        Some(*v)
+                    } else if let Some(ObjKind::Cell(Some(v))) =
+                        frame.cells.get(&name).map(|c| self.heap.kind(*c))
+                    {
+                        Some(*v)
+                    } else {
+                        self.globals.get(&name).copied()
+                    }
+                } else {
+                    self.globals.get(&name).copied()
+                }
+            }
+        };
+        let v = match found.or_else(|| natives::builtin(self.names.name(name))) {
+            Some(v) => v,
+            None => {
+                return self.error(format!(
+                    "NameError: name '{}' is not defined",
+                    self.names.name(name)
+                ));
+            }
+        };
+        self.heap.incref(v);
+        Ok(v)
+    }
+
+    /// Binds a name in the current scope, taking over the reference; drops the old value.
+    pub(super) fn store_name(&mut self, name: Sym, value: Value) {
+        let scope = self.scope_of(name);
+        let frame = self.frames.last_mut().expect("a frame");
+        let old = if let Some(ns) = frame.class_namespaces.last_mut() {
+            match ns.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+                None => {
+                    ns.push((name, value));
+                    None
+                }
+            }
+        } else {
+            match scope {
+                Some(NameScope::Local) => frame.locals.insert(name, value),
+                Some(NameScope::Cell) | Some(NameScope::Free) => {
+                    let cell = frame.cells.get(&name).copied();
+                    match cell {
+                        Some(c) => match self.heap.kind_mut(c) {
+                            ObjKind::Cell(slot) => slot.replace(value),
+                            _ => None,
+                        },
+                        None => None,
+                    }
+                }
+                Some(NameScope::Global) | None => self.globals.insert(name, value),
+            }
+        };
+        if let Some(old) = old {
+            self.heap.decref(old);
+        }
+    }
+
+    fn delete_name(&mut self, name: Sym) -> R<()> {
+        let scope = self.scope_of(name);
+        let frame = self.frames.last_mut().expect("a frame");
+        let old = if let Some(ns) = frame.class_namespaces.last_mut() {
+            ns.iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| ns.remove(i).1)
+        } else {
+            match scope {
+                Some(NameScope::Local) => frame.locals.remove(&name),
+                Some(NameScope::Cell) | Some(NameScope::Free) => {
+                    match frame.cells.get(&name).copied() {
+                        Some(c) => match self.heap.kind_mut(c) {
+                            ObjKind::Cell(slot) => slot.take(),
+                            _ => None,
+                        },
+                        None => None,
+                    }
+                }
+                Some(NameScope::Global) | None => self.globals.remove(&name),
+            }
+        };
+        match old {
+            Some(v) => {
+                self.heap.decref(v);
+                Ok(())
+            }
+            None => self.error(format!(
+                "NameError: name '{}' is not defined",
+                self.names.name(name)
+            )),
+        }
+    }
+
+    // ----- targets --------------------------------------------------------------------------
+
+    fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
+        match target {
+            Expr::Name(n) => {
+                let sym = self.names.intern(n.id.as_str());
+                self.store_name(sym, value);
+                Ok(())
+            }
+            Expr::Attribute(a) => {
+                let obj = match self.eval(&a.value) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        self.heap.decref(value);
+                        return Err(e);
+                    }
+                };
+                let attr = self.names.intern(a.attr.as_str());
+                let r = self.set_attr(obj, attr, value);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let r = natives::store_subscript(self, obj, &s.slice, value);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Tuple(t) => self.unpack(&t.elts, value),
+            Expr::List(t) => self.unpack(&t.elts, value),
+            _ => {
+                self.heap.decref(value);
+                self.at(target);
+                self.unsupported("this assignment target")
+            }
+        }
+    }
+
+    fn unpack(&mut self, targets: &'a [Expr], value: Value) -> R<()> {
+        let items = match value {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                _ => {
+                    self.heap.decref(value);
+                    return self
+                        .error("TypeError: cannot unpack a non-sequence in the workload model");
+                }
+            },
+            _ => return self.error("TypeError: cannot unpack a non-sequence"),
+        };
+        if items.len() != targets.len() {
+            self.heap.decref(value);
+            return self.error(format!(
+                "ValueError: expected {} values to unpack, got {}",
+                targets.len(),
+                items.len()
+            ));
+        }
+        for v in &items {
+            self.heap.incref(*v);
+        }
+        self.heap.decref(value);
+        for (t, v) in targets.iter().zip(items) {
+            self.store(t, v)?;
+        }
+        Ok(())
+    }
+
+    fn delete(&mut self, target: &'a Expr) -> R<()> {
+        self.at(target);
+        match target {
+            Expr::Name(n) => {
+                let sym = self.names.intern(n.id.as_str());
+                self.delete_name(sym)
+            }
+            Expr::Attribute(a) => {
+                let obj = self.eval(&a.value)?;
+                let attr = self.names.intern(a.attr.as_str());
+                let old = self.take_attr(obj, attr);
+                self.heap.decref(obj);
+                match old {
+                    Some(v) => {
+                        self.heap.decref(v);
+                        Ok(())
+                    }
+                    None => self.error(format!("AttributeError: {}", self.names.name(attr))),
+                }
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let r = natives::del_subscript(self, obj, &s.slice);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Tuple(t) => {
+                for e in &t.elts {
+                    self.delete(e)?;
+                }
+                Ok(())
+            }
+            _ => self.unsupported("this `del` target"),
+        }
+    }
+
+    // ----- attributes -----------------------------------------------------------------------
+
+    /// Borrowed attribute of an instance's own storage (not its class).
+    fn instance_attr(&self, id: ObjId, name: Sym) -> Option<Value> {
+        let ObjKind::Instance { attrs, .. } = self.heap.kind(id) else {
+            return None;
+        };
+        match attrs {
+            Attrs::Inline(items) => items.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
+            Attrs::Dict(Some(d)) => match self.heap.kind(*d) {
+                ObjKind::Dict(items) => items
+                    .iter()
+                    .find(|(k, _)| *k == Value::Str(name))
+                    .map(|(_, v)| *v),
+                _ => None,
+            },
+            Attrs::Dict(None) => None,
+        }
+    }
+
+    /// `obj.name` (new reference).
+    pub(super) fn get_attr(&mut self, obj: Value, name: Sym) -> R<Value> {
+        match obj {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Instance { class, .. } => {
+                    let class = *class;
+                    if let Some(v) = self.instance_attr(id, name) {
+                        self.heap.incref(v);
+                        return Ok(v);
+                    }
+                    match self.class_lookup(class, name) {
+                        Some(Value::Obj(f))
+                            if matches!(self.heap.kind(f), ObjKind::Function(_)) =>
+                        {
+                            // Materializing a method creates a bound-method object.
+                            self.heap.incref(Value::Obj(f));
+                            self.heap.incref(obj);
+                            let m = self.alloc(ObjKind::BoundMethod {
+                                func: f,
+                                receiver: obj,
+                            });
+                            Ok(Value::Obj(m))
+                        }
+                        Some(v) => {
+                            self.heap.incref(v);
+                            Ok(v)
+                        }
+                        None => {
+                            let cname = self.class_name(class);
+                            self.error(format!(
+                                "AttributeError: '{cname}' object has no attribute '{}'",
+                                self.names.name(name)
+                            ))
+                        }
+                    }
+                }
+                ObjKind::Class(_) => match self.class_lookup(id, name) {
+                    Some(v) => {
+                        self.heap.incref(v);
+                        Ok(v)
+                    }
+                    None => self.error(format!(
+                        "AttributeError: type object has no attribute '{}'",
+                        self.names.name(name)
+                    )),
+                },
+                ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                other => {
+                    let t = other.type_name();
+                    self.error(format!(
+                        "AttributeError: '{t}' object has no attribute '{}'",
+                        self.names.name(name)
+                    ))
+                }
+            },
+            Value::Module(m) => match natives::module_attr(Value::Module(m), self.names.name(name))
+            {
+                Some(v) => Ok(v),
+                None => self.unsupported(format!(
+                    "`{}.{}`",
+                    natives::module_display(m),
+                    self.names.name(name)
+                )),
+            },
+            other => natives::value_attr(self, other, name),
+        }
+    }
+
+    pub(super) fn class_name(&self, class: ObjId) -> String {
+        match self.heap.kind(class) {
+            ObjKind::Class(c) => self.names.name(c.name).to_string(),
+            _ => "object".to_string(),
+        }
+    }
+
+    /// `obj.name = value`, taking over `value`.
+    pub(super) fn set_attr(&mut self, obj: Value, name: Sym, value: Value) -> R<()> {
+        let Value::Obj(id) = obj else {
+            self.heap.decref(value);
+            return self.error(format!(
+                "AttributeError: cannot set attribute '{}' here",
+                self.names.name(name)
+            ));
+        };
+        match self.heap.kind(id) {
+            ObjKind::Instance {
+                attrs: Attrs::Dict(dict),
+                ..
+            } => {
+                let dict = match *dict {
+                    Some(d) => d,
+                    None => {
+                        // ≤ 3.10: the instance's `__dict__` appears on its first attribute store.
+                        let d = self.alloc(ObjKind::Dict(Vec::new()));
+                        if let ObjKind::Instance {
+                            attrs: Attrs::Dict(slot),
+                            ..
+                        } = self.heap.kind_mut(id)
+                        {
+                            *slot = Some(d);
+                        }
+                        d
+                    }
+                };
+                self.dict_set(dict, Value::Str(name), value);
+                Ok(())
+            }
+            ObjKind::Instance {
+                attrs: Attrs::Inline(_),
+                ..
+            } => {
+                let old = match self.heap.kind_mut(id) {
+                    ObjKind::Instance {
+                        attrs: Attrs::Inline(items),
+                        ..
+                    } => match items.iter_mut().find(|(n, _)| *n == name) {
+                        Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+                        None => {
+                            items.push((name, value));
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                if let Some(old) = old {
+                    self.heap.decref(old);
+                }
+                Ok(())
+            }
+            ObjKind::Class(_) => {
+                let old = match self.heap.kind_mut(id) {
+                    ObjKind::Class(c) => match c.attrs.iter_mut().find(|(n, _)| *n == name) {
+                        Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+                        None => {
+                            c.attrs.push((name, value));
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                if let Some(old) = old {
+                    self.heap.decref(old);
+                }
+                Ok(())
+            }
+            ObjKind::Tensor(_) => {
+                self.heap.decref(value);
+                self.unsupported(format!(
+                    "setting attribute '{}' on a tensor",
+                    self.names.name(name)
+                ))
+            }
+            other => {
+                let t = other.type_name();
+                self.heap.decref(value);
+                self.error(format!(
+                    "AttributeError: '{t}' object attribute '{}' is read-only",
+                    self.names.name(name)
+                ))
+            }
+        }
+    }
+
+    /// Removes an attribute from an instance; returns the old value (owned).
+    fn take_attr(&mut self, obj: Value, name: Sym) -> Option<Value> {
+        let Value::Obj(id) = obj else { return None };
+        let dict = match self.heap.kind_mut(id) {
+            ObjKind::Instance {
+                attrs: Attrs::Inline(items),
+                ..
+            } => {
+                let i = items.iter().position(|(n, _)| *n == name)?;
+                return Some(items.remove(i).1);
+            }
+            ObjKind::Instance {
+                attrs: Attrs::Dict(Some(d)),
+                ..
+            } => *d,
+            _ => return None,
+        };
+        let ObjKind::Dict(items) = self.heap.kind_mut(dict) else {
+            return None;
+        };
+        let i = items.iter().position(|(k, _)| *k == Value::Str(name))?;
+        let (k, v) = items.remove(i);
+        self.heap.decref(k);
+        Some(v)
+    }
+
+    /// `d[key] = value` on a dict object, taking over `key` and `value`.
+    pub(super) fn dict_set(&mut self, dict: ObjId, key: Value, value: Value) {
+        self.heap.maintain_dict_tracking(dict, key);
+        self.heap.maintain_dict_tracking(dict, value);
+        let old = match self.heap.kind_mut(dict) {
+            ObjKind::Dict(items) => match items.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => Some((key, std::mem::replace(&mut slot.1, value))),
+                None => {
+                    items.push((key, value));
+                    None
+                }
+            },
+            _ => None,
+        };
+        if let Some((dup_key, old)) = old {
+            self.heap.decref(dup_key);
+            self.heap.decref(old);
+        }
+    }
+
+    // ----- expressions ----------------------------------------------------------------------
+
+    fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
+        let v = self.eval(e)?;
+        let t = self.truth(v);
+        self.heap.decref(v);
+        t
+    }
+
+    pub(super) fn truth(&mut self, v: Value) -> R<bool> {
+        Ok(match v {
+            Value::None => false,
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            Value::Float(f) => f != 0.0,
+            Value::Str(s) => !self.names.name(s).is_empty(),
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::List(items) | ObjKind::Tuple(items) => !items.is_empty(),
+                ObjKind::Dict(items) => !items.is_empty(),
+                ObjKind::Tensor(t) if t.numel() != 1 => {
+                    return self.error("RuntimeError: Boolean value of Tensor with more than one value is ambiguous");
+                }
+                // A one-element tensor's truth needs its value, which the model does not compute.
+                ObjKind::Tensor(_) => return self.unsupported("the truth value of a tensor"),
+                _ => true,
+            },
+            _ => true,
+        })
+    }
+
+    /// Evaluates an expression to a new reference.
+    pub(crate) fn eval(&mut self, e: &'a Expr) -> R<Value> {
+        match e {
+            Expr::Name(n) => {
+                let sym = self.names.intern(n.id.as_str());
+                self.offset = n.range.start().to_u32();
+                self.load_name(sym)
+            }
+            Expr::NumberLiteral(n) => match &n.value {
+                ast::Number::Int(i) => match i.as_i64() {
+                    Some(v) => Ok(Value::Int(v)),
+                    None => {
+                        self.at(e);
+                        self.unsupported("integers beyond 64 bits")
+                    }
+                },
+                ast::Number::Float(f) => Ok(Value::Float(*f)),
+                ast::Number::Complex { .. } => {
+                    self.at(e);
+                    self.unsupported("complex numbers")
+                }
+            },
+            Expr::StringLiteral(s) => Ok(Value::Str(self.names.intern(s.value.to_str()))),
+            Expr::BooleanLiteral(b) => Ok(Value::Bool(b.value)),
+            Expr::NoneLiteral(_) => Ok(Value::None),
+            Expr::FString(f) => {
+                self.at(e);
+                self.eval_fstring(f)
+            }
+            Expr::BinOp(b) => {
+                let l = self.eval(&b.left)?;
+                let r = self.eval(&b.right)?;
+                self.at(e);
+                let out = self.binary(b.op, l, r, false);
+                self.heap.decref(l);
+                self.heap.decref(r);
+                out
+            }
+            Expr::UnaryOp(u) => {
+                let v = self.eval(&u.operand)?;
+                self.at(e);
+                let out = self.unary(u.op, v);
+                self.heap.decref(v);
+                out
+            }
+            Expr::BoolOp(b) => {
+                let mut last = Value::None;
+                for (i, value) in b.values.iter().enumerate() {
+                    let v = self.eval(value)?;
+                    if i + 1 == b.values.len() {
+                        return Ok(v);
+                    }
+                    let t = self.truth(v)?;
+                    let short = match b.op {
+                        ast::BoolOp::And => !t,
+                        ast::BoolOp::Or => t,
+                    };
+                    if short {
+                        return Ok(v);
+                    }
+                    self.heap.decref(v);
+                    last = Value::None;
+                }
+                Ok(last)
+            }
+            Expr::Compare(c) => self.eval_compare(c),
+            Expr::If(i) => {
+                if self.eval_truth(&i.test)? {
+                    self.eval(&i.body)
+                } else {
+                    self.eval(&i.orelse)
+                }
+            }
+            Expr::Call(c) => self.eval_call(c),
+            Expr::Attribute(a) => {
+                let obj = self.eval(&a.value)?;
+                self.at(e);
+                let attr = self.names.intern(a.attr.as_str());
+                let v = self.get_attr(obj, attr);
+                self.heap.decref(obj);
+                v
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let v = natives::subscript(self, obj, &s.slice);
+                self.heap.decref(obj);
+                v
+            }
+            Expr::Tuple(t) => {
+                // A tuple of constants is a constant of the code object: nothing is allocated.
+                if t.elts.iter().all(is_constant) {
+                    let mut items = Vec::with_capacity(t.elts.len());
+                    for x in &t.elts {
+                        items.push(self.eval(x)?);
+                    }
+                    return Ok(natives::constant_tuple(self, items));
+                }
+                let mut items = Vec::with_capacity(t.elts.len());
+                for x in &t.elts {
+                    items.push(self.eval(x)?);
+                }
+                Ok(Value::Obj(self.alloc(ObjKind::Tuple(items))))
+            }
+            Expr::List(l) => {
+                let mut items = Vec::with_capacity(l.elts.len());
+                for x in &l.elts {
+                    items.push(self.eval(x)?);
+                }
+                Ok(Value::Obj(self.alloc(ObjKind::List(items))))
+            }
+            Expr::Dict(d) => {
+                let dict = self.alloc(ObjKind::Dict(Vec::new()));
+                for item in &d.items {
+                    let Some(key) = &item.key else {
+                        self.at(&item.value);
+                        return self.unsupported("`**` in a dict display");
+                    };
+                    let k = self.eval(key)?;
+                    if !matches!(
+                        k,
+                        Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
+                    ) {
+                        self.heap.decref(k);
+                        self.at(key);
+                        return self.unsupported("dict keys other than ints and strings");
+                    }
+                    let v = self.eval(&item.value)?;
+                    self.dict_set(dict, k, v);
+                }
+                Ok(Value::Obj(dict))
+            }
+            Expr::Lambda(l) => {
+                let code = self.codes.of_lambda(l);
+                let empty = ast::Parameters::default();
+                let params: &'a ast::Parameters = match &l.parameters {
+                    Some(p) => p,
+                    None => {
+                        // No parameters: nothing to evaluate, so an empty list stands in.
+                        let Some(f) = self.make_function_without_params(code) else {
+                            return self.error("NameError: free variable has no cell");
+                        };
+                        let _ = empty;
+                        return Ok(f);
+                    }
+                };
+                self.make_function(code, params)
+            }
+            Expr::Await(a) => {
+                let v = self.eval(&a.value)?;
+                self.at(e);
+                let Value::Obj(id) = v else {
+                    return self.error("TypeError: object can't be used in 'await' expression");
+                };
+                let r = self.run_coroutine(id);
+                self.heap.decref(v);
+                r
+            }
+            Expr::Named(n) => {
+                let v = self.eval(&n.value)?;
+                self.heap.incref(v);
+                self.store(&n.target, v)?;
+                Ok(v)
+            }
+            Expr::Starred(_) => {
+                self.at(e);
+                self.unsupported("`*` unpacking here")
+            }
+            Expr::Slice(_) => {
+                self.at(e);
+                self.unsupported("a slice outside a subscript")
+            }
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+                self.at(e);
+                self.unsupported("comprehensions")
+            }
+            Expr::Set(_) => {
+                self.at(e);
+                self.unsupported("set displays")
+            }
+            Expr::Yield(_) | Expr::YieldFrom(_) => {
+                self.at(e);
+                self.unsupported("generators (`yield`)")
+            }
+            Expr::BytesLiteral(_) => {
+                self.at(e);
+                self.unsupported("bytes literals")
+            }
+            Expr::EllipsisLiteral(_) => {
+                self.at(e);
+                self.unsupported("`...` outside a subscript")
+            }
+            Expr::TString(_) => {
+                self.at(e);
+                self.unsupported("template strings")
+            }
+            Expr::IpyEscapeCommand(_) => {
+                self.at(e);
+                self.unsupported("IPython escape commands")
+            }
+        }
+    }
+
+    fn make_function_without_params(&mut self, code: u32) -> Option<Value> {
+        let freevars = self.codes.get(code).freevars.clone();
+        let closure = if freevars.is_empty() {
+            None
+        } else {
+            let mut cells = Vec::with_capacity(freevars.len());
+            for name in freevars {
+                let cell = self
+                    .frames
+                    .last()
+                    .and_then(|f| f.cells.get(&name).copied())?;
+                self.heap.incref(Value::Obj(cell));
+                cells.push(Value::Obj(cell));
+            }
+            Some(self.alloc(ObjKind::Tuple(cells)))
+        };
+        let name = self.codes.get(code).name;
+        let f = self.alloc(ObjKind::Function(Function {
+            code,
+            name,
+            closure,
+            defaults: Vec::new(),
+        }));
+        Some(Value::Obj(f))
+    }
+
+    fn eval_call(&mut self, c: &'a ast::ExprCall) -> R<Value> {
+        // `obj.method(...)` calls the method without creating a bound method (LOAD_METHOD).
+        let (callee, receiver, method) = match &*c.func {
+            Expr::Attribute(a) => {
+                let recv = self.eval(&a.value)?;
+                let name = self.names.intern(a.attr.as_str());
+                (None, Some(recv), Some(name))
+            }
+            other => (Some(self.eval(other)?), None, None),
+        };
+        let mut args = Vec::with_capacity(c.arguments.args.len());
+        let mut kwargs = Vec::new();
+        for a in c.arguments.args.iter() {
+            match a {
+                Expr::Starred(s) => {
+                    let v = self.eval(&s.value)?;
+                    let items = match v {
+                        Value::Obj(id) => match self.heap.kind(id) {
+                            ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                            _ => {
+                                self.at(a);
+                                return self.unsupported("`*` unpacking of this object");
+                            }
+                        },
+                        _ => return self.unsupported("`*` unpacking of this value"),
+                    };
+                    for item in &items {
+                        self.heap.incref(*item);
+                    }
+                    self.heap.decref(v);
+                    args.extend(items);
+                }
+                _ => args.push(self.eval(a)?),
+            }
+        }
+        for k in c.arguments.keywords.iter() {
+            let Some(name) = &k.arg else {
+                self.at(k);
+                return self.unsupported("`**` unpacking in a call");
+            };
+            let sym = self.names.intern(name.as_str());
+            kwargs.push((sym, self.eval(&k.value)?));
+        }
+        self.at(c);
+        match (callee, receiver, method) {
+            (Some(f), _, _) => {
+                let r = self.call(f, args, kwargs);
+                self.heap.decref(f);
+                r
+            }
+            (None, Some(recv), Some(name)) => {
+                let r = self.call_method(recv, name, args, kwargs);
+                self.heap.decref(recv);
+                r
+            }
+            _ => unreachable!("callee or receiver is set"),
+        }
+    }
+
+    /// `recv.name(args)`: a Python method is called directly with `recv` prepended.
+    fn call_method(
+        &mut self,
+        recv: Value,
+        name: Sym,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        if let Value::Obj(id) = recv {
+            match self.heap.kind(id) {
+                ObjKind::Instance { class, .. } => {
+                    let class = *class;
+                    if let Some(v) = self.instance_attr(id, name) {
+                        self.heap.incref(v);
+                        let r = self.call(v, args, kwargs);
+                        self.heap.decref(v);
+                        return r;
+                    }
+                    return match self.class_lookup(class, name) {
+                        Some(Value::Obj(f))
+                            if matches!(self.heap.kind(f), ObjKind::Function(_)) =>
+                        {
+                            self.heap.incref(recv);
+                            let mut all = Vec::with_capacity(args.len() + 1);
+                            all.push(recv);
+                            all.extend(args);
+                            self.call_function(f, all, kwargs)
+                        }
+                        Some(v) => {
+                            self.heap.incref(v);
+                            let r = self.call(v, args, kwargs);
+                            self.heap.decref(v);
+                            r
+                        }
+                        None => {
+                            let cname = self.class_name(class);
+                            self.heap.decref_all(args);
+                            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                            self.error(format!(
+                                "AttributeError: '{cname}' object has no attribute '{}'",
+                                self.names.name(name)
+                            ))
+                        }
+                    };
+                }
+                ObjKind::Class(_) => {
+                    let f = self.get_attr(recv, name)?;
+                    let r = self.call(f, args, kwargs);
+                    self.heap.decref(f);
+                    return r;
+                }
+                _ => {}
+            }
+        }
+        if let Value::Module(_) = recv {
+            let f = self.get_attr(recv, name)?;
+            let r = self.call(f, args, kwargs);
+            self.heap.decref(f);
+            return r;
+        }
+        let result = natives::call_method(self, recv, name, args, kwargs);
+        self.eval_breaker();
+        result
+    }
+
+    fn eval_compare(&mut self, c: &'a ast::ExprCompare) -> R<Value> {
+        let mut left = self.eval(&c.left)?;
+        for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
+            let right = self.eval(right_expr)?;
+            self.offset = c.range.start().to_u32();
+            let result = self.compare(*op, left, right);
+            self.heap.decref(left);
+            let ok = match result {
+                Ok(b) => b,
+                Err(e) => {
+                    self.heap.decref(right);
+                    return Err(e);
+                }
+            };
+            if !ok {
+                self.heap.decref(right);
+                return Ok(Value::Bool(false));
+            }
+            left = right;
+        }
+        self.heap.decref(left);
+        Ok(Value::Bool(true))
+    }
+
+    fn compare(&mut self, op: CmpOp, l: Value, r: Value) -> R<bool> {
+        use std::cmp::Ordering;
+        let ordering = |a: Value, b: Value| -> Option<Ordering> {
+            match (a, b) {
+                (Value::Int(x), Value::Int(y)) => Some(x.cmp(&y)),
+                (Value::Float(x), Value::Float(y)) => x.partial_cmp(&y),
+                (Value::Int(x), Value::Float(y)) => (x as f64).partial_cmp(&y),
+                (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(y as f64)),
+                (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(&y)),
+                (Value::Bool(x), Value::Int(y)) => Some((x as i64).cmp(&y)),
+                (Value::Int(x), Value::Bool(y)) => Some(x.cmp(&(y as i64))),
+                _ => None,
+            }
+        };
+        let equal = |s: &Self, a: Value, b: Value| -> bool {
+            match ordering(a, b) {
+                Some(o) => o == Ordering::Equal,
+                None => match (a, b) {
+                    (Value::Str(x), Value::Str(y)) => s.names.name(x) == s.names.name(y),
+                    _ => a == b,
+                },
+            }
+        };
+        Ok(match op {
+            CmpOp::Is => l == r,
+            CmpOp::IsNot => l != r,
+            CmpOp::Eq => {
+                if self.is_tensor(l) || self.is_tensor(r) {
+                    return self.unsupported("comparing tensors (values are not modelled)");
+                }
+                equal(self, l, r)
+            }
+            CmpOp::NotEq => {
+                if self.is_tensor(l) || self.is_tensor(r) {
+                    return self.unsupported("comparing tensors (values are not modelled)");
+                }
+                !equal(self, l, r)
+            }
+            CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                let Some(o) = ordering(l, r) else {
+                    return self.error(
+                        "TypeError: '<' not supported between these values in the workload model",
+                    );
+                };
+                match op {
+                    CmpOp::Lt => o == Ordering::Less,
+                    CmpOp::LtE => o != Ordering::Greater,
+                    CmpOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                }
+            }
+            CmpOp::In | CmpOp::NotIn => {
+                let found = match r {
+                    Value::Obj(id) => match self.heap.kind(id) {
+                        ObjKind::List(items) | ObjKind::Tuple(items) => {
+                            items.iter().any(|&v| equal(self, l, v))
+                        }
+                        ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
+                        _ => return self.unsupported("`in` on this object"),
+                    },
+                    _ => return self.unsupported("`in` on this value"),
+                };
+                if op == CmpOp::In { found } else { !found }
+            }
+        })
+    }
+
+    pub(super) fn is_tensor(&self, v: Value) -> bool {
+        matches!(v, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tensor(_)))
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Value) -> R<Value> {
+        Ok(match (op, v) {
+            (UnaryOp::Not, v) => Value::Bool(!self.truth(v)?),
+            (UnaryOp::USub, Value::Int(i)) => match i.checked_neg() {
+                Some(n) => Value::Int(n),
+                None => return self.unsupported("integers beyond 64 bits"),
+            },
+            (UnaryOp::USub, Value::Float(f)) => Value::Float(-f),
+            (UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
+            (UnaryOp::Invert, Value::Int(i)) => Value::Int(!i),
+            (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
+                return natives::tensor_unary(self, id);
+            }
+            _ => return self.error("TypeError: bad operand type for unary operator"),
+        })
+    }
+
+    /// Binary operator on borrowed operands; `in_place` for augmented assignment.
+    fn binary(&mut self, op: Operator, l: Value, r: Value, in_place: bool) -> R<Value> {
+        if self.is_tensor(l) || self.is_tensor(r) {
+            return natives::tensor_binary(self, op, l, r, in_place);
+        }
+        natives::scalar_binary(self, op, l, r)
+    }
+
+    fn eval_fstring(&mut self, f: &'a ast::ExprFString) -> R<Value> {
+        let mut out = String::new();
+        for part in f.value.iter() {
+            match part {
+                ast::FStringPart::Literal(l) => out.push_str(&l.value),
+                ast::FStringPart::FString(fs) => {
+                    for element in fs.elements.iter() {
+                        match element {
+                            ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                            ast::InterpolatedStringElement::Interpolation(i) => {
+                                let v = self.eval(&i.expression)?;
+                                out.push_str(&self.display(v));
+                                self.heap.decref(v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Value::Str(self.names.intern(&out)))
+    }
+
+    /// `str(v)` as far as the model knows values.
+    pub(super) fn display(&self, v: Value) -> String {
+        match v {
+            Value::None => "None".into(),
+            Value::Bool(b) => if b { "True" } else { "False" }.into(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Str(s) => self.names.name(s).to_string(),
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Tensor(t) => {
+                    format!("tensor({}, device='{}')", t.describe(), t.device.name())
+                }
+                ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
+                other => format!("<{}>", other.type_name()),
+            },
+            Value::Dtype(d) => format!("torch.{}", d.name()),
+            Value::Device(d) => format!("device(type='{}')", d.name()),
+            Value::Native(_) | Value::Module(_) | Value::BoundNative(..) => "<built-in>".into(),
+        }
+    }
+}
+
+fn is_constant(e: &Expr) -> bool {
+    match e {
+        Expr::NumberLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_) => true,
+        Expr::UnaryOp(u) => {
+            matches!(u.op, UnaryOp::USub) && matches!(&*u.operand, Expr::NumberLiteral(_))
+        }
+        Expr::Tuple(t) => t.elts.iter().all(is_constant),
+        _ => false,
+    }
+}
+
+/// Renders a cycle hit as `Node.tensor` and `Node.link → Node.link → Node`.
+fn describe_hit(heap: &Heap, names: &Interner, hit: &CycleHit) -> (String, String) {
+    let label = |id: ObjId| -> String {
+        match heap.kind(id) {
+            ObjKind::Instance { class, .. } => match heap.kind(*class) {
+                ObjKind::Class(c) => names.name(c.name).to_string(),
+                _ => "object".into(),
+            },
+            ObjKind::Function(f) => format!("function {}", names.name(f.name)),
+            ObjKind::Class(c) => format!("class {}", names.name(c.name)),
+            other => other.type_name().to_string(),
+        }
+    };
+    let edge = |e: Edge| -> String {
+        match e {
+            Edge::Attr(s) => format!(".{}", names.name(s)),
+            Edge::Key(s) => format!("['{}']", names.name(s)),
+            Edge::Index(i) => format!("[{i}]"),
+            Edge::Role(r) => format!(".{r}"),
+        }
+    };
+    // Steps, with an instance's `__dict__` folded into plain attribute access.
+    let steps = |path: &[(ObjId, Edge)]| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < path.len() {
+            let (obj, e) = path[i];
+            if e == Edge::Role("__dict__")
+                && let Some(&(_, Edge::Key(k))) = path.get(i + 1)
+            {
+                out.push(format!("{}.{}", label(obj), names.name(k)));
+                i += 2;
+                continue;
+            }
+            out.push(format!("{}{}", label(obj), edge(e)));
+            i += 1;
+        }
+        out
+    };
+    let holder = steps(&hit.holder_path).join(" → ");
+    let cycle = if hit.cycle.is_empty() {
+        String::new()
+    } else {
+        let mut parts = steps(&hit.cycle);
+        parts.push(label(hit.cycle[0].0));
+        parts.join(" → ")
+    };
+    (holder, cycle)
+}

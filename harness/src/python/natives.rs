@@ -1,0 +1,1825 @@
+//! Builtins and the modelled modules: Python builtins, `gc`, `asyncio`, `torch`,
+//! `torch.cuda`, and the methods of lists, dicts and tensors.
+//!
+//! Natives receive owned arguments and drop them when they return; whatever they store
+//! (a list item, a dict value) takes its own reference.
+
+use super::interp::{Interpreter, R};
+use crate::heap::{NativeId, ObjId, ObjKind, Sym, Value};
+use crate::torch::{self, DeviceKind, Dtype};
+use ruff_python_ast::{Expr, Operator};
+
+macro_rules! natives {
+    ($($variant:ident),* $(,)?) => {
+        /// Every builtin function, method and module of the model.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u16)]
+        pub enum Native { $($variant),* }
+        const ALL: &[Native] = &[$(Native::$variant),*];
+    };
+}
+
+natives!(
+    // modules
+    ModTorch,
+    ModCuda,
+    ModGc,
+    ModAsyncio,
+    ModNn,
+    // builtins
+    Range,
+    Len,
+    Print,
+    Int,
+    Float,
+    Str,
+    Bool,
+    Abs,
+    Min,
+    Max,
+    Sum,
+    List,
+    Tuple,
+    Dict,
+    Object,
+    IsInstance,
+    GetAttr,
+    SetAttr,
+    HasAttr,
+    // gc
+    GcCollect,
+    GcEnable,
+    GcDisable,
+    GcIsEnabled,
+    GcGetCount,
+    GcGetThreshold,
+    GcSetThreshold,
+    GcFreeze,
+    GcUnfreeze,
+    GcGetFreezeCount,
+    // asyncio
+    AsyncioRun,
+    // torch factories and functions
+    Zeros,
+    Ones,
+    Empty,
+    Rand,
+    Randn,
+    Full,
+    Arange,
+    TensorCtor,
+    ZerosLike,
+    OnesLike,
+    EmptyLike,
+    RandLike,
+    RandnLike,
+    FullLike,
+    Matmul,
+    Mm,
+    Bmm,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Relu,
+    Sigmoid,
+    Tanh,
+    Exp,
+    Cat,
+    Stack,
+    SumFn,
+    MeanFn,
+    DeviceCtor,
+    // torch.cuda
+    MemoryAllocated,
+    MemoryReserved,
+    MaxMemoryAllocated,
+    MaxMemoryReserved,
+    ResetPeakMemoryStats,
+    EmptyCache,
+    Synchronize,
+    IsAvailable,
+    DeviceCount,
+    MemGetInfo,
+);
+
+impl Native {
+    pub fn id(self) -> NativeId {
+        NativeId(self as u16)
+    }
+    pub fn from_id(id: NativeId) -> Option<Native> {
+        ALL.get(id.0 as usize).copied()
+    }
+}
+
+fn native(n: Native) -> Value {
+    Value::Native(n.id())
+}
+
+fn module(n: Native) -> Value {
+    Value::Module(n.id())
+}
+
+/// Names bound before the workload starts: scenarios may use `torch`, `gc` and `asyncio`
+/// without importing them.
+pub fn preloaded_globals() -> Vec<(&'static str, Value)> {
+    vec![
+        ("torch", module(Native::ModTorch)),
+        ("gc", module(Native::ModGc)),
+        ("asyncio", module(Native::ModAsyncio)),
+    ]
+}
+
+pub fn module_named(name: &str) -> Option<Value> {
+    Some(match name {
+        "torch" => module(Native::ModTorch),
+        "torch.cuda" => module(Native::ModCuda),
+        "torch.nn" => module(Native::ModNn),
+        "gc" => module(Native::ModGc),
+        "asyncio" => module(Native::ModAsyncio),
+        _ => return None,
+    })
+}
+
+pub fn module_display(id: NativeId) -> &'static str {
+    match Native::from_id(id) {
+        Some(Native::ModTorch) => "torch",
+        Some(Native::ModCuda) => "torch.cuda",
+        Some(Native::ModNn) => "torch.nn",
+        Some(Native::ModGc) => "gc",
+        Some(Native::ModAsyncio) => "asyncio",
+        _ => "module",
+    }
+}
+
+pub fn builtin(name: &str) -> Option<Value> {
+    use Native::*;
+    Some(native(match name {
+        "range" => Range,
+        "len" => Len,
+        "print" => Print,
+        "int" => Int,
+        "float" => Float,
+        "str" => Str,
+        "bool" => Bool,
+        "abs" => Abs,
+        "min" => Min,
+        "max" => Max,
+        "sum" => Sum,
+        "list" => List,
+        "tuple" => Tuple,
+        "dict" => Dict,
+        "object" => Object,
+        "isinstance" => IsInstance,
+        "getattr" => GetAttr,
+        "setattr" => SetAttr,
+        "hasattr" => HasAttr,
+        _ => return None,
+    }))
+}
+
+/// `module.attr`.
+pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
+    use Native::*;
+    let Value::Module(id) = m else { return None };
+    let n = match (Native::from_id(id)?, attr) {
+        (ModTorch, "cuda") => return Some(module(ModCuda)),
+        (ModTorch, "nn") => return Some(module(ModNn)),
+        (ModTorch, name) if Dtype::from_name(name).is_some() => {
+            return Dtype::from_name(name).map(Value::Dtype);
+        }
+        (ModTorch, "zeros") => Zeros,
+        (ModTorch, "ones") => Ones,
+        (ModTorch, "empty") => Empty,
+        (ModTorch, "rand") => Rand,
+        (ModTorch, "randn") => Randn,
+        (ModTorch, "full") => Full,
+        (ModTorch, "arange") => Arange,
+        (ModTorch, "tensor") => TensorCtor,
+        (ModTorch, "zeros_like") => ZerosLike,
+        (ModTorch, "ones_like") => OnesLike,
+        (ModTorch, "empty_like") => EmptyLike,
+        (ModTorch, "rand_like") => RandLike,
+        (ModTorch, "randn_like") => RandnLike,
+        (ModTorch, "full_like") => FullLike,
+        (ModTorch, "matmul") => Matmul,
+        (ModTorch, "mm") => Mm,
+        (ModTorch, "bmm") => Bmm,
+        (ModTorch, "add") => Add,
+        (ModTorch, "sub") => Sub,
+        (ModTorch, "mul") => Mul,
+        (ModTorch, "div") => Div,
+        (ModTorch, "relu") => Relu,
+        (ModTorch, "sigmoid") => Sigmoid,
+        (ModTorch, "tanh") => Tanh,
+        (ModTorch, "exp") => Exp,
+        (ModTorch, "cat") => Cat,
+        (ModTorch, "stack") => Stack,
+        (ModTorch, "sum") => SumFn,
+        (ModTorch, "mean") => MeanFn,
+        (ModTorch, "device") => DeviceCtor,
+        (ModCuda, "memory_allocated") => MemoryAllocated,
+        (ModCuda, "memory_reserved") => MemoryReserved,
+        (ModCuda, "max_memory_allocated") => MaxMemoryAllocated,
+        (ModCuda, "max_memory_reserved") => MaxMemoryReserved,
+        (ModCuda, "reset_peak_memory_stats") => ResetPeakMemoryStats,
+        (ModCuda, "empty_cache") => EmptyCache,
+        (ModCuda, "synchronize") => Synchronize,
+        (ModCuda, "is_available") => IsAvailable,
+        (ModCuda, "device_count") => DeviceCount,
+        (ModCuda, "mem_get_info") => MemGetInfo,
+        (ModGc, "collect") => GcCollect,
+        (ModGc, "enable") => GcEnable,
+        (ModGc, "disable") => GcDisable,
+        (ModGc, "isenabled") => GcIsEnabled,
+        (ModGc, "get_count") => GcGetCount,
+        (ModGc, "get_threshold") => GcGetThreshold,
+        (ModGc, "set_threshold") => GcSetThreshold,
+        (ModGc, "freeze") => GcFreeze,
+        (ModGc, "unfreeze") => GcUnfreeze,
+        (ModGc, "get_freeze_count") => GcGetFreezeCount,
+        (ModAsyncio, "run") => AsyncioRun,
+        _ => return None,
+    };
+    Some(native(n))
+}
+
+/// A code object's constant tuple: exists without a GC allocation at run time.
+pub(super) fn constant_tuple(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
+    Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(items)))
+}
+
+/// Owned call arguments, dropped together when the native returns.
+struct Args {
+    pos: Vec<Value>,
+    kw: Vec<(Sym, Value)>,
+}
+
+impl Args {
+    fn kw(&self, it: &Interpreter<'_>, name: &str) -> Option<Value> {
+        self.kw
+            .iter()
+            .find(|(k, _)| it.names.name(*k) == name)
+            .map(|(_, v)| *v)
+    }
+    fn drop_all(self, it: &mut Interpreter<'_>) {
+        it.heap.decref_all(self.pos);
+        it.heap.decref_all(self.kw.into_iter().map(|(_, v)| v));
+    }
+}
+
+/// Calls a native function.
+pub(super) fn call(
+    it: &mut Interpreter<'_>,
+    id: NativeId,
+    _receiver: Option<Value>,
+    pos: Vec<Value>,
+    kw: Vec<(Sym, Value)>,
+) -> R<Value> {
+    let args = Args { pos, kw };
+    let result = match Native::from_id(id) {
+        Some(n) => call_native(it, n, &args),
+        None => it.error("TypeError: unknown builtin"),
+    };
+    args.drop_all(it);
+    result
+}
+
+fn int_arg(it: &Interpreter<'_>, v: Value, what: &str) -> R<i64> {
+    match v {
+        Value::Int(i) => Ok(i),
+        Value::Bool(b) => Ok(b as i64),
+        _ => it.error(format!("TypeError: {what} must be an integer")),
+    }
+}
+
+fn float_of(v: Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(i as f64),
+        Value::Float(f) => Some(f),
+        Value::Bool(b) => Some(b as i64 as f64),
+        _ => None,
+    }
+}
+
+fn new_tuple(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
+    Value::Obj(it.alloc(ObjKind::Tuple(items)))
+}
+
+fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
+    use Native::*;
+    let p = &a.pos;
+    match n {
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModNn => {
+            it.error("TypeError: 'module' object is not callable")
+        }
+        Object => {
+            let name = it.names.intern("object");
+            let class = it.alloc(ObjKind::Class(crate::heap::Class {
+                name,
+                base: None,
+                attrs: Vec::new(),
+            }));
+            let inst = it.alloc(ObjKind::Instance {
+                class,
+                attrs: crate::heap::Attrs::Inline(Vec::new()),
+            });
+            Ok(Value::Obj(inst))
+        }
+        Range => {
+            let ints: Vec<i64> = p
+                .iter()
+                .map(|&v| int_arg(it, v, "range() argument"))
+                .collect::<R<_>>()?;
+            let (start, stop, step) = match ints.as_slice() {
+                [stop] => (0, *stop, 1),
+                [start, stop] => (*start, *stop, 1),
+                [start, stop, step] => (*start, *stop, *step),
+                _ => return it.error("TypeError: range expected 1 to 3 arguments"),
+            };
+            if step == 0 {
+                return it.error("ValueError: range() arg 3 must not be zero");
+            }
+            Ok(Value::Obj(it.heap.insert_uncounted(ObjKind::Range {
+                start,
+                stop,
+                step,
+            })))
+        }
+        Len => match p.as_slice() {
+            [v] => Ok(Value::Int(length(it, *v)?)),
+            _ => it.error("TypeError: len() takes exactly one argument"),
+        },
+        Print => {
+            // Printing produces strings only: nothing the collector sees.
+            for &v in p {
+                let _ = it.display(v);
+            }
+            Ok(Value::None)
+        }
+        Int => match p.as_slice() {
+            [] => Ok(Value::Int(0)),
+            [Value::Int(i)] => Ok(Value::Int(*i)),
+            [Value::Bool(b)] => Ok(Value::Int(*b as i64)),
+            [Value::Float(f)] => Ok(Value::Int(f.trunc() as i64)),
+            [Value::Str(s)] => match it.names.name(*s).trim().parse::<i64>() {
+                Ok(i) => Ok(Value::Int(i)),
+                Err(_) => it.error("ValueError: invalid literal for int()"),
+            },
+            _ => it.unsupported("int() of this value"),
+        },
+        Float => match p.as_slice() {
+            [] => Ok(Value::Float(0.0)),
+            [v] => match float_of(*v) {
+                Some(f) => Ok(Value::Float(f)),
+                None => it.unsupported("float() of this value"),
+            },
+            _ => it.error("TypeError: float() takes at most 1 argument"),
+        },
+        Str => {
+            let s = p.first().map_or(String::new(), |v| it.display(*v));
+            Ok(Value::Str(it.names.intern(&s)))
+        }
+        Bool => match p.first() {
+            Some(v) => Ok(Value::Bool(it.truth(*v)?)),
+            None => Ok(Value::Bool(false)),
+        },
+        Abs => match p.as_slice() {
+            [Value::Int(i)] => Ok(Value::Int(i.abs())),
+            [Value::Float(f)] => Ok(Value::Float(f.abs())),
+            _ => it.unsupported("abs() of this value"),
+        },
+        Min | Max | Sum => {
+            let items: Vec<Value> = match p.as_slice() {
+                [Value::Obj(id)] => match it.heap.kind(*id) {
+                    ObjKind::List(items) | ObjKind::Tuple(items) => items.clone(),
+                    _ => return it.unsupported("this argument of min/max/sum"),
+                },
+                many => many.to_vec(),
+            };
+            let nums: Option<Vec<f64>> = items.iter().map(|v| float_of(*v)).collect();
+            let Some(nums) = nums else {
+                return it.unsupported("min/max/sum of non-numbers");
+            };
+            let all_int = items
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
+            if nums.is_empty() && n != Sum {
+                return it.error("ValueError: arg is an empty sequence");
+            }
+            let r = match n {
+                Min => nums.iter().cloned().fold(f64::INFINITY, f64::min),
+                Max => nums.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                _ => nums.iter().sum(),
+            };
+            Ok(if all_int {
+                Value::Int(r as i64)
+            } else {
+                Value::Float(r)
+            })
+        }
+        List | Tuple => {
+            let items = match p.first() {
+                None => Vec::new(),
+                Some(&v) => sequence_items(it, v)?,
+            };
+            for &v in &items {
+                it.heap.incref(v);
+            }
+            Ok(Value::Obj(it.alloc(if n == List {
+                ObjKind::List(items)
+            } else {
+                ObjKind::Tuple(items)
+            })))
+        }
+        Dict => {
+            if !p.is_empty() || !a.kw.is_empty() {
+                return it.unsupported("dict() with arguments");
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::Dict(Vec::new()))))
+        }
+        IsInstance => {
+            let [obj, cls] = p.as_slice() else {
+                return it.error("TypeError: isinstance expected 2 arguments");
+            };
+            let Value::Obj(cls) = cls else {
+                return it.unsupported("isinstance() with a builtin type");
+            };
+            let mut cur = match obj {
+                Value::Obj(o) => match it.heap.kind(*o) {
+                    ObjKind::Instance { class, .. } => Some(*class),
+                    _ => None,
+                },
+                _ => None,
+            };
+            while let Some(c) = cur {
+                if c == *cls {
+                    return Ok(Value::Bool(true));
+                }
+                cur = match it.heap.kind(c) {
+                    ObjKind::Class(k) => k.base,
+                    _ => None,
+                };
+            }
+            Ok(Value::Bool(false))
+        }
+        GetAttr | HasAttr => {
+            let (obj, name) = match p.as_slice() {
+                [o, Value::Str(s), ..] => (*o, *s),
+                _ => return it.error("TypeError: attribute name must be a string"),
+            };
+            match it.get_attr(obj, name) {
+                Ok(v) if n == HasAttr => {
+                    it.heap.decref(v);
+                    Ok(Value::Bool(true))
+                }
+                Ok(v) => Ok(v),
+                Err(e) => {
+                    if n == HasAttr {
+                        return Ok(Value::Bool(false));
+                    }
+                    match p.get(2) {
+                        Some(&default) => {
+                            it.heap.incref(default);
+                            Ok(default)
+                        }
+                        None => Err(e),
+                    }
+                }
+            }
+        }
+        SetAttr => {
+            let [obj, Value::Str(name), value] = p.as_slice() else {
+                return it.error("TypeError: setattr expected (object, name, value)");
+            };
+            it.heap.incref(*value);
+            it.set_attr(*obj, *name, *value)?;
+            Ok(Value::None)
+        }
+        GcCollect => {
+            let generation = match p.first().or(a.kw(it, "generation").as_ref()) {
+                Some(&v) => int_arg(it, v, "generation")?,
+                None => 2,
+            };
+            if !(0..=2).contains(&generation) {
+                return it.error("ValueError: invalid generation");
+            }
+            Ok(Value::Int(it.collect(generation as u8, false) as i64))
+        }
+        GcEnable => {
+            it.heap.enabled = true;
+            Ok(Value::None)
+        }
+        GcDisable => {
+            it.heap.enabled = false;
+            Ok(Value::None)
+        }
+        GcIsEnabled => Ok(Value::Bool(it.heap.enabled)),
+        GcGetCount => {
+            let c = it.heap.counts;
+            Ok(new_tuple(
+                it,
+                c.iter().map(|&x| Value::Int(x as i64)).collect(),
+            ))
+        }
+        GcGetThreshold => {
+            let t = it.heap.thresholds;
+            Ok(new_tuple(
+                it,
+                t.iter().map(|&x| Value::Int(x as i64)).collect(),
+            ))
+        }
+        GcSetThreshold => {
+            if p.is_empty() || p.len() > 3 {
+                return it.error("TypeError: set_threshold expects 1 to 3 arguments");
+            }
+            for (i, &v) in p.iter().enumerate() {
+                let t = int_arg(it, v, "threshold")?;
+                it.heap.thresholds[i] = t.max(0) as u64;
+            }
+            Ok(Value::None)
+        }
+        GcFreeze => {
+            for generation in 0..3 {
+                for id in it.heap.generation_members(generation) {
+                    it.heap.move_to_generation(id, crate::heap::PERMANENT);
+                }
+            }
+            it.heap.counts[0] = 0;
+            Ok(Value::None)
+        }
+        GcUnfreeze => {
+            for id in it.heap.generation_members(crate::heap::PERMANENT) {
+                it.heap.move_to_generation(id, 2);
+            }
+            Ok(Value::None)
+        }
+        GcGetFreezeCount => Ok(Value::Int(it.heap.generation_sizes()[3] as i64)),
+        AsyncioRun => match p.as_slice() {
+            [Value::Obj(c)] if matches!(it.heap.kind(*c), ObjKind::Coroutine { .. }) => {
+                it.run_coroutine(*c)
+            }
+            _ => it.error("ValueError: a coroutine was expected"),
+        },
+        Zeros | Ones | Empty | Rand | Randn => {
+            let shape = shape_args(it, p)?;
+            let floating_default = Dtype::Float32;
+            let dtype = dtype_kw(it, a)?.unwrap_or(floating_default);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(shape, dtype, device, None)
+        }
+        Full => {
+            let Some(&size) = p.first() else {
+                return it.error("TypeError: full() missing size");
+            };
+            let shape = shape_args(it, &[size])?;
+            let fill_is_int = matches!(p.get(1), Some(Value::Int(_)));
+            let default = if fill_is_int {
+                Dtype::Int64
+            } else {
+                Dtype::Float32
+            };
+            let dtype = dtype_kw(it, a)?.unwrap_or(default);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(shape, dtype, device, None)
+        }
+        Arange => {
+            let ints: Vec<i64> = p
+                .iter()
+                .map(|&v| int_arg(it, v, "arange() argument"))
+                .collect::<R<_>>()?;
+            let (start, stop, step) = match ints.as_slice() {
+                [stop] => (0, *stop, 1),
+                [start, stop] => (*start, *stop, 1),
+                [start, stop, step] if *step != 0 => (*start, *stop, *step),
+                _ => return it.error("TypeError: arange expects 1 to 3 integer arguments"),
+            };
+            let len = ((stop - start + step - step.signum()) / step).max(0);
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Int64);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(vec![len], dtype, device, None)
+        }
+        TensorCtor => {
+            let Some(&data) = p.first() else {
+                return it.error("TypeError: tensor() missing data");
+            };
+            let (shape, all_int) = nested_shape(it, data)?;
+            let dtype = dtype_kw(it, a)?.unwrap_or(if all_int {
+                Dtype::Int64
+            } else {
+                Dtype::Float32
+            });
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(shape, dtype, device, None)
+        }
+        ZerosLike | OnesLike | EmptyLike | RandLike | RandnLike | FullLike => {
+            let Some(t) = p.first().and_then(|v| tensor_of(it, *v)) else {
+                return it.error("TypeError: expected a tensor as the first argument");
+            };
+            let t = t.clone();
+            let dtype = dtype_kw(it, a)?.unwrap_or(t.dtype);
+            let device = device_kw(it, a)?.unwrap_or(t.device);
+            it.new_tensor(t.shape, dtype, device, None)
+        }
+        Matmul | Mm | Bmm => match p.as_slice() {
+            [l, r] => tensor_binary(it, Operator::MatMult, *l, *r, false),
+            _ => it.error("TypeError: matmul expects two tensors"),
+        },
+        Add | Sub | Mul | Div => {
+            let op = match n {
+                Add => Operator::Add,
+                Sub => Operator::Sub,
+                Mul => Operator::Mult,
+                _ => Operator::Div,
+            };
+            match p.as_slice() {
+                [l, r] => tensor_binary(it, op, *l, *r, false),
+                _ => it.error("TypeError: expects two arguments"),
+            }
+        }
+        Relu | Sigmoid | Tanh | Exp => match p.as_slice() {
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => tensor_unary(it, *t),
+            _ => it.error("TypeError: expects a tensor"),
+        },
+        SumFn | MeanFn => match p.first() {
+            Some(&Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => {
+                reduce(it, t, a.kw(it, "dim").or(p.get(1).copied()))
+            }
+            _ => it.error("TypeError: expects a tensor"),
+        },
+        Cat | Stack => {
+            let Some(&list) = p.first() else {
+                return it.error("TypeError: expects a sequence of tensors");
+            };
+            let items = sequence_items(it, list)?;
+            let dim = match a.kw(it, "dim").or(p.get(1).copied()) {
+                Some(v) => int_arg(it, v, "dim")?,
+                None => 0,
+            };
+            concat(it, &items, dim, n == Stack)
+        }
+        DeviceCtor => match p.first() {
+            Some(&v) => Ok(Value::Device(device_of(it, v)?)),
+            None => it.error("TypeError: device() missing argument"),
+        },
+        MemoryAllocated => Ok(Value::Int(it.allocator.stats().allocated_bytes as i64)),
+        MemoryReserved => Ok(Value::Int(it.allocator.stats().reserved_bytes as i64)),
+        MaxMemoryAllocated => Ok(Value::Int(it.allocator.stats().peak_allocated_bytes as i64)),
+        MaxMemoryReserved => Ok(Value::Int(it.allocator.stats().peak_reserved_bytes as i64)),
+        ResetPeakMemoryStats => {
+            it.allocator.reset_peak_stats();
+            Ok(Value::None)
+        }
+        EmptyCache => {
+            it.empty_cache();
+            Ok(Value::None)
+        }
+        Synchronize => Ok(Value::None),
+        IsAvailable => Ok(Value::Bool(true)),
+        DeviceCount => Ok(Value::Int(1)),
+        MemGetInfo => {
+            use crate::allocator::DeviceMemory;
+            let free = it.allocator.device().free_bytes() as i64;
+            let total = it.allocator.device().capacity() as i64;
+            Ok(new_tuple(it, vec![Value::Int(free), Value::Int(total)]))
+        }
+    }
+}
+
+/// Items of a list, tuple or `Size` (borrowed).
+fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
+    match v {
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::List(items) | ObjKind::Tuple(items) => Ok(items.clone()),
+            ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
+            &ObjKind::Range { start, stop, step } => {
+                let mut out = Vec::new();
+                let mut x = start;
+                while (step > 0 && x < stop) || (step < 0 && x > stop) {
+                    out.push(Value::Int(x));
+                    x += step;
+                }
+                Ok(out)
+            }
+            other => {
+                let t = other.type_name();
+                it.unsupported(format!("iterating a '{t}' here"))
+            }
+        },
+        _ => it.error("TypeError: object is not iterable"),
+    }
+}
+
+fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
+    Ok(match v {
+        Value::Str(s) => it.names.name(s).chars().count() as i64,
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::List(items) | ObjKind::Tuple(items) => items.len() as i64,
+            ObjKind::Dict(items) => items.len() as i64,
+            ObjKind::Size(dims) => dims.len() as i64,
+            ObjKind::Tensor(t) => match t.shape.first() {
+                Some(&d) => d,
+                None => return it.error("TypeError: len() of a 0-d tensor"),
+            },
+            &ObjKind::Range { start, stop, step } => {
+                ((stop - start + step - step.signum()) / step).max(0)
+            }
+            other => {
+                let t = other.type_name();
+                return it.error(format!("TypeError: object of type '{t}' has no len()"));
+            }
+        },
+        _ => return it.error("TypeError: object has no len()"),
+    })
+}
+
+fn tensor_of<'i>(it: &'i Interpreter<'_>, v: Value) -> Option<&'i torch::TensorData> {
+    match v {
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::Tensor(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(t.shape)`.
+fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
+    let dims: Vec<Value> = match p {
+        [single @ Value::Obj(_)] => sequence_items(it, *single)?,
+        many => many.to_vec(),
+    };
+    let mut shape = Vec::with_capacity(dims.len());
+    for d in dims {
+        let d = int_arg(it, d, "size")?;
+        if d < 0 {
+            return it.error(format!("RuntimeError: negative dimension {d}"));
+        }
+        shape.push(d);
+    }
+    Ok(shape)
+}
+
+fn nested_shape(it: &Interpreter<'_>, v: Value) -> R<(Vec<i64>, bool)> {
+    match v {
+        Value::Int(_) | Value::Bool(_) => Ok((vec![], true)),
+        Value::Float(_) => Ok((vec![], false)),
+        Value::Obj(_) => {
+            let items = sequence_items(it, v)?;
+            let mut inner: Option<Vec<i64>> = None;
+            let mut all_int = true;
+            for item in &items {
+                let (s, i) = nested_shape(it, *item)?;
+                all_int &= i;
+                match &inner {
+                    Some(prev) if *prev != s => {
+                        return it.error("ValueError: expected a rectangular nested sequence");
+                    }
+                    _ => inner = Some(s),
+                }
+            }
+            let mut shape = vec![items.len() as i64];
+            shape.extend(inner.unwrap_or_default());
+            Ok((shape, all_int))
+        }
+        _ => it.unsupported("torch.tensor() of this data"),
+    }
+}
+
+fn dtype_kw(it: &Interpreter<'_>, a: &Args) -> R<Option<Dtype>> {
+    match a.kw(it, "dtype") {
+        None | Some(Value::None) => Ok(None),
+        Some(Value::Dtype(d)) => Ok(Some(d)),
+        Some(_) => it.error("TypeError: dtype must be a torch dtype"),
+    }
+}
+
+fn device_kw(it: &Interpreter<'_>, a: &Args) -> R<Option<DeviceKind>> {
+    match a.kw(it, "device") {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => device_of(it, v).map(Some),
+    }
+}
+
+fn device_of(it: &Interpreter<'_>, v: Value) -> R<DeviceKind> {
+    match v {
+        Value::Device(d) => Ok(d),
+        Value::Int(0) => Ok(DeviceKind::Cuda),
+        Value::Str(s) => match DeviceKind::parse(it.names.name(s)) {
+            Some(d) => Ok(d),
+            None => it.unsupported(format!(
+                "device '{}' (the model has one GPU, 'cuda' or 'cuda:0', and the CPU)",
+                it.names.name(s)
+            )),
+        },
+        _ => it.error("TypeError: expected a device"),
+    }
+}
+
+// ----- attributes and methods of non-heap values ------------------------------------------------
+
+pub(super) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sym) -> R<Value> {
+    let attr = it.names.name(name).to_string();
+    match (v, attr.as_str()) {
+        (Value::Device(d), "type") => {
+            let t = if d == DeviceKind::Cuda { "cuda" } else { "cpu" };
+            Ok(Value::Str(it.names.intern(t)))
+        }
+        (Value::Dtype(d), "itemsize") => Ok(Value::Int(d.element_size() as i64)),
+        (Value::Dtype(d), "is_floating_point") => Ok(Value::Bool(d.is_floating())),
+        _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
+    }
+}
+
+pub(super) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!("checked by caller")
+    };
+    let t = t.clone();
+    match it.names.name(name) {
+        "shape" => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
+        "dtype" => Ok(Value::Dtype(t.dtype)),
+        "device" => Ok(Value::Device(t.device)),
+        "ndim" => Ok(Value::Int(t.shape.len() as i64)),
+        "is_cuda" => Ok(Value::Bool(t.device == DeviceKind::Cuda)),
+        "requires_grad" => Ok(Value::Bool(false)),
+        "is_leaf" => Ok(Value::Bool(true)),
+        "grad" | "grad_fn" => Ok(Value::None),
+        "_base" => match t.base {
+            Some(b) => {
+                it.heap.incref(Value::Obj(b));
+                Ok(Value::Obj(b))
+            }
+            None => Ok(Value::None),
+        },
+        "data" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "T" => {
+            let mut shape = t.shape.clone();
+            shape.reverse();
+            view(it, id, shape)
+        }
+        other => it.unsupported(format!("tensor attribute '{other}'")),
+    }
+}
+
+/// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
+fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!("checked by caller")
+    };
+    let (storage, dtype, device) = (t.storage, t.dtype, t.device);
+    let base = t.base.unwrap_or(id);
+    it.new_tensor(shape, dtype, device, Some((storage, Some(base))))
+}
+
+fn dims_from(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
+    let dims: Vec<Value> = match p {
+        [single @ Value::Obj(_)] => sequence_items(it, *single)?,
+        many => many.to_vec(),
+    };
+    dims.into_iter()
+        .map(|d| int_arg(it, d, "dimension"))
+        .collect()
+}
+
+fn norm_dim(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
+    let n = ndim as i64;
+    let d = if d < 0 { d + n } else { d };
+    if d < 0 || d >= n.max(1) {
+        return it.error(format!(
+            "IndexError: Dimension out of range (got {d} for {ndim} dimensions)"
+        ));
+    }
+    Ok(d as usize)
+}
+
+pub(super) fn call_method(
+    it: &mut Interpreter<'_>,
+    recv: Value,
+    name: Sym,
+    pos: Vec<Value>,
+    kw: Vec<(Sym, Value)>,
+) -> R<Value> {
+    let args = Args { pos, kw };
+    let method = it.names.name(name).to_string();
+    let result = match recv {
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::Tensor(_) => tensor_method(it, id, &method, &args),
+            ObjKind::List(_) => list_method(it, id, &method, &args),
+            ObjKind::Dict(_) => dict_method(it, id, &method, &args),
+            other => {
+                let t = other.type_name();
+                it.unsupported(format!("method '{method}' of '{t}'"))
+            }
+        },
+        Value::Dtype(_) | Value::Device(_) | Value::Str(_) | Value::Int(_) | Value::Float(_) => {
+            it.unsupported(format!("method '{method}' of {}", it.display(recv)))
+        }
+        _ => it.error(format!("AttributeError: object has no method '{method}'")),
+    };
+    args.drop_all(it);
+    result
+}
+
+fn list_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    let p = &a.pos;
+    match (method, p.as_slice()) {
+        ("append", [v]) => {
+            it.heap.incref(*v);
+            if let ObjKind::List(items) = it.heap.kind_mut(id) {
+                items.push(*v);
+            }
+            Ok(Value::None)
+        }
+        ("extend", [v]) => {
+            let items = sequence_items(it, *v)?;
+            for &x in &items {
+                it.heap.incref(x);
+            }
+            if let ObjKind::List(list) = it.heap.kind_mut(id) {
+                list.extend(items);
+            }
+            Ok(Value::None)
+        }
+        ("insert", [i, v]) => {
+            let i = int_arg(it, *i, "index")?;
+            it.heap.incref(*v);
+            if let ObjKind::List(items) = it.heap.kind_mut(id) {
+                let n = items.len() as i64;
+                let at = if i < 0 { (i + n).max(0) } else { i.min(n) } as usize;
+                items.insert(at, *v);
+            }
+            Ok(Value::None)
+        }
+        ("pop", rest) => {
+            let index = match rest {
+                [] => -1,
+                [i] => int_arg(it, *i, "index")?,
+                _ => return it.error("TypeError: pop expected at most 1 argument"),
+            };
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let n = items.len() as i64;
+            let at = if index < 0 { index + n } else { index };
+            if at < 0 || at >= n {
+                return it.error("IndexError: pop index out of range");
+            }
+            Ok(items.remove(at as usize))
+        }
+        ("clear", []) => {
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let old = std::mem::take(items);
+            it.heap.decref_all(old);
+            Ok(Value::None)
+        }
+        _ => it.unsupported(format!("list method '{method}' with these arguments")),
+    }
+}
+
+fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    let p = &a.pos;
+    let ObjKind::Dict(items) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let items = items.clone();
+    match (method, p.as_slice()) {
+        ("get", [k, rest @ ..]) if rest.len() <= 1 => {
+            let v = items
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| *v)
+                .or(rest.first().copied())
+                .unwrap_or(Value::None);
+            it.heap.incref(v);
+            Ok(v)
+        }
+        ("keys" | "values", []) => {
+            let vals: Vec<Value> = items
+                .iter()
+                .map(|(k, v)| if method == "keys" { *k } else { *v })
+                .collect();
+            for &v in &vals {
+                it.heap.incref(v);
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(vals))))
+        }
+        ("pop", [k, rest @ ..]) if rest.len() <= 1 => {
+            let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            match entries.iter().position(|(key, _)| key == k) {
+                Some(i) => {
+                    let (key, v) = entries.remove(i);
+                    it.heap.decref(key);
+                    Ok(v)
+                }
+                None => match rest.first() {
+                    Some(&d) => {
+                        it.heap.incref(d);
+                        Ok(d)
+                    }
+                    None => it.error("KeyError"),
+                },
+            }
+        }
+        _ => it.unsupported(format!("dict method '{method}' with these arguments")),
+    }
+}
+
+fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    let p = &a.pos;
+    let same = |it: &mut Interpreter<'_>| {
+        it.heap.incref(Value::Obj(id));
+        Ok(Value::Obj(id))
+    };
+    match method {
+        "view" | "reshape" => {
+            if let [Value::Dtype(_)] = p.as_slice() {
+                return it.unsupported("view(dtype)");
+            }
+            let target = dims_from(it, p)?;
+            match torch::reshape_shape(&t.shape, &target) {
+                Ok(shape) => view(it, id, shape),
+                Err(e) => it.error(format!("RuntimeError: {e}")),
+            }
+        }
+        "flatten" => {
+            let start = match p.first() {
+                Some(&v) => norm_dim(it, int_arg(it, v, "start_dim")?, t.shape.len())?,
+                None => 0,
+            };
+            let end = match p.get(1) {
+                Some(&v) => norm_dim(it, int_arg(it, v, "end_dim")?, t.shape.len())?,
+                None => t.shape.len().saturating_sub(1),
+            };
+            if t.shape.is_empty() {
+                return view(it, id, vec![1]);
+            }
+            let mut shape = t.shape[..start].to_vec();
+            shape.push(t.shape[start..=end].iter().product());
+            shape.extend_from_slice(&t.shape[end + 1..]);
+            view(it, id, shape)
+        }
+        "t" | "transpose" => {
+            let (d0, d1) = if method == "t" {
+                if t.shape.len() > 2 {
+                    return it.error("RuntimeError: t() expects a tensor with <= 2 dimensions");
+                }
+                (0, t.shape.len().saturating_sub(1))
+            } else {
+                let [a0, a1] = p.as_slice() else {
+                    return it.error("TypeError: transpose expects two dimensions");
+                };
+                (
+                    norm_dim(it, int_arg(it, *a0, "dim0")?, t.shape.len())?,
+                    norm_dim(it, int_arg(it, *a1, "dim1")?, t.shape.len())?,
+                )
+            };
+            let mut shape = t.shape.clone();
+            if !shape.is_empty() {
+                shape.swap(d0, d1);
+            }
+            view(it, id, shape)
+        }
+        "permute" => {
+            let dims = dims_from(it, p)?;
+            if dims.len() != t.shape.len() {
+                return it.error("RuntimeError: permute: number of dims don't match");
+            }
+            let mut shape = Vec::with_capacity(dims.len());
+            for d in dims {
+                shape.push(t.shape[norm_dim(it, d, t.shape.len())?]);
+            }
+            view(it, id, shape)
+        }
+        "unsqueeze" => {
+            let [d] = p.as_slice() else {
+                return it.error("TypeError: unsqueeze expects a dimension");
+            };
+            let d = int_arg(it, *d, "dim")?;
+            let n = t.shape.len() as i64 + 1;
+            let d = if d < 0 { d + n } else { d };
+            if d < 0 || d >= n {
+                return it.error("IndexError: Dimension out of range");
+            }
+            let mut shape = t.shape.clone();
+            shape.insert(d as usize, 1);
+            view(it, id, shape)
+        }
+        "squeeze" => {
+            let shape: Vec<i64> = match p.first() {
+                Some(&d) => {
+                    let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+                    let mut s = t.shape.clone();
+                    if s.get(d) == Some(&1) {
+                        s.remove(d);
+                    }
+                    s
+                }
+                None => t.shape.iter().copied().filter(|&d| d != 1).collect(),
+            };
+            view(it, id, shape)
+        }
+        "expand" => {
+            let target = dims_from(it, p)?;
+            let shape = match torch::broadcast(
+                &t.shape,
+                &target
+                    .iter()
+                    .map(|&d| if d == -1 { 1 } else { d })
+                    .collect::<Vec<_>>(),
+            ) {
+                Ok(s) => s,
+                Err(e) => return it.error(format!("RuntimeError: {e}")),
+            };
+            view(it, id, shape)
+        }
+        "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "contiguous" => same(it),
+        "clone" => it.new_tensor(t.shape, t.dtype, t.device, None),
+        "cuda" | "cpu" | "to" | "half" | "float" | "double" | "bfloat16" | "long" | "int"
+        | "bool" => {
+            let (mut device, mut dtype) = (t.device, t.dtype);
+            match method {
+                "cuda" => device = DeviceKind::Cuda,
+                "cpu" => device = DeviceKind::Cpu,
+                "half" => dtype = Dtype::Float16,
+                "float" => dtype = Dtype::Float32,
+                "double" => dtype = Dtype::Float64,
+                "bfloat16" => dtype = Dtype::BFloat16,
+                "long" => dtype = Dtype::Int64,
+                "int" => dtype = Dtype::Int32,
+                "bool" => dtype = Dtype::Bool,
+                _ => {
+                    for &v in p
+                        .iter()
+                        .chain(a.kw(it, "device").iter())
+                        .chain(a.kw(it, "dtype").iter())
+                    {
+                        match v {
+                            Value::Dtype(d) => dtype = d,
+                            Value::Obj(o) => match tensor_of(it, Value::Obj(o)) {
+                                Some(other) => {
+                                    dtype = other.dtype;
+                                    device = other.device;
+                                }
+                                None => return it.error(
+                                    "TypeError: to() received an invalid combination of arguments",
+                                ),
+                            },
+                            other => device = device_of(it, other)?,
+                        }
+                    }
+                }
+            }
+            if device == t.device && dtype == t.dtype {
+                same(it)
+            } else {
+                it.new_tensor(t.shape, dtype, device, None)
+            }
+        }
+        "size" => match p.first() {
+            Some(&d) => {
+                let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+                Ok(Value::Int(t.shape[d]))
+            }
+            None => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
+        },
+        "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
+        "dim" => Ok(Value::Int(t.shape.len() as i64)),
+        "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
+        "item" | "tolist" => {
+            it.unsupported(format!("`{method}()` (tensor values are not modelled)"))
+        }
+        "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
+            let op = match method {
+                "add" => Operator::Add,
+                "sub" => Operator::Sub,
+                "mul" => Operator::Mult,
+                "div" => Operator::Div,
+                "pow" => Operator::Pow,
+                _ => Operator::MatMult,
+            };
+            let [other] = p.as_slice() else {
+                return it.error(format!("TypeError: {method}() expects one argument"));
+            };
+            tensor_binary(it, op, Value::Obj(id), *other, false)
+        }
+        "add_" | "sub_" | "mul_" | "div_" | "copy_" | "zero_" | "fill_" | "relu_" | "normal_"
+        | "uniform_" | "clamp_" => same(it),
+        "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
+        | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id),
+        "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
+        _ => it.unsupported(format!("tensor method '{method}'")),
+    }
+}
+
+fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    let shape = match dim {
+        None | Some(Value::None) => vec![],
+        Some(d) => {
+            let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+            let mut s = t.shape.clone();
+            if !s.is_empty() {
+                s.remove(d);
+            }
+            s
+        }
+    };
+    it.new_tensor(shape, t.dtype, t.device, None)
+}
+
+fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R<Value> {
+    let tensors: Vec<torch::TensorData> = items
+        .iter()
+        .filter_map(|v| tensor_of(it, *v).cloned())
+        .collect();
+    if tensors.len() != items.len() || tensors.is_empty() {
+        return it.error("TypeError: expected a non-empty sequence of tensors");
+    }
+    let first = &tensors[0];
+    let mut shape = first.shape.clone();
+    if stack {
+        let n = shape.len() as i64 + 1;
+        let d = if dim < 0 { dim + n } else { dim };
+        if d < 0 || d >= n {
+            return it.error("IndexError: Dimension out of range");
+        }
+        shape.insert(d as usize, tensors.len() as i64);
+    } else {
+        let d = norm_dim(it, dim, shape.len())?;
+        shape[d] = tensors
+            .iter()
+            .map(|t| t.shape.get(d).copied().unwrap_or(0))
+            .sum();
+    }
+    let (dtype, device) = (first.dtype, first.device);
+    it.new_tensor(shape, dtype, device, None)
+}
+
+/// An elementwise unary op: a new tensor of the same shape.
+pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    it.new_tensor(t.shape, t.dtype, t.device, None)
+}
+
+/// Binary op with at least one tensor operand (borrowed operands).
+pub(super) fn tensor_binary(
+    it: &mut Interpreter<'_>,
+    op: Operator,
+    l: Value,
+    r: Value,
+    in_place: bool,
+) -> R<Value> {
+    let lt = tensor_of(it, l).cloned();
+    let rt = tensor_of(it, r).cloned();
+    let scalar_dtype = |v: Value| match v {
+        Value::Float(_) => Some(Dtype::Float32),
+        Value::Int(_) | Value::Bool(_) => None,
+        _ => None,
+    };
+    if (lt.is_none() && float_of(l).is_none()) || (rt.is_none() && float_of(r).is_none()) {
+        return it.error("TypeError: unsupported operand types for a tensor operation");
+    }
+    let shape_of =
+        |t: &Option<torch::TensorData>| t.as_ref().map(|t| t.shape.clone()).unwrap_or_default();
+    let (ls, rs) = (shape_of(&lt), shape_of(&rt));
+    let shape = if op == Operator::MatMult {
+        torch::matmul_shape(&ls, &rs)
+    } else {
+        torch::broadcast(&ls, &rs)
+    };
+    let shape = match shape {
+        Ok(s) => s,
+        Err(e) => return it.error(format!("RuntimeError: {e}")),
+    };
+    let device = match (&lt, &rt) {
+        (Some(a), Some(b))
+            if a.device != b.device && !a.shape.is_empty() && !b.shape.is_empty() =>
+        {
+            return it.error(format!(
+                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                a.device.name(),
+                b.device.name()
+            ));
+        }
+        (Some(a), Some(b)) => {
+            if a.shape.is_empty() {
+                b.device
+            } else {
+                a.device
+            }
+        }
+        (Some(a), None) => a.device,
+        (None, Some(b)) => b.device,
+        (None, None) => unreachable!("one operand is a tensor"),
+    };
+    let dtype = match (&lt, &rt) {
+        (Some(a), Some(b)) => Dtype::promote(a.dtype, b.dtype),
+        (Some(a), None) => scalar_dtype(r)
+            .filter(|_| !a.dtype.is_floating())
+            .unwrap_or(a.dtype),
+        (None, Some(b)) => scalar_dtype(l)
+            .filter(|_| !b.dtype.is_floating())
+            .unwrap_or(b.dtype),
+        (None, None) => unreachable!(),
+    };
+    let dtype = if op == Operator::Div && !dtype.is_floating() {
+        Dtype::Float32
+    } else {
+        dtype
+    };
+    if in_place && let (Some(target), Value::Obj(id)) = (&lt, l) {
+        if shape != target.shape {
+            return it.error(format!(
+                "RuntimeError: output with shape {:?} doesn't match the broadcast shape {:?}",
+                target.shape, shape
+            ));
+        }
+        it.heap.incref(Value::Obj(id));
+        return Ok(Value::Obj(id));
+    }
+    it.new_tensor(shape, dtype, device, None)
+}
+
+/// Arithmetic on ints, floats, strings and sequences (borrowed operands).
+pub(super) fn scalar_binary(
+    it: &mut Interpreter<'_>,
+    op: Operator,
+    l: Value,
+    r: Value,
+) -> R<Value> {
+    use Operator::*;
+    let overflow = |it: &Interpreter<'_>| it.unsupported::<Value>("integers beyond 64 bits");
+    let as_int = |v: Value| match v {
+        Value::Int(i) => Some(i),
+        Value::Bool(b) => Some(b as i64),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (as_int(l), as_int(r)) {
+        return match op {
+            Add => a
+                .checked_add(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Sub => a
+                .checked_sub(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Mult => a
+                .checked_mul(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Div => {
+                if b == 0 {
+                    return it.error("ZeroDivisionError: division by zero");
+                }
+                Ok(Value::Float(a as f64 / b as f64))
+            }
+            FloorDiv | Mod => {
+                if b == 0 {
+                    return it.error("ZeroDivisionError: integer division or modulo by zero");
+                }
+                let q = a.div_euclid(b);
+                let q = if b < 0 && a.rem_euclid(b) != 0 {
+                    q + 1
+                } else {
+                    q
+                };
+                let (q, m) = if b < 0 {
+                    let m = a - q * b;
+                    if m != 0 && (m < 0) != (b < 0) {
+                        (q - 1, m + b)
+                    } else {
+                        (q, m)
+                    }
+                } else {
+                    (q, a - q * b)
+                };
+                Ok(Value::Int(if op == FloorDiv { q } else { m }))
+            }
+            Pow => {
+                if b < 0 {
+                    return Ok(Value::Float((a as f64).powf(b as f64)));
+                }
+                match u32::try_from(b).ok().and_then(|e| a.checked_pow(e)) {
+                    Some(v) => Ok(Value::Int(v)),
+                    None => overflow(it),
+                }
+            }
+            LShift => u32::try_from(b)
+                .ok()
+                .and_then(|s| a.checked_shl(s))
+                .filter(|v| v >> b == a)
+                .map_or_else(|| overflow(it), |v| Ok(Value::Int(v))),
+            RShift => Ok(Value::Int(a >> b.clamp(0, 63))),
+            BitAnd => Ok(Value::Int(a & b)),
+            BitOr => Ok(Value::Int(a | b)),
+            BitXor => Ok(Value::Int(a ^ b)),
+            MatMult => it.error("TypeError: unsupported operand type(s) for @"),
+        };
+    }
+    if let (Some(a), Some(b)) = (float_of(l), float_of(r)) {
+        return Ok(Value::Float(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mult => a * b,
+            Div => {
+                if b == 0.0 {
+                    return it.error("ZeroDivisionError: float division by zero");
+                }
+                a / b
+            }
+            FloorDiv => (a / b).floor(),
+            Mod => a - b * (a / b).floor(),
+            Pow => a.powf(b),
+            _ => return it.error("TypeError: unsupported operand type(s) for float"),
+        }));
+    }
+    match (op, l, r) {
+        (Add, Value::Str(a), Value::Str(b)) => {
+            let s = format!("{}{}", it.names.name(a), it.names.name(b));
+            Ok(Value::Str(it.names.intern(&s)))
+        }
+        (Add, Value::Obj(a), Value::Obj(b)) => {
+            let (ka, kb) = (it.heap.kind(a), it.heap.kind(b));
+            let joined = match (ka, kb) {
+                (ObjKind::List(x), ObjKind::List(y)) => {
+                    Some((true, [x.clone(), y.clone()].concat()))
+                }
+                (ObjKind::Tuple(x), ObjKind::Tuple(y)) => {
+                    Some((false, [x.clone(), y.clone()].concat()))
+                }
+                _ => None,
+            };
+            match joined {
+                Some((is_list, items)) => {
+                    for &v in &items {
+                        it.heap.incref(v);
+                    }
+                    Ok(Value::Obj(it.alloc(if is_list {
+                        ObjKind::List(items)
+                    } else {
+                        ObjKind::Tuple(items)
+                    })))
+                }
+                None => it.unsupported("`+` on these objects"),
+            }
+        }
+        _ => it.unsupported(format!("the operator {} on these values", op.as_str())),
+    }
+}
+
+// ----- subscripts -------------------------------------------------------------------------------
+
+/// One item of a tensor index.
+enum IndexItem {
+    Int(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    NewAxis,
+    Ellipsis,
+    /// Advanced indexing by an index tensor of this shape.
+    Tensor(Vec<i64>),
+}
+
+fn eval_opt_int<'a>(it: &mut Interpreter<'a>, e: &'a Option<Box<Expr>>) -> R<Option<i64>> {
+    match e {
+        None => Ok(None),
+        Some(e) => {
+            let v = it.eval(e)?;
+            match v {
+                Value::None => Ok(None),
+                Value::Int(i) => Ok(Some(i)),
+                other => {
+                    it.heap.decref(other);
+                    it.error("TypeError: slice indices must be integers or None")
+                }
+            }
+        }
+    }
+}
+
+fn index_items<'a>(it: &mut Interpreter<'a>, index: &'a Expr) -> R<Vec<IndexItem>> {
+    let parts: Vec<&'a Expr> = match index {
+        Expr::Tuple(t) => t.elts.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        out.push(match part {
+            Expr::Slice(s) => IndexItem::Slice(
+                eval_opt_int(it, &s.lower)?,
+                eval_opt_int(it, &s.upper)?,
+                eval_opt_int(it, &s.step)?,
+            ),
+            Expr::EllipsisLiteral(_) => IndexItem::Ellipsis,
+            Expr::NoneLiteral(_) => IndexItem::NewAxis,
+            other => {
+                let v = it.eval(other)?;
+                let item = match v {
+                    Value::Int(i) => IndexItem::Int(i),
+                    Value::Bool(b) => IndexItem::Int(b as i64),
+                    Value::Obj(_) => match tensor_of(it, v) {
+                        Some(t) => IndexItem::Tensor(t.shape.clone()),
+                        None => match sequence_items(it, v) {
+                            Ok(items) => IndexItem::Tensor(vec![items.len() as i64]),
+                            Err(e) => {
+                                it.heap.decref(v);
+                                return Err(e);
+                            }
+                        },
+                    },
+                    _ => return it.unsupported("this index"),
+                };
+                it.heap.decref(v);
+                item
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Python's `slice.indices(len)` and the resulting length.
+fn slice_len(
+    len: i64,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Option<(i64, i64, i64)> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
+    let fix = |v: Option<i64>, default: i64| match v {
+        None => default,
+        Some(v) if v < 0 => clamp(v + len, lo, hi),
+        Some(v) => clamp(v, lo, hi),
+    };
+    let start = fix(start, if step > 0 { 0 } else { len - 1 });
+    let stop = fix(stop, if step > 0 { len } else { -1 });
+    let count = if step > 0 {
+        if stop > start {
+            (stop - start + step - 1) / step
+        } else {
+            0
+        }
+    } else if start > stop {
+        (start - stop - step - 1) / -step
+    } else {
+        0
+    };
+    Some((start, step, count))
+}
+
+/// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups.
+pub(super) fn subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<Value> {
+    let Value::Obj(id) = obj else {
+        return it.error("TypeError: object is not subscriptable");
+    };
+    if let ObjKind::Tensor(t) = it.heap.kind(id) {
+        let t = t.clone();
+        let items = index_items(it, index)?;
+        return tensor_index(it, id, &t, &items);
+    }
+    if let Expr::Slice(s) = index {
+        let (lower, upper, step) = (
+            eval_opt_int(it, &s.lower)?,
+            eval_opt_int(it, &s.upper)?,
+            eval_opt_int(it, &s.step)?,
+        );
+        let (items, is_list) = match it.heap.kind(id) {
+            ObjKind::List(items) => (items.clone(), true),
+            ObjKind::Tuple(items) => (items.clone(), false),
+            _ => return it.unsupported("slicing this object"),
+        };
+        let Some((start, step, count)) = slice_len(items.len() as i64, lower, upper, step) else {
+            return it.error("ValueError: slice step cannot be zero");
+        };
+        let picked: Vec<Value> = (0..count)
+            .map(|k| items[(start + k * step) as usize])
+            .collect();
+        for &v in &picked {
+            it.heap.incref(v);
+        }
+        return Ok(Value::Obj(it.alloc(if is_list {
+            ObjKind::List(picked)
+        } else {
+            ObjKind::Tuple(picked)
+        })));
+    }
+    let key = it.eval(index)?;
+    let result = item(it, id, key);
+    it.heap.decref(key);
+    result
+}
+
+fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+    match it.heap.kind(id) {
+        ObjKind::List(items) | ObjKind::Tuple(items) => {
+            let Value::Int(i) = key else {
+                return it.error("TypeError: indices must be integers");
+            };
+            let n = items.len() as i64;
+            let at = if i < 0 { i + n } else { i };
+            match items.get(at as usize).copied().filter(|_| at >= 0) {
+                Some(v) => {
+                    it.heap.incref(v);
+                    Ok(v)
+                }
+                None => it.error("IndexError: index out of range"),
+            }
+        }
+        ObjKind::Size(dims) => {
+            let Value::Int(i) = key else {
+                return it.error("TypeError: indices must be integers");
+            };
+            let n = dims.len() as i64;
+            let at = if i < 0 { i + n } else { i };
+            match dims.get(at as usize).copied().filter(|_| at >= 0) {
+                Some(d) => Ok(Value::Int(d)),
+                None => it.error("IndexError: index out of range"),
+            }
+        }
+        ObjKind::Dict(items) => match items.iter().find(|(k, _)| *k == key).map(|(_, v)| *v) {
+            Some(v) => {
+                it.heap.incref(v);
+                Ok(v)
+            }
+            None => it.error(format!("KeyError: {}", it.display(key))),
+        },
+        other => {
+            let t = other.type_name();
+            it.error(format!("TypeError: '{t}' object is not subscriptable"))
+        }
+    }
+}
+
+/// Basic indexing gives a view; any index tensor makes a copy (advanced indexing).
+fn tensor_index(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    t: &torch::TensorData,
+    items: &[IndexItem],
+) -> R<Value> {
+    let consumed = items
+        .iter()
+        .filter(|i| !matches!(i, IndexItem::NewAxis | IndexItem::Ellipsis))
+        .count();
+    if consumed > t.shape.len() {
+        return it.error(format!(
+            "IndexError: too many indices for tensor of dimension {}",
+            t.shape.len()
+        ));
+    }
+    let mut shape = Vec::new();
+    let mut dim = 0usize;
+    let mut advanced: Option<Vec<i64>> = None;
+    for item in items {
+        match item {
+            IndexItem::Int(i) => {
+                let size = t.shape[dim];
+                if *i >= size || *i < -size {
+                    return it.error(format!("IndexError: index {i} is out of bounds for dimension {dim} with size {size}"));
+                }
+                dim += 1;
+            }
+            IndexItem::Slice(a, b, s) => {
+                let Some((_, _, count)) = slice_len(t.shape[dim], *a, *b, *s) else {
+                    return it.error("ValueError: slice step cannot be zero");
+                };
+                if s.is_some_and(|s| s < 0) {
+                    return it.error("ValueError: step must be greater than zero");
+                }
+                shape.push(count);
+                dim += 1;
+            }
+            IndexItem::NewAxis => shape.push(1),
+            IndexItem::Ellipsis => {
+                let rest = consumed.saturating_sub(dim);
+                let skip = t.shape.len() - dim - rest;
+                shape.extend_from_slice(&t.shape[dim..dim + skip]);
+                dim += skip;
+            }
+            IndexItem::Tensor(s) => {
+                if advanced.is_none() {
+                    advanced = Some(s.clone());
+                    shape.extend_from_slice(s);
+                }
+                dim += 1;
+            }
+        }
+    }
+    shape.extend_from_slice(&t.shape[dim..]);
+    if advanced.is_some() {
+        return it.new_tensor(shape, t.dtype, t.device, None);
+    }
+    view(it, id, shape)
+}
+
+/// `obj[index] = value`, taking over `value`.
+pub(super) fn store_subscript<'a>(
+    it: &mut Interpreter<'a>,
+    obj: Value,
+    index: &'a Expr,
+    value: Value,
+) -> R<()> {
+    let Value::Obj(id) = obj else {
+        it.heap.decref(value);
+        return it.error("TypeError: object does not support item assignment");
+    };
+    if it.is_tensor(obj) {
+        // Writing into a tensor copies values into existing memory: no allocation.
+        let r = index_items(it, index).map(|_| ());
+        it.heap.decref(value);
+        return r;
+    }
+    let key = it.eval(index)?;
+    match it.heap.kind(id) {
+        ObjKind::Dict(_) => {
+            if !matches!(
+                key,
+                Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
+            ) {
+                it.heap.decref(key);
+                it.heap.decref(value);
+                return it.unsupported("dict keys other than ints and strings");
+            }
+            it.dict_set(id, key, value);
+            Ok(())
+        }
+        ObjKind::List(items) => {
+            let n = items.len() as i64;
+            let Value::Int(i) = key else {
+                it.heap.decref(value);
+                return it.error("TypeError: list indices must be integers");
+            };
+            let at = if i < 0 { i + n } else { i };
+            if at < 0 || at >= n {
+                it.heap.decref(value);
+                return it.error("IndexError: list assignment index out of range");
+            }
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let old = std::mem::replace(&mut items[at as usize], value);
+            it.heap.decref(old);
+            Ok(())
+        }
+        other => {
+            let t = other.type_name();
+            it.heap.decref(key);
+            it.heap.decref(value);
+            it.error(format!(
+                "TypeError: '{t}' object does not support item assignment"
+            ))
+        }
+    }
+}
+
+/// `del obj[index]`.
+pub(super) fn del_subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<()> {
+    let Value::Obj(id) = obj else {
+        return it.error("TypeError: object does not support item deletion");
+    };
+    let key = it.eval(index)?;
+    let removed = match it.heap.kind_mut(id) {
+        ObjKind::Dict(items) => match items.iter().position(|(k, _)| *k == key) {
+            Some(i) => {
+                let (k, v) = items.remove(i);
+                vec![k, v]
+            }
+            None => return it.error("KeyError"),
+        },
+        ObjKind::List(items) => {
+            let n = items.len() as i64;
+            let Value::Int(i) = key else {
+                return it.error("TypeError: list indices must be integers");
+            };
+            let at = if i < 0 { i + n } else { i };
+            if at < 0 || at >= n {
+                return it.error("IndexError: list assignment index out of range");
+            }
+            vec![items.remove(at as usize)]
+        }
+        _ => return it.unsupported("deleting items of this object"),
+    };
+    it.heap.decref(key);
+    it.heap.decref_all(removed);
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! Scope analysis: which names of each function are plain locals, which live in cells
+//! (because a nested function reads them) and which are free (read from an enclosing
+//! function's cell). CPython decides this at compile time, and it decides how many cell,
+//! closure-tuple and function objects a call creates, so the model does the same.
+
+use super::Interner;
+use crate::heap::Sym;
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameScope {
+    Local,
+    Cell,
+    Free,
+    /// Declared `global`.
+    Global,
+}
+
+/// One parameter of a function.
+pub struct Param<'a> {
+    pub name: Sym,
+    pub default: Option<&'a Expr>,
+    pub keyword_only: bool,
+}
+
+pub enum Body<'a> {
+    Def(&'a ast::StmtFunctionDef),
+    Lambda(&'a ast::ExprLambda),
+}
+
+/// What the compiler knows about one function or lambda.
+pub struct Code<'a> {
+    pub name: Sym,
+    pub body: Body<'a>,
+    pub params: Vec<Param<'a>>,
+    pub scopes: FxHashMap<Sym, NameScope>,
+    /// Locals that nested functions read: each call creates one cell per name.
+    pub cellvars: Vec<Sym>,
+    /// Names read from enclosing functions: the function object's closure tuple.
+    pub freevars: Vec<Sym>,
+    pub is_async: bool,
+}
+
+/// Every function and lambda of the workload, found by the address of its AST node.
+#[derive(Default)]
+pub struct Codes<'a> {
+    pub list: Vec<Code<'a>>,
+    by_node: FxHashMap<usize, u32>,
+}
+
+impl<'a> Codes<'a> {
+    pub fn of_def(&self, def: &ast::StmtFunctionDef) -> u32 {
+        self.by_node[&(def as *const _ as usize)]
+    }
+    pub fn of_lambda(&self, lambda: &ast::ExprLambda) -> u32 {
+        self.by_node[&(lambda as *const _ as usize)]
+    }
+    pub fn get(&self, index: u32) -> &Code<'a> {
+        &self.list[index as usize]
+    }
+}
+
+/// Names bound and read directly in one scope, and its nested scopes.
+#[derive(Default)]
+struct ScopeFacts<'a> {
+    bound: FxHashSet<Sym>,
+    used: FxHashSet<Sym>,
+    globals: FxHashSet<Sym>,
+    nonlocals: FxHashSet<Sym>,
+    children: Vec<Child<'a>>,
+}
+
+enum Child<'a> {
+    Function(Body<'a>),
+    Class(&'a ast::StmtClassDef),
+}
+
+/// Analyses the whole module.
+pub fn analyze<'a>(module: &'a [Stmt], names: &mut Interner) -> Codes<'a> {
+    let mut codes = Codes::default();
+    let mut facts = ScopeFacts::default();
+    for s in module {
+        collect_stmt(s, &mut facts, names);
+    }
+    for child in facts.children {
+        resolve(child, &[], &mut codes, names);
+    }
+    codes
+}
+
+/// Resolves one nested scope; returns the names it needs from enclosing functions.
+fn resolve<'a>(
+    child: Child<'a>,
+    enclosing: &[&FxHashSet<Sym>],
+    codes: &mut Codes<'a>,
+    names: &mut Interner,
+) -> FxHashSet<Sym> {
+    match child {
+        Child::Class(class) => {
+            let mut facts = ScopeFacts::default();
+            for s in &class.body {
+                collect_stmt(s, &mut facts, names);
+            }
+            let mut needs: FxHashSet<Sym> = FxHashSet::default();
+            for c in facts.children {
+                needs.extend(resolve(c, enclosing, codes, names));
+            }
+            needs.extend(facts.used.difference(&facts.bound).copied());
+            needs.retain(|n| enclosing.iter().any(|e| e.contains(n)));
+            needs
+        }
+        Child::Function(body) => {
+            let mut facts = ScopeFacts::default();
+            let (params_ast, name, is_async) = match &body {
+                Body::Def(d) => (
+                    Some(&*d.parameters),
+                    names.intern(d.name.as_str()),
+                    d.is_async,
+                ),
+                Body::Lambda(l) => (l.parameters.as_deref(), names.intern("<lambda>"), false),
+            };
+            let params = params_ast.map(|p| parameters(p, names)).unwrap_or_default();
+            for p in &params {
+                facts.bound.insert(p.name);
+            }
+            match &body {
+                Body::Def(d) => d
+                    .body
+                    .iter()
+                    .for_each(|s| collect_stmt(s, &mut facts, names)),
+                Body::Lambda(l) => collect_expr(&l.body, &mut facts, names),
+            }
+            let locals: FxHashSet<Sym> = facts
+                .bound
+                .iter()
+                .filter(|n| !facts.globals.contains(n) && !facts.nonlocals.contains(n))
+                .copied()
+                .collect();
+            let mut inner_enclosing = enclosing.to_vec();
+            inner_enclosing.push(&locals);
+            let mut child_needs: FxHashSet<Sym> = FxHashSet::default();
+            for c in std::mem::take(&mut facts.children) {
+                child_needs.extend(resolve(c, &inner_enclosing, codes, names));
+            }
+            let mut cellvars: Vec<Sym> = locals.intersection(&child_needs).copied().collect();
+            cellvars.sort();
+            let mut free: FxHashSet<Sym> = facts
+                .used
+                .union(&child_needs)
+                .filter(|n| !locals.contains(n) && !facts.globals.contains(n))
+                .filter(|n| enclosing.iter().any(|e| e.contains(n)))
+                .copied()
+                .collect();
+            free.extend(facts.nonlocals.iter().copied());
+            let mut freevars: Vec<Sym> = free.iter().copied().collect();
+            freevars.sort();
+            let mut scopes = FxHashMap::default();
+            for &n in &locals {
+                scopes.insert(n, NameScope::Local);
+            }
+            for &n in &cellvars {
+                scopes.insert(n, NameScope::Cell);
+            }
+            for &n in &freevars {
+                scopes.insert(n, NameScope::Free);
+            }
+            for &n in &facts.globals {
+                scopes.insert(n, NameScope::Global);
+            }
+            let node = match &body {
+                Body::Def(d) => *d as *const _ as usize,
+                Body::Lambda(l) => *l as *const _ as usize,
+            };
+            codes.by_node.insert(node, codes.list.len() as u32);
+            codes.list.push(Code {
+                name,
+                body,
+                params,
+                scopes,
+                cellvars,
+                freevars: freevars.clone(),
+                is_async,
+            });
+            free
+        }
+    }
+}
+
+fn parameters<'a>(p: &'a ast::Parameters, names: &mut Interner) -> Vec<Param<'a>> {
+    let positional = p
+        .posonlyargs
+        .iter()
+        .chain(p.args.iter())
+        .map(|a| (a, false));
+    let keyword = p.kwonlyargs.iter().map(|a| (a, true));
+    let mut out = Vec::new();
+    for (a, keyword_only) in positional.chain(keyword) {
+        out.push(Param {
+            name: names.intern(a.parameter.name.as_str()),
+            default: a.default.as_deref(),
+            keyword_only,
+        });
+    }
+    out
+}
+
+fn bind_target<'a>(target: &'a Expr, facts: &mut ScopeFacts<'a>, names: &mut Interner) {
+    match target {
+        Expr::Name(n) => {
+            facts.bound.insert(names.intern(n.id.as_str()));
+        }
+        Expr::Tuple(t) => t.elts.iter().for_each(|e| bind_target(e, facts, names)),
+        Expr::List(t) => t.elts.iter().for_each(|e| bind_target(e, facts, names)),
+        Expr::Starred(s) => bind_target(&s.value, facts, names),
+        other => collect_expr(other, facts, names),
+    }
+}
+
+fn collect_body<'a>(body: &'a [Stmt], facts: &mut ScopeFacts<'a>, names: &mut Interner) {
+    body.iter().for_each(|s| collect_stmt(s, facts, names));
+}
+
+fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Interner) {
+    match stmt {
+        Stmt::FunctionDef(d) => {
+            facts.bound.insert(names.intern(d.name.as_str()));
+            for p in d
+                .parameters
+                .posonlyargs
+                .iter()
+                .chain(&d.parameters.args)
+                .chain(&d.parameters.kwonlyargs)
+            {
+                if let Some(default) = &p.default {
+                    collect_expr(default, facts, names);
+                }
+            }
+            for dec in &d.decorator_list {
+                collect_expr(&dec.expression, facts, names);
+            }
+            facts.children.push(Child::Function(Body::Def(d)));
+        }
+        Stmt::ClassDef(c) => {
+            facts.bound.insert(names.intern(c.name.as_str()));
+            if let Some(args) = &c.arguments {
+                args.args.iter().for_each(|a| collect_expr(a, facts, names));
+            }
+            facts.children.push(Child::Class(c));
+        }
+        Stmt::Return(r) => r.value.iter().for_each(|v| collect_expr(v, facts, names)),
+        Stmt::Delete(d) => d.targets.iter().for_each(|t| bind_target(t, facts, names)),
+        Stmt::Assign(a) => {
+            collect_expr(&a.value, facts, names);
+            a.targets.iter().for_each(|t| bind_target(t, facts, names));
+        }
+        Stmt::AugAssign(a) => {
+            collect_expr(&a.value, facts, names);
+            collect_expr(&a.target, facts, names);
+            bind_target(&a.target, facts, names);
+        }
+        Stmt::AnnAssign(a) => {
+            a.value.iter().for_each(|v| collect_expr(v, facts, names));
+            bind_target(&a.target, facts, names);
+        }
+        Stmt::For(f) => {
+            collect_expr(&f.iter, facts, names);
+            bind_target(&f.target, facts, names);
+            collect_body(&f.body, facts, names);
+            collect_body(&f.orelse, facts, names);
+        }
+        Stmt::While(w) => {
+            collect_expr(&w.test, facts, names);
+            collect_body(&w.body, facts, names);
+            collect_body(&w.orelse, facts, names);
+        }
+        Stmt::If(i) => {
+            collect_expr(&i.test, facts, names);
+            collect_body(&i.body, facts, names);
+            for clause in &i.elif_else_clauses {
+                clause
+                    .test
+                    .iter()
+                    .for_each(|t| collect_expr(t, facts, names));
+                collect_body(&clause.body, facts, names);
+            }
+        }
+        Stmt::With(w) => {
+            for item in &w.items {
+                collect_expr(&item.context_expr, facts, names);
+                if let Some(v) = &item.optional_vars {
+                    bind_target(v, facts, names);
+                }
+            }
+            collect_body(&w.body, facts, names);
+        }
+        Stmt::Import(i) => {
+            for alias in &i.names {
+                let bound = alias.asname.as_ref().map_or_else(
+                    || alias.name.as_str().split('.').next().unwrap_or_default(),
+                    |a| a.as_str(),
+                );
+                facts.bound.insert(names.intern(bound));
+            }
+        }
+        Stmt::ImportFrom(i) => {
+            for alias in &i.names {
+                let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                facts.bound.insert(names.intern(bound.as_str()));
+            }
+        }
+        Stmt::Global(g) => {
+            for n in &g.names {
+                facts.globals.insert(names.intern(n.as_str()));
+            }
+        }
+        Stmt::Nonlocal(n) => {
+            for n in &n.names {
+                facts.nonlocals.insert(names.intern(n.as_str()));
+            }
+        }
+        Stmt::Expr(e) => collect_expr(&e.value, facts, names),
+        Stmt::Raise(r) => r.exc.iter().for_each(|e| collect_expr(e, facts, names)),
+        Stmt::Assert(a) => {
+            collect_expr(&a.test, facts, names);
+            a.msg.iter().for_each(|m| collect_expr(m, facts, names));
+        }
+        // The interpreter rejects what it does not run; nothing to bind here.
+        _ => {}
+    }
+}
+
+fn collect_expr<'a>(expr: &'a Expr, facts: &mut ScopeFacts<'a>, names: &mut Interner) {
+    use ruff_python_ast::visitor::{Visitor, walk_expr};
+    struct Collect<'f, 'a, 'n> {
+        facts: &'f mut ScopeFacts<'a>,
+        names: &'n mut Interner,
+    }
+    impl<'a> Visitor<'a> for Collect<'_, 'a, '_> {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) => {
+                    let sym = self.names.intern(n.id.as_str());
+                    if n.ctx.is_load() {
+                        self.facts.used.insert(sym);
+                    } else {
+                        self.facts.bound.insert(sym);
+                    }
+                }
+                Expr::Lambda(l) => {
+                    if let Some(p) = &l.parameters {
+                        for a in p.posonlyargs.iter().chain(&p.args).chain(&p.kwonlyargs) {
+                            if let Some(d) = &a.default {
+                                self.visit_expr(d);
+                            }
+                        }
+                    }
+                    self.facts.children.push(Child::Function(Body::Lambda(l)));
+                }
+                _ => walk_expr(self, expr),
+            }
+        }
+    }
+    Collect { facts, names }.visit_expr(expr);
+}

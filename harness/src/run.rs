@@ -1,0 +1,42 @@
+//! Runs one variant of a scenario on the model and returns its timeline.
+
+use crate::error::Error;
+use crate::heap::Value;
+use crate::python::{self, Interpreter, SourceMap};
+use crate::scenario::{Scenario, VarValue, Variant};
+use crate::timeline::Timeline;
+
+/// Runs `variant` of `scenario`: parses the workload, binds the `vary` values as globals,
+/// and runs it on the CPython/PyTorch model with the variant's Python version and device.
+/// An out-of-memory error ends the run normally (the timeline records it); workload errors
+/// are returned with their place in the scenario file.
+pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+    let module = python::parse(&scenario.workload, &scenario.file)?;
+    let map = SourceMap::new(&scenario.workload, &scenario.file);
+    let mut interp = Interpreter::new(
+        &module.body,
+        map,
+        variant.python.version,
+        &variant.python.start,
+        variant.device.capacity,
+    );
+    for (name, value) in &variant.values {
+        let v = match value {
+            VarValue::None => Value::None,
+            VarValue::Bool(b) => Value::Bool(*b),
+            VarValue::Int(i) => Value::Int(*i),
+            VarValue::Float(f) => Value::Float(*f),
+            VarValue::Str(s) => Value::Str(interp.names.intern(s)),
+        };
+        interp.set_global(name, v);
+    }
+    interp.run()?;
+    let mut timeline = interp.finish();
+    if !variant.python.start_given {
+        timeline.approximations.push(format!(
+            "The collector starts from the state measured after `import torch` on CPython 3.11 (counts {:?}, {} long-lived objects); collection iterations can shift by a few iterations against a real run.",
+            variant.python.start.counts, variant.python.start.long_lived_total
+        ));
+    }
+    Ok(timeline)
+}

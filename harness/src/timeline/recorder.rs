@@ -1,0 +1,153 @@
+//! Builds a [`Timeline`] while a source runs: stamps each allocator event with the stack and
+//! iteration it happened in, keeps iteration marks, and aggregates cycle reports.
+
+use super::{
+    Action, CycleReport, GcEvent, IterationMark, MemoryEvent, OomReport, StackId, Timeline,
+};
+use rustc_hash::FxHashMap;
+
+#[derive(Default)]
+pub struct Recorder {
+    timeline: Timeline,
+    /// Index of the open iteration's mark.
+    open: Option<usize>,
+    cycle_index: FxHashMap<(String, String, String, StackId), usize>,
+}
+
+impl Recorder {
+    pub fn new(device_capacity: u64) -> Recorder {
+        Recorder {
+            timeline: Timeline {
+                device_capacity,
+                ..Timeline::default()
+            },
+            ..Recorder::default()
+        }
+    }
+
+    /// The iteration under way, if any.
+    pub fn iteration(&self) -> Option<u32> {
+        self.open.map(|i| self.timeline.iterations[i].iteration)
+    }
+
+    pub fn events_len(&self) -> usize {
+        self.timeline.events.len()
+    }
+
+    pub fn stacks(&mut self) -> &mut super::StackTable {
+        &mut self.timeline.stacks
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        action: Action,
+        addr: u64,
+        size: u64,
+        stream: u32,
+        device_free: Option<u64>,
+        stack: StackId,
+        allocated: u64,
+        reserved: u64,
+    ) {
+        let iteration = self.iteration();
+        if let Some(i) = self.open {
+            let mark = &mut self.timeline.iterations[i];
+            mark.peak_allocated = mark.peak_allocated.max(allocated);
+        }
+        self.timeline.events.push(MemoryEvent {
+            action,
+            addr,
+            size,
+            stream,
+            stack,
+            iteration,
+            allocated,
+            reserved,
+            device_free,
+        });
+    }
+
+    pub fn begin_iteration(&mut self, iteration: u32, allocated: u64, reserved: u64) {
+        self.timeline.iterations.push(IterationMark {
+            iteration,
+            first_event: self.timeline.events.len(),
+            allocated_at_start: allocated,
+            reserved_at_start: reserved,
+            allocated_at_end: allocated,
+            reserved_at_end: reserved,
+            peak_allocated: allocated,
+            device_tensors_at_end: 0,
+            completed: false,
+        });
+        self.open = Some(self.timeline.iterations.len() - 1);
+    }
+
+    /// Closes the open iteration (`completed` false when an error cut it short).
+    pub fn end_iteration(
+        &mut self,
+        allocated: u64,
+        reserved: u64,
+        device_tensors: u64,
+        completed: bool,
+    ) {
+        if let Some(i) = self.open.take() {
+            let mark = &mut self.timeline.iterations[i];
+            mark.allocated_at_end = allocated;
+            mark.reserved_at_end = reserved;
+            mark.device_tensors_at_end = device_tensors;
+            mark.completed = completed;
+        }
+    }
+
+    pub fn gc_event(&mut self, event: GcEvent) {
+        self.timeline.gc_events.push(event);
+    }
+
+    /// Counts one device tensor the collector freed through `holder_path` / `cycle`.
+    pub fn cycle_freed(
+        &mut self,
+        holder_path: String,
+        cycle: String,
+        tensor: String,
+        bytes: u64,
+        alloc_site: StackId,
+    ) {
+        let iteration = self.iteration();
+        let key = (holder_path, cycle, tensor, alloc_site);
+        let index = match self.cycle_index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let (holder_path, cycle, tensor, alloc_site) = key.clone();
+                self.timeline.cycle_reports.push(CycleReport {
+                    holder_path,
+                    cycle,
+                    tensor,
+                    bytes_each: bytes,
+                    alloc_site,
+                    count: 0,
+                    bytes_total: 0,
+                    first_iteration: iteration,
+                });
+                self.cycle_index
+                    .insert(key, self.timeline.cycle_reports.len() - 1);
+                self.timeline.cycle_reports.len() - 1
+            }
+        };
+        let report = &mut self.timeline.cycle_reports[index];
+        report.count += 1;
+        report.bytes_total += bytes;
+    }
+
+    pub fn oom(&mut self, report: OomReport) {
+        self.timeline.oom = Some(report);
+    }
+
+    pub fn approximation(&mut self, note: impl Into<String>) {
+        self.timeline.approximations.push(note.into());
+    }
+
+    pub fn finish(self) -> Timeline {
+        self.timeline
+    }
+}
