@@ -15,7 +15,9 @@ const AWAITABLE: &str = include_str!("../tests/workloads/awaitable_leak.py");
 fn main() {
     let workload = AWAITABLE.replace("range(5000)", &format!("range({ITERATIONS})"));
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: bench\ndevice: h100-80gb\npython: \"3.11\"\nvary:\n  gc_every: [0]\nworkload: |\n{body}");
+    let yaml = format!(
+        "name: bench\ndevice: h100-80gb\npython: \"3.11\"\nvary:\n  gc_every: [0]\nworkload: |\n{body}"
+    );
     let scenario = scenario::parse(&yaml, "bench.yaml").expect("bench scenario parses");
     let variant = scenario.variants().remove(0);
 
@@ -28,12 +30,21 @@ fn main() {
         events = timeline.events.len();
     }
     println!("model (CPython 3.11 rules), awaitable_leak, {ITERATIONS} iterations, best of 5:");
-    println!("  {:.3} s, {:.0} iterations/s, {:.0} allocator events/s ({events} events)", best, ITERATIONS as f64 / best, events as f64 / best);
+    println!(
+        "  {:.3} s, {:.0} iterations/s, {:.0} allocator events/s ({events} events)",
+        best,
+        ITERATIONS as f64 / best,
+        events as f64 / best
+    );
 
     match cpython_seconds(&workload) {
         Ok(seconds) => {
             println!("CPython 3.11, same loop with a __slots__ stand-in tensor, best of 5:");
-            println!("  {:.3} s, {:.0} iterations/s", seconds, ITERATIONS as f64 / seconds);
+            println!(
+                "  {:.3} s, {:.0} iterations/s",
+                seconds,
+                ITERATIONS as f64 / seconds
+            );
             println!("model / CPython speed: {:.2}x", seconds / best);
         }
         Err(why) => println!("CPython 3.11 comparison skipped: {why}"),
@@ -45,8 +56,17 @@ fn cpython_seconds(workload: &str) -> Result<f64, String> {
     let python = ["python3.11"]
         .into_iter()
         .map(String::from)
-        .chain(std::env::var("HOME").ok().map(|h| format!("{h}/.pyenv/versions/3.11.7/bin/python")))
-        .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .chain(
+            std::env::var("HOME")
+                .ok()
+                .map(|h| format!("{h}/.pyenv/versions/3.11.7/bin/python")),
+        )
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
         .ok_or("no python3.11 on PATH and no pyenv 3.11.7")?;
     let script = format!(
         r#"
@@ -72,9 +92,16 @@ for _ in range(5):
 print(best)
 "#
     );
-    let out = Command::new(&python).arg("-c").arg(script).output().map_err(|e| e.to_string())?;
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .output()
+        .map_err(|e| e.to_string())?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    String::from_utf8_lossy(&out.stdout).trim().parse().map_err(|e| format!("{e}"))
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|e| format!("{e}"))
 }

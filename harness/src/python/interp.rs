@@ -6,7 +6,8 @@
 //! collector and runs (≤ 3.11) or schedules (≥ 3.12) a collection when one is due.
 
 use super::natives::{self, Native};
-use super::scope::{Body, Codes, NameScope, analyze};
+use super::scope::{Body, Codes, NameScope, analyze, intern_identifiers, symbol};
+use super::small_map::SmallMap;
 use super::{Interner, SourceMap};
 use crate::allocator::{AllocatorConfig, AllocatorEvent, CachingAllocator, SimulatedDevice};
 use crate::error::{Error, InputErrorKind};
@@ -58,9 +59,9 @@ struct Frame {
     name: Sym,
     /// File line of the statement being executed.
     line: u32,
-    locals: FxHashMap<Sym, Value>,
+    locals: SmallMap<Sym, Value>,
     /// Cells of this frame's cell variables and of its free variables.
-    cells: FxHashMap<Sym, ObjId>,
+    cells: SmallMap<Sym, ObjId>,
     /// Namespaces of class bodies being executed in this frame (innermost last).
     class_namespaces: Vec<Vec<(Sym, Value)>>,
 }
@@ -105,6 +106,7 @@ impl<'a> Interpreter<'a> {
     ) -> Interpreter<'a> {
         let mut names = Interner::default();
         let codes = analyze(module, &mut names);
+        intern_identifiers(module, &mut names);
         let mut heap = Heap::new(
             GcProfile::for_version(version),
             start.counts,
@@ -126,8 +128,8 @@ impl<'a> Interpreter<'a> {
                 code: None,
                 name: module_name,
                 line: 0,
-                locals: FxHashMap::default(),
-                cells: FxHashMap::default(),
+                locals: SmallMap::new(),
+                cells: SmallMap::new(),
                 class_namespaces: Vec::new(),
             }],
             allocator: CachingAllocator::new(
@@ -677,7 +679,7 @@ impl<'a> Interpreter<'a> {
     fn exec_aug_assign(&mut self, a: &'a ast::StmtAugAssign) -> R<()> {
         match &*a.target {
             Expr::Name(n) => {
-                let sym = self.names.intern(n.id.as_str());
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
                 let current = self.load_name(sym)?;
                 let rhs = self.eval(&a.value)?;
                 let result = self.binary(a.op, current, rhs, true)?;
@@ -687,7 +689,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Attribute(at) => {
                 let obj = self.eval(&at.value)?;
-                let attr = self.names.intern(at.attr.as_str());
+                let attr = symbol(&at.attr.node_index, at.attr.as_str(), &mut self.names);
                 let current = self.get_attr(obj, attr)?;
                 let rhs = self.eval(&a.value)?;
                 let result = self.binary(a.op, current, rhs, true)?;
@@ -1163,11 +1165,11 @@ impl<'a> Interpreter<'a> {
             code: Some(code_index),
             name,
             line,
-            locals: FxHashMap::default(),
-            cells: FxHashMap::default(),
+            locals: SmallMap::new(),
+            cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let mut args: FxHashMap<Sym, Value> = params.into_iter().zip(bound).collect();
+        let mut args: SmallMap<Sym, Value> = params.into_iter().zip(bound).collect();
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
         for name in cellvars {
             let contents = args.remove(&name);
@@ -1469,7 +1471,7 @@ impl<'a> Interpreter<'a> {
     fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
         match target {
             Expr::Name(n) => {
-                let sym = self.names.intern(n.id.as_str());
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
                 self.store_name(sym, value);
                 Ok(())
             }
@@ -1481,7 +1483,7 @@ impl<'a> Interpreter<'a> {
                         return Err(e);
                     }
                 };
-                let attr = self.names.intern(a.attr.as_str());
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
                 let r = self.set_attr(obj, attr, value);
                 self.heap.decref(obj);
                 r
@@ -1536,12 +1538,12 @@ impl<'a> Interpreter<'a> {
         self.at(target);
         match target {
             Expr::Name(n) => {
-                let sym = self.names.intern(n.id.as_str());
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
                 self.delete_name(sym)
             }
             Expr::Attribute(a) => {
                 let obj = self.eval(&a.value)?;
-                let attr = self.names.intern(a.attr.as_str());
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
                 let old = self.take_attr(obj, attr);
                 self.heap.decref(obj);
                 match old {
@@ -1831,7 +1833,7 @@ impl<'a> Interpreter<'a> {
     pub(crate) fn eval(&mut self, e: &'a Expr) -> R<Value> {
         match e {
             Expr::Name(n) => {
-                let sym = self.names.intern(n.id.as_str());
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
                 self.offset = n.range.start().to_u32();
                 self.load_name(sym)
             }
@@ -1849,7 +1851,11 @@ impl<'a> Interpreter<'a> {
                     self.unsupported("complex numbers")
                 }
             },
-            Expr::StringLiteral(s) => Ok(Value::Str(self.names.intern(s.value.to_str()))),
+            Expr::StringLiteral(s) => Ok(Value::Str(symbol(
+                &s.node_index,
+                s.value.to_str(),
+                &mut self.names,
+            ))),
             Expr::BooleanLiteral(b) => Ok(Value::Bool(b.value)),
             Expr::NoneLiteral(_) => Ok(Value::None),
             Expr::FString(f) => {
@@ -1904,7 +1910,7 @@ impl<'a> Interpreter<'a> {
             Expr::Attribute(a) => {
                 let obj = self.eval(&a.value)?;
                 self.at(e);
-                let attr = self.names.intern(a.attr.as_str());
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
                 let v = self.get_attr(obj, attr);
                 self.heap.decref(obj);
                 v
@@ -2060,7 +2066,7 @@ impl<'a> Interpreter<'a> {
         let (callee, receiver, method) = match &*c.func {
             Expr::Attribute(a) => {
                 let recv = self.eval(&a.value)?;
-                let name = self.names.intern(a.attr.as_str());
+                let name = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
                 (None, Some(recv), Some(name))
             }
             other => (Some(self.eval(other)?), None, None),
@@ -2095,7 +2101,7 @@ impl<'a> Interpreter<'a> {
                 self.at(k);
                 return self.unsupported("`**` unpacking in a call");
             };
-            let sym = self.names.intern(name.as_str());
+            let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
             kwargs.push((sym, self.eval(&k.value)?));
         }
         self.at(c);

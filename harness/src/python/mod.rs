@@ -11,6 +11,7 @@
 mod interp;
 mod natives;
 mod scope;
+mod small_map;
 mod source;
 
 pub use interp::{Interpreter, RunEnd};

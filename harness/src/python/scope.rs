@@ -363,3 +363,56 @@ fn collect_expr<'a>(expr: &'a Expr, facts: &mut ScopeFacts<'a>, names: &mut Inte
     }
     Collect { facts, names }.visit_expr(expr);
 }
+
+/// Interns every identifier and string constant of the module once, storing its symbol in
+/// the node's index slot, so that evaluation reads a symbol instead of hashing a string.
+pub fn intern_identifiers(module: &[Stmt], names: &mut Interner) {
+    use ruff_python_ast::visitor::{Visitor, walk_expr, walk_keyword, walk_stmt};
+    use ruff_python_ast::{AtomicNodeIndex, NodeIndex};
+    struct Pass<'n> {
+        names: &'n mut Interner,
+    }
+    impl Pass<'_> {
+        fn mark(&mut self, index: &AtomicNodeIndex, text: &str) {
+            let sym = self.names.intern(text);
+            index.set(NodeIndex::from(sym.0));
+        }
+    }
+    impl<'a> Visitor<'a> for Pass<'_> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::FunctionDef(d) => self.mark(&d.name.node_index, d.name.as_str()),
+                Stmt::ClassDef(c) => self.mark(&c.name.node_index, c.name.as_str()),
+                _ => {}
+            }
+            walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) => self.mark(&n.node_index, n.id.as_str()),
+                Expr::Attribute(a) => self.mark(&a.attr.node_index, a.attr.as_str()),
+                Expr::StringLiteral(s) => self.mark(&s.node_index, s.value.to_str()),
+                _ => {}
+            }
+            walk_expr(self, expr);
+        }
+        fn visit_keyword(&mut self, keyword: &'a ast::Keyword) {
+            if let Some(arg) = &keyword.arg {
+                self.mark(&arg.node_index, arg.as_str());
+            }
+            walk_keyword(self, keyword);
+        }
+    }
+    let mut pass = Pass { names };
+    for stmt in module {
+        pass.visit_stmt(stmt);
+    }
+}
+
+/// The symbol [`intern_identifiers`] stored in a node, or the text interned now.
+pub fn symbol(index: &ruff_python_ast::AtomicNodeIndex, text: &str, names: &mut Interner) -> Sym {
+    match index.load().as_u32() {
+        Some(i) => Sym(i),
+        None => names.intern(text),
+    }
+}
