@@ -640,6 +640,7 @@ impl<'a> Interpreter<'a> {
                     };
                     let bound = alias.asname.as_ref().unwrap_or(&alias.name);
                     let sym = self.names.intern(bound.as_str());
+                    self.heap.incref(value);
                     self.store_name(sym, value);
                 }
             }
@@ -1624,7 +1625,11 @@ impl<'a> Interpreter<'a> {
                 }
             },
             Value::Module(m) => match self.module_attr(Value::Module(m), self.names.name(name)) {
-                Some(v) => Ok(v),
+                Some(v) => {
+                    // Torch classes are heap objects: the caller owns a new reference.
+                    self.heap.incref(v);
+                    Ok(v)
+                }
                 None => self.unsupported(format!(
                     "`{}.{}`",
                     natives::module_display(m),
