@@ -662,7 +662,7 @@ impl Heap {
                 }
             }
             ObjKind::Tensor(t) => {
-                t.traverse(|v, e| value(v, e));
+                t.traverse(&mut value);
                 // THPVariable_traverse visits a custom Function's ctx (the PyNode's object)
                 // when this tensor is the node's only owner.
                 if let Some(node) = t.grad_fn

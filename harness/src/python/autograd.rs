@@ -175,7 +175,9 @@ pub(super) fn run_backward(
             }
             None => {
                 if t.numel() != 1 {
-                    return it.error("RuntimeError: grad can be implicitly created only for scalar outputs");
+                    return it.error(
+                        "RuntimeError: grad can be implicitly created only for scalar outputs",
+                    );
                 }
                 let storage = it.new_storage(&t.shape, t.dtype, t.device, Category::Temporary)?;
                 Buffer {
@@ -276,10 +278,13 @@ fn add_to_buffer(
     node: ObjId,
     buffer: Buffer,
 ) {
-    if buffers.contains_key(&node) {
-        it.heap.dropped_storage_refs.push(buffer.storage);
-    } else {
-        buffers.insert(node, buffer);
+    match buffers.entry(node) {
+        std::collections::hash_map::Entry::Occupied(_) => {
+            it.heap.dropped_storage_refs.push(buffer.storage)
+        }
+        std::collections::hash_map::Entry::Vacant(slot) => {
+            slot.insert(buffer);
+        }
     }
 }
 
@@ -323,7 +328,8 @@ fn execute(
                     shared = true;
                     out.push((next, reshaped(&incoming, e)));
                 } else {
-                    let storage = it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
+                    let storage =
+                        it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
                     out.push((next, buffer_for(storage, e)));
                 }
             }
@@ -412,7 +418,13 @@ fn deliver_to_leaf(
         it.new_storage(&t.shape, t.dtype, t.device, Category::Gradient)?
     };
     it.storages.set_category(storage, Category::Gradient);
-    let g = it.new_tensor_as(t.shape, t.dtype, t.device, Some((storage, None)), Category::Gradient)?;
+    let g = it.new_tensor_as(
+        t.shape,
+        t.dtype,
+        t.device,
+        Some((storage, None)),
+        Category::Gradient,
+    )?;
     // `new_tensor_as` took its own storage reference; the buffer's is handed over.
     it.heap.dropped_storage_refs.push(storage);
     let old = match it.heap.kind_mut(leaf) {
@@ -465,12 +477,15 @@ fn python_backward(
         let Some(e) = edges.next() else { break };
         if let Some(next) = e.node {
             it.storages.add_ref(t.storage);
-            out.push((next, Buffer {
-                storage: t.storage,
-                shape: e.shape.clone(),
-                dtype: t.dtype,
-                device: t.device,
-            }));
+            out.push((
+                next,
+                Buffer {
+                    storage: t.storage,
+                    shape: e.shape.clone(),
+                    dtype: t.dtype,
+                    device: t.device,
+                },
+            ));
         }
     }
     it.heap.decref(result);

@@ -681,7 +681,9 @@ impl<'a> Interpreter<'a> {
             };
             let Some(mode) = mode else {
                 self.heap.decref(v);
-                return self.unsupported("this context manager (only torch.no_grad, enable_grad and inference_mode)");
+                return self.unsupported(
+                    "this context manager (only torch.no_grad, enable_grad and inference_mode)",
+                );
             };
             if item.optional_vars.is_some() {
                 return self.unsupported("`with ... as` on a grad-mode context manager");
@@ -696,7 +698,9 @@ impl<'a> Interpreter<'a> {
     /// `tensor.grad_fn`: a custom Function's ctx, or a built-in node's Python object,
     /// created on first access and cached while it lives.
     pub(super) fn grad_fn_object(&mut self, node: Option<ObjId>) -> R<Value> {
-        let Some(n) = node else { return Ok(Value::None) };
+        let Some(n) = node else {
+            return Ok(Value::None);
+        };
         let (ctx, cached) = match self.heap.kind(n) {
             ObjKind::GradNode(g) => (g.ctx, g.py_object),
             _ => (None, None),
@@ -1722,7 +1726,9 @@ impl<'a> Interpreter<'a> {
         let mut cur = Some(*class);
         let mut defining = *class;
         while let Some(c) = cur {
-            let ObjKind::Class(cls) = self.heap.kind(c) else { break };
+            let ObjKind::Class(cls) = self.heap.kind(c) else {
+                break;
+            };
             if cls.attrs.iter().any(|(_, v)| {
                 matches!(v, Value::Obj(f) if matches!(self.heap.kind(*f), ObjKind::Function(func) if func.code == code))
             }) {
@@ -1735,7 +1741,10 @@ impl<'a> Interpreter<'a> {
         self.heap.incref(Value::Obj(defining));
         let proxy = self.new_torch_instance(
             super::torchlib::TorchClass::Super,
-            vec![("__self__", receiver), ("__thisclass__", Value::Obj(defining))],
+            vec![
+                ("__self__", receiver),
+                ("__thisclass__", Value::Obj(defining)),
+            ],
         )?;
         Ok(Value::Obj(proxy))
     }
@@ -2225,7 +2234,9 @@ impl<'a> Interpreter<'a> {
                             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
                             return match r? {
                                 Some(v) => Ok(v),
-                                None => self.unsupported(format!("method '{method}' of a torch object")),
+                                None => {
+                                    self.unsupported(format!("method '{method}' of a torch object"))
+                                }
                             };
                         }
                     }

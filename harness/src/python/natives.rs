@@ -4,9 +4,9 @@
 //! Natives receive owned arguments and drop them when they return; whatever they store
 //! (a list item, a dict value) takes its own reference.
 
+use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
 use crate::heap::{NativeId, ObjId, ObjKind, Sym, Value};
-use super::autograd::{self, Save};
 use crate::torch::{self, Category, DeviceKind, Dtype, GradFlow};
 use ruff_python_ast::{Expr, Operator};
 
@@ -931,7 +931,12 @@ fn new_work(it: &mut Interpreter<'_>, tensors: Vec<Value>) -> Value {
 }
 
 /// `tensor.attr = value` (borrowed value): `.data`, `.grad`, `.requires_grad`.
-pub(super) fn set_tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym, value: Value) -> R<()> {
+pub(super) fn set_tensor_attr(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    name: Sym,
+    value: Value,
+) -> R<()> {
     match it.names.name(name) {
         "data" => {
             let Some(src) = tensor_of(it, value).cloned() else {
@@ -979,7 +984,9 @@ pub(super) fn set_tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym, va
                     t.requires_grad = flag;
                     Ok(())
                 }
-                _ => it.error("RuntimeError: you can only change requires_grad flags of leaf variables."),
+                _ => it.error(
+                    "RuntimeError: you can only change requires_grad flags of leaf variables.",
+                ),
             }
         }
         other => it.unsupported(format!("setting attribute '{other}' on a tensor")),
@@ -1177,7 +1184,14 @@ fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
     let (storage, dtype, device) = (t.storage, t.dtype, t.device);
     let base = t.base.unwrap_or(id);
     let out = it.new_tensor(shape, dtype, device, Some((storage, Some(base))))?;
-    autograd::record(it, out, "ViewBackward0", GradFlow::PassThrough, &[Value::Obj(id)], &[]);
+    autograd::record(
+        it,
+        out,
+        "ViewBackward0",
+        GradFlow::PassThrough,
+        &[Value::Obj(id)],
+        &[],
+    );
     Ok(out)
 }
 
@@ -1481,7 +1495,9 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
                 None => true,
             };
             if !t.is_leaf() && !flag {
-                return it.error("RuntimeError: you can only change requires_grad flags of leaf variables.");
+                return it.error(
+                    "RuntimeError: you can only change requires_grad flags of leaf variables.",
+                );
             }
             if let ObjKind::Tensor(t) = it.heap.kind_mut(id) {
                 t.requires_grad = flag || t.grad_fn.is_some();
@@ -1516,7 +1532,14 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "contiguous" => same(it),
         "clone" => {
             let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
-            autograd::record(it, out, "CloneBackward0", GradFlow::PassThrough, &[Value::Obj(id)], &[]);
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
             Ok(out)
         }
         "cuda" | "cpu" | "to" | "half" | "float" | "double" | "bfloat16" | "long" | "int"
@@ -1559,7 +1582,14 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             } else {
                 let category = it.storages.get(t.storage).category;
                 let out = it.new_tensor_as(t.shape, dtype, device, None, category)?;
-                autograd::record(it, out, "ToCopyBackward0", GradFlow::Compute, &[Value::Obj(id)], &[]);
+                autograd::record(
+                    it,
+                    out,
+                    "ToCopyBackward0",
+                    GradFlow::Compute,
+                    &[Value::Obj(id)],
+                    &[],
+                );
                 Ok(out)
             }
         }
@@ -1573,9 +1603,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
-        "tolist" => {
-            it.unsupported(format!("`{method}()` (tensor values are not modelled)"))
-        }
+        "tolist" => it.unsupported(format!("`{method}()` (tensor values are not modelled)")),
         "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
             let op = match method {
                 "add" => Operator::Add,
@@ -1616,7 +1644,14 @@ fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
         }
     };
     let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
-    autograd::record(it, out, "SumBackward0", GradFlow::Compute, &[Value::Obj(id)], &[]);
+    autograd::record(
+        it,
+        out,
+        "SumBackward0",
+        GradFlow::Compute,
+        &[Value::Obj(id)],
+        &[],
+    );
     Ok(out)
 }
 
@@ -1792,7 +1827,11 @@ pub(super) fn tensor_binary(
             GradFlow::Compute,
             &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
         ),
-        _ => ("BinaryBackward", GradFlow::Compute, &[Save::Input(0), Save::Input(1)]),
+        _ => (
+            "BinaryBackward",
+            GradFlow::Compute,
+            &[Save::Input(0), Save::Input(1)],
+        ),
     };
     autograd::record(it, out, name, flow, &[l, r], saves);
     Ok(out)

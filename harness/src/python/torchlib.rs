@@ -32,7 +32,11 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Module, "Module", None),
     (TorchClass::Linear, "Linear", Some(TorchClass::Module)),
     (TorchClass::ReLU, "ReLU", Some(TorchClass::Module)),
-    (TorchClass::Sequential, "Sequential", Some(TorchClass::Module)),
+    (
+        TorchClass::Sequential,
+        "Sequential",
+        Some(TorchClass::Module),
+    ),
     (TorchClass::MseLoss, "MSELoss", Some(TorchClass::Module)),
     (TorchClass::Function, "Function", None),
     (TorchClass::FunctionCtx, "BackwardCFunction", None),
@@ -75,7 +79,10 @@ impl TorchClasses {
     }
 
     fn kind_of(&self, class: ObjId) -> Option<TorchClass> {
-        self.ids.iter().find(|(_, id)| *id == class).map(|(k, _)| *k)
+        self.ids
+            .iter()
+            .find(|(_, id)| *id == class)
+            .map(|(k, _)| *k)
     }
 }
 
@@ -199,7 +206,10 @@ impl Interpreter<'_> {
                 for v in [*op, *tensor, *peer] {
                     self.heap.incref(v);
                 }
-                self.new_torch_instance(kind, vec![("op", *op), ("tensor", *tensor), ("peer", *peer)])?
+                self.new_torch_instance(
+                    kind,
+                    vec![("op", *op), ("tensor", *tensor), ("peer", *peer)],
+                )?
             }
             TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW => {
                 let Some(&params) = args.first() else {
@@ -279,11 +289,7 @@ impl Interpreter<'_> {
         for (_, v) in self.attr_values(module) {
             let Value::Obj(o) = v else { continue };
             match self.heap.kind(o) {
-                ObjKind::Tensor(t) if t.is_param => {
-                    if !out.contains(&o) {
-                        out.push(o);
-                    }
-                }
+                ObjKind::Tensor(t) if t.is_param && !out.contains(&o) => out.push(o),
                 ObjKind::Instance { class, .. }
                     if self.torch_class(*class).is_some_and(|k| {
                         matches!(
@@ -385,11 +391,19 @@ impl Interpreter<'_> {
                 xt.shape, wt.shape
             ));
         }
-        let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)].iter().product();
+        let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]
+            .iter()
+            .product();
         let out_features = wt.shape[0];
-        let recorded =
-            self.grad_enabled && [x, weight, bias].iter().any(|&v| autograd::requires_grad(self, v));
-        let category = if recorded { Category::Activation } else { Category::Temporary };
+        let recorded = self.grad_enabled
+            && [x, weight, bias]
+                .iter()
+                .any(|&v| autograd::requires_grad(self, v));
+        let category = if recorded {
+            Category::Activation
+        } else {
+            Category::Temporary
+        };
         let mut inputs = vec![x, weight];
         if bias != Value::None {
             inputs.push(bias);
@@ -400,11 +414,31 @@ impl Interpreter<'_> {
                 *last = out_features;
             }
             let out = self.new_tensor_as(shape, xt.dtype, xt.device, None, category)?;
-            autograd::record(self, out, "AddmmBackward0", GradFlow::Compute, &inputs, &[Save::InputIf(0, 1), Save::InputIf(1, 0)]);
+            autograd::record(
+                self,
+                out,
+                "AddmmBackward0",
+                GradFlow::Compute,
+                &inputs,
+                &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
+            );
             return Ok(out);
         }
-        let flat = self.new_tensor_as(vec![rows, out_features], xt.dtype, xt.device, None, category)?;
-        autograd::record(self, flat, "AddmmBackward0", GradFlow::Compute, &inputs, &[Save::InputIf(0, 1), Save::InputIf(1, 0)]);
+        let flat = self.new_tensor_as(
+            vec![rows, out_features],
+            xt.dtype,
+            xt.device,
+            None,
+            category,
+        )?;
+        autograd::record(
+            self,
+            flat,
+            "AddmmBackward0",
+            GradFlow::Compute,
+            &inputs,
+            &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
+        );
         let mut shape = xt.shape.clone();
         if let Some(last) = shape.last_mut() {
             *last = out_features;
@@ -414,10 +448,23 @@ impl Interpreter<'_> {
         };
         let storage = self.tensor_data(flat).map(|t| t.storage);
         let out = match storage {
-            Some(st) => self.new_tensor_as(shape, xt.dtype, xt.device, Some((st, Some(flat_id))), category)?,
+            Some(st) => self.new_tensor_as(
+                shape,
+                xt.dtype,
+                xt.device,
+                Some((st, Some(flat_id))),
+                category,
+            )?,
             None => return Ok(flat),
         };
-        autograd::record(self, out, "ViewBackward0", GradFlow::PassThrough, &[flat], &[]);
+        autograd::record(
+            self,
+            out,
+            "ViewBackward0",
+            GradFlow::PassThrough,
+            &[flat],
+            &[],
+        );
         self.heap.decref(flat);
         Ok(out)
     }
@@ -427,7 +474,14 @@ impl Interpreter<'_> {
             return self.error("TypeError: mse_loss expects tensors");
         };
         let out = self.new_tensor_as(vec![], t.dtype, t.device, None, Category::Activation)?;
-        autograd::record(self, out, "MseLossBackward0", GradFlow::Compute, &[a, b], &[Save::Input(0), Save::Input(1)]);
+        autograd::record(
+            self,
+            out,
+            "MseLossBackward0",
+            GradFlow::Compute,
+            &[a, b],
+            &[Save::Input(0), Save::Input(1)],
+        );
         Ok(out)
     }
 
@@ -505,7 +559,9 @@ impl Interpreter<'_> {
                 let mut params = Vec::new();
                 self.module_parameters(recv, &mut params);
                 for p in params {
-                    let Some(t) = self.tensor_data(Value::Obj(p)) else { continue };
+                    let Some(t) = self.tensor_data(Value::Obj(p)) else {
+                        continue;
+                    };
                     let (mut device, mut dtype) = (t.device, t.dtype);
                     match name {
                         "cuda" => device = DeviceKind::Cuda,
@@ -518,7 +574,9 @@ impl Interpreter<'_> {
                             for &v in args {
                                 match v {
                                     Value::Dtype(d) => dtype = d,
-                                    Value::Str(s) if self.names.name(s).starts_with("cuda") => device = DeviceKind::Cuda,
+                                    Value::Str(s) if self.names.name(s).starts_with("cuda") => {
+                                        device = DeviceKind::Cuda
+                                    }
                                     Value::Str(_) => device = DeviceKind::Cpu,
                                     Value::Device(d) => device = d,
                                     Value::Int(_) => device = DeviceKind::Cuda,
@@ -587,14 +645,16 @@ impl Interpreter<'_> {
         let state = self.get_attr(Value::Obj(opt), s)?;
         let m = self.sym("momentum");
         let momentum = self.get_attr(Value::Obj(opt), m)?;
-        let uses_momentum = !matches!(momentum, Value::Float(f) if f == 0.0)
-            && !matches!(momentum, Value::Int(0));
+        let uses_momentum =
+            !matches!(momentum, Value::Float(f) if f == 0.0) && !matches!(momentum, Value::Int(0));
         let Value::Obj(state_id) = state else {
             return self.error("TypeError: optimizer state is missing");
         };
         let mut temporaries = Vec::new();
         for (i, p) in params.iter().enumerate() {
-            let Some(t) = self.tensor_data(Value::Obj(*p)) else { continue };
+            let Some(t) = self.tensor_data(Value::Obj(*p)) else {
+                continue;
+            };
             if t.grad.is_none() {
                 continue;
             }
@@ -604,14 +664,38 @@ impl Interpreter<'_> {
             if !exists && wants_state {
                 let mut entries = Vec::new();
                 if kind == TorchClass::Sgd {
-                    let buf = self.new_tensor_as(t.shape.clone(), t.dtype, t.device, None, Category::OptimizerState)?;
+                    let buf = self.new_tensor_as(
+                        t.shape.clone(),
+                        t.dtype,
+                        t.device,
+                        None,
+                        Category::OptimizerState,
+                    )?;
                     entries.push((Value::Str(self.sym("momentum_buffer")), buf));
                 } else {
-                    let step = self.new_tensor_as(vec![], Dtype::Float32, DeviceKind::Cpu, None, Category::OptimizerState)?;
+                    let step = self.new_tensor_as(
+                        vec![],
+                        Dtype::Float32,
+                        DeviceKind::Cpu,
+                        None,
+                        Category::OptimizerState,
+                    )?;
                     entries.push((Value::Str(self.sym("step")), step));
-                    let a = self.new_tensor_as(t.shape.clone(), t.dtype, t.device, None, Category::OptimizerState)?;
+                    let a = self.new_tensor_as(
+                        t.shape.clone(),
+                        t.dtype,
+                        t.device,
+                        None,
+                        Category::OptimizerState,
+                    )?;
                     entries.push((Value::Str(self.sym("exp_avg")), a));
-                    let b = self.new_tensor_as(t.shape.clone(), t.dtype, t.device, None, Category::OptimizerState)?;
+                    let b = self.new_tensor_as(
+                        t.shape.clone(),
+                        t.dtype,
+                        t.device,
+                        None,
+                        Category::OptimizerState,
+                    )?;
                     entries.push((Value::Str(self.sym("exp_avg_sq")), b));
                 }
                 let d = self.alloc(ObjKind::Dict(Vec::new()));
@@ -621,7 +705,12 @@ impl Interpreter<'_> {
                 self.dict_set(state_id, key, Value::Obj(d));
             }
             if kind != TorchClass::Sgd || uses_momentum {
-                temporaries.push(self.new_storage(&t.shape, t.dtype, t.device, Category::Temporary)?);
+                temporaries.push(self.new_storage(
+                    &t.shape,
+                    t.dtype,
+                    t.device,
+                    Category::Temporary,
+                )?);
             }
         }
         for st in temporaries {
@@ -648,7 +737,8 @@ impl Interpreter<'_> {
             self.heap.decref_id(ctx);
             return self.error("NotImplementedError: Function has no forward");
         };
-        let needs_graph = self.grad_enabled && args.iter().any(|&v| autograd::requires_grad(self, v));
+        let needs_graph =
+            self.grad_enabled && args.iter().any(|&v| autograd::requires_grad(self, v));
         let inputs = args.clone();
         for &a in &inputs {
             self.heap.incref(a);
@@ -691,7 +781,12 @@ impl Interpreter<'_> {
                     } else {
                         None
                     };
-                    node.inputs.push(InputEdge { node: edge, shape: t.shape, dtype: t.dtype, device: t.device });
+                    node.inputs.push(InputEdge {
+                        node: edge,
+                        shape: t.shape,
+                        dtype: t.dtype,
+                        device: t.device,
+                    });
                 }
             }
             if let Some(Value::Obj(tuple)) = to_save {
@@ -786,9 +881,15 @@ impl Interpreter<'_> {
                 _ => it.iterable_items(v),
             }
         };
-        let roots: Vec<ObjId> = as_list(self, tensors)?.into_iter().filter_map(|v| v.obj()).collect();
+        let roots: Vec<ObjId> = as_list(self, tensors)?
+            .into_iter()
+            .filter_map(|v| v.obj())
+            .collect();
         let grads = as_list(self, grads)?;
-        let inputs: Vec<ObjId> = as_list(self, inputs)?.into_iter().filter_map(|v| v.obj()).collect();
+        let inputs: Vec<ObjId> = as_list(self, inputs)?
+            .into_iter()
+            .filter_map(|v| v.obj())
+            .collect();
         autograd::run_backward(
             self,
             &roots,

@@ -113,7 +113,11 @@ impl GradNode {
     }
 
     /// Deallocation: drops everything the node holds.
-    pub fn release(self, mut drop_ref: impl FnMut(Value), dropped_storage_refs: &mut Vec<StorageId>) {
+    pub fn release(
+        self,
+        mut drop_ref: impl FnMut(Value),
+        dropped_storage_refs: &mut Vec<StorageId>,
+    ) {
         for s in self.saved {
             match s {
                 Saved::Tensor(t) => drop_ref(Value::Obj(t)),

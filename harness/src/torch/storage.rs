@@ -52,9 +52,10 @@ impl Storages {
         if let Some(s) = self.slots[id.0 as usize].as_mut()
             && s.category != category
         {
-            s.description = s
-                .description
-                .replace(&format!("({})", s.category.name()), &format!("({})", category.name()));
+            s.description = s.description.replace(
+                &format!("({})", s.category.name()),
+                &format!("({})", category.name()),
+            );
             s.category = category;
         }
     }
