@@ -43,8 +43,8 @@ fn main() {
 
     let start = Instant::now();
     while frees < PAIRS {
-        let grow =
-            live.len() < TARGET_LIVE / 2 || (live.len() < TARGET_LIVE && rng.next() % 2 == 0);
+        let grow = live.len() < TARGET_LIVE / 2
+            || (live.len() < TARGET_LIVE && rng.next().is_multiple_of(2));
         events.clear();
         if grow {
             let size = sizes[(mallocs as usize) & (sizes.len() - 1)];
@@ -55,7 +55,7 @@ fn main() {
             mallocs += 1;
         } else {
             // Mostly the newest allocation (temporaries), sometimes an older one.
-            let index = if rng.next() % 4 == 0 {
+            let index = if rng.next().is_multiple_of(4) {
                 (rng.next() % live.len() as u64) as usize
             } else {
                 live.len() - 1

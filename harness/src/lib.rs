@@ -12,6 +12,7 @@ pub mod python;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod snapshot_format;
 pub mod timeline;
 pub mod torch;
 pub mod units;

@@ -147,6 +147,7 @@ impl Builder {
             bytes_freed: bytes,
             event_index,
             line: Some(line),
+            counts_before: [0, 0, 0],
         });
     }
 
@@ -255,6 +256,7 @@ fn python() -> PythonProfile {
         start: GcStartState {
             counts: [0, 0, 0],
             long_lived_total: 0,
+            free_lists_full: false,
         },
         start_given: false,
     }

@@ -304,6 +304,7 @@ mod tests {
                 start: GcStartState {
                     counts: [0, 0, 0],
                     long_lived_total: 0,
+                    free_lists_full: false,
                 },
                 start_given: false,
             },
@@ -361,8 +362,18 @@ mod tests {
 
     use super::engine::TrialRun;
 
+    /// Arguments for in-process suite runs: their libtest output goes to a log file, so the
+    /// unit tests' own output never shows a nested suite's "test result: FAILED" line.
     fn quiet_args() -> Arguments {
-        Arguments::from_iter(["harness", "--test-threads", "1", "--quiet"])
+        static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = std::env::temp_dir().join(format!(
+            "gpumem-suite-test-{}-{run}.log",
+            std::process::id()
+        ));
+        let mut args = Arguments::from_iter(["harness", "--test-threads", "1", "--quiet"]);
+        args.logfile = Some(log.to_string_lossy().into_owned());
+        args
     }
 
     #[test]

@@ -122,11 +122,9 @@ impl Heap {
                 .count() as u64;
         }
 
-        // Report tensors in the garbage before it is torn down.
-        if garbage
-            .iter()
-            .any(|&id| matches!(self.get(id).kind, ObjKind::Tensor(_)))
-        {
+        // Report the tensors that the garbage holds (garbage themselves, or older tensors it
+        // alone keeps alive) before it is torn down.
+        if !garbage.is_empty() {
             let mut predecessors: FxHashMap<ObjId, Vec<(ObjId, Edge)>> = FxHashMap::default();
             for &id in &garbage {
                 self.traverse(id, |child, edge| {
@@ -134,11 +132,15 @@ impl Heap {
                 });
             }
             let in_garbage: FxHashMap<ObjId, ()> = garbage.iter().map(|&id| (id, ())).collect();
-            for &id in &garbage {
-                if matches!(self.get(id).kind, ObjKind::Tensor(_)) {
-                    let hit = self.cycle_hit(id, &predecessors, &in_garbage);
-                    on_garbage_tensor(self, &hit);
-                }
+            let mut tensors: Vec<ObjId> = predecessors
+                .keys()
+                .copied()
+                .filter(|&id| matches!(self.get(id).kind, ObjKind::Tensor(_)))
+                .collect();
+            tensors.sort();
+            for id in tensors {
+                let hit = self.cycle_hit(id, &predecessors, &in_garbage);
+                on_garbage_tensor(self, &hit);
             }
         }
 
@@ -166,7 +168,7 @@ impl Heap {
         }
         self.collecting = false;
         CollectionOutcome {
-            generation: generation,
+            generation,
             collected: garbage.len() as u64,
             tensors_before,
             tensors_after: self.tensors_alive,
@@ -204,6 +206,14 @@ impl Heap {
                     continue;
                 }
                 towards_tensor.insert(holder, (target, edge));
+                // Up to 3.10 attributes live in the instance's `__dict__`: name the instance.
+                let holder = match self.instance_owning(holder, predecessors) {
+                    Some(owner) => {
+                        towards_tensor.insert(owner, (holder, Edge::Role("__dict__")));
+                        owner
+                    }
+                    None => holder,
+                };
                 let cycle = self.shortest_cycle(holder, in_garbage);
                 if !cycle.is_empty() {
                     let mut holder_path = Vec::new();
@@ -227,6 +237,25 @@ impl Heap {
             holder_path: Vec::new(),
             cycle: Vec::new(),
         }
+    }
+
+    /// The instance whose `__dict__` is `dict`, if `dict` is one.
+    fn instance_owning(
+        &self,
+        dict: ObjId,
+        predecessors: &FxHashMap<ObjId, Vec<(ObjId, Edge)>>,
+    ) -> Option<ObjId> {
+        if !matches!(self.get(dict).kind, ObjKind::Dict(_)) {
+            return None;
+        }
+        predecessors
+            .get(&dict)?
+            .iter()
+            .find(|(owner, edge)| {
+                *edge == Edge::Role("__dict__")
+                    && matches!(self.get(*owner).kind, ObjKind::Instance { .. })
+            })
+            .map(|(owner, _)| *owner)
     }
 
     /// The shortest cycle through `start` within the garbage (empty if there is none).

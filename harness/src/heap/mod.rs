@@ -254,6 +254,7 @@ pub struct Heap {
     dict_free: FreeList,
     list_free: FreeList,
     tuple_free: [FreeList; 20],
+    frame_free: FreeList,
     /// Tensor objects alive (any device).
     pub tensors_alive: u64,
     /// Storages whose last tensor object died, in order; drained by the storage owner.
@@ -280,6 +281,7 @@ impl Heap {
             dict_free: FreeList::new(profile::DICT_FREE_LIST),
             list_free: FreeList::new(profile::LIST_FREE_LIST),
             tuple_free: [FreeList::new(profile::TUPLE_FREE_LIST); 20],
+            frame_free: FreeList::new(profile::FRAME_FREE_LIST),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
@@ -440,6 +442,13 @@ impl Heap {
         self.count_raw_allocations(1)
     }
 
+    /// An object of `kind`'s shape that the model does not keep (a temporary, or an internal
+    /// object of a new class) is freed: onto its free list if there is room, else the
+    /// counter drops. Pairs with a [`Heap::count_allocation`] of the same shape.
+    pub fn count_deallocation(&mut self, kind: &ObjKind) {
+        self.note_gc_del(Self::free_list_kind(kind));
+    }
+
     /// Counts `n` GC-heap allocations of objects the model does not keep individually
     /// (e.g. the internals of a new class). Returns whether a collection is due.
     pub fn count_raw_allocations(&mut self, n: u64) -> bool {
@@ -582,12 +591,43 @@ impl Heap {
         self.track(id, generation);
     }
 
+    /// Fills every free list, as in a process that has been running a while.
+    pub fn fill_free_lists(&mut self) {
+        for list in [
+            &mut self.dict_free,
+            &mut self.list_free,
+            &mut self.frame_free,
+        ]
+        .into_iter()
+        .chain(self.tuple_free.iter_mut().skip(1))
+        {
+            list.len = list.capacity;
+        }
+    }
+
     /// Empties every free list, as a full collection does (`clear_freelists`).
     pub fn clear_free_lists(&mut self) {
         self.dict_free.len = 0;
         self.list_free.len = 0;
         for t in &mut self.tuple_free {
             t.len = 0;
+        }
+        self.frame_free.len = 0;
+    }
+
+    /// A frame object (≤ 3.10) that is not a code object's zombie frame: served by the frame
+    /// free list or counted. Returns whether a collection is due.
+    pub fn count_frame_allocation(&mut self) -> bool {
+        if self.frame_free.pop() {
+            return false;
+        }
+        self.count_raw_allocations(1)
+    }
+
+    /// Such a frame is released onto the frame free list (or really freed).
+    pub fn release_frame(&mut self) {
+        if !self.frame_free.push() {
+            self.counts[0] = self.counts[0].saturating_sub(1);
         }
     }
 
@@ -700,7 +740,10 @@ impl Heap {
                 out.append(&mut f.defaults);
             }
             ObjKind::Cell(v) => out.extend(v.take()),
-            ObjKind::Tuple(items) | ObjKind::List(items) => out.append(items),
+            // Tuples have no `tp_clear`: they keep their items (and their size, which picks
+            // their free list) until a referrer's clearing frees them.
+            ObjKind::Tuple(_) => {}
+            ObjKind::List(items) => out.append(items),
             ObjKind::Dict(items) => {
                 for (k, v) in items.drain(..) {
                     out.push(k);

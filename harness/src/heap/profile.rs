@@ -8,6 +8,8 @@ pub const DICT_FREE_LIST: u32 = 80;
 pub const LIST_FREE_LIST: u32 = 80;
 /// Per tuple size, for sizes 1 – 19.
 pub const TUPLE_FREE_LIST: u32 = 2000;
+/// Frames (≤ 3.10) beyond each code object's zombie frame.
+pub const FRAME_FREE_LIST: u32 = 200;
 
 /// When an allocation past threshold 0 runs the collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,10 +30,13 @@ pub struct GcProfile {
     pub trigger: Trigger,
     /// ≤ 3.10: an instance's attributes live in a separate `__dict__` dict object.
     pub instance_dict_object: bool,
-    /// GC objects a `class` statement allocates besides its methods' function objects
-    /// (type object, its dict, MRO and bases tuples, descriptors). Measured: 7 on every
-    /// version 3.8 – 3.13 (a class with k methods adds 7 + k to the gen-0 count).
-    pub class_statement_objects: u64,
+    /// ≤ 3.10: frames are GC objects. Each code object keeps one "zombie" frame for reuse,
+    /// so only its first call (and calls while that frame is busy, beyond the frame free
+    /// list) allocate one.
+    pub frame_objects: bool,
+    /// 3.8 keeps a free list of bound-method objects; creating a class leaves one there
+    /// (the `__init_subclass__` lookup), counted once.
+    pub method_free_list: bool,
 }
 
 impl GcProfile {
@@ -50,7 +55,8 @@ impl GcProfile {
                 Trigger::InsideAllocation
             },
             instance_dict_object: minor <= 10,
-            class_statement_objects: 7,
+            frame_objects: minor <= 10,
+            method_free_list: minor == 8,
         }
     }
 }

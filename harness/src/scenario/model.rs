@@ -47,6 +47,9 @@ pub struct GcStartState {
     /// Tracked objects in the oldest generation (`long_lived_total`): decides whether an
     /// automatic full collection may run.
     pub long_lived_total: u64,
+    /// Whether the dict, list, tuple and frame free lists start full (a process that has
+    /// been running, e.g. after `import torch`) or empty (right after `gc.collect()`).
+    pub free_lists_full: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -20,6 +20,8 @@ impl GcStartState {
         GcStartState {
             counts: [284, 6, 0],
             long_lived_total: 179_000,
+            // Importing torch allocates and frees far more than the free lists hold.
+            free_lists_full: true,
         }
     }
 }
@@ -51,7 +53,7 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
     let start_entries = cx.mapping(start_node, "python.start")?;
     let start_keys = cx.keys(
         start_entries,
-        &["counts", "long_lived_total"],
+        &["counts", "long_lived_total", "free_lists"],
         "`python.start`",
     )?;
     let counts_node = start_keys.required(
@@ -81,11 +83,25 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
         cx,
         start_node.at,
     )?;
+    let free_lists_full = match start_keys.get("free_lists") {
+        None => false,
+        Some(node) => match cx.string(node, "python.start.free_lists")? {
+            "full" => true,
+            "empty" => false,
+            other => {
+                return Err(cx.error(
+                    node.at,
+                    format!("`python.start.free_lists` is {other:?}; expected \"full\" (a process that has been running) or \"empty\" (right after gc.collect())"),
+                ));
+            }
+        },
+    };
     Ok(PythonProfile {
         version,
         start: GcStartState {
             counts,
             long_lived_total: cx.unsigned(total_node, "python.start.long_lived_total")?,
+            free_lists_full,
         },
         start_given: true,
     })

@@ -98,6 +98,8 @@ pub struct GcEvent {
     pub event_index: usize,
     /// Workload line whose execution triggered it (the `gc.collect()` call, or the allocation).
     pub line: Option<u32>,
+    /// The collector's counters (`gc.get_count()`) when it started.
+    pub counts_before: [u64; 3],
 }
 
 /// Why the collector, and not reference counting, freed some device tensors: the reference

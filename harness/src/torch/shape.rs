@@ -110,7 +110,7 @@ pub fn reshape_shape(from: &[i64], to: &[i64]) -> Result<Vec<i64>, String> {
     let known: u64 = to.iter().filter(|&&d| d != -1).map(|&d| d as u64).product();
     let mut out = to.to_vec();
     if let Some(&i) = inferred.first() {
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(format!(
                 "shape '{to:?}' is invalid for input of size {total}"
             ));

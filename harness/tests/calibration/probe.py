@@ -1,0 +1,85 @@
+"""Runs a workload on a real CPython with a stand-in `torch`, and prints its collections.
+
+Usage: python probe.py WORKLOAD_FILE [NAME=INT ...]
+
+The stand-in tensor is a `__slots__` class (one GC object per tensor, no free list, like
+torch.Tensor); `view` returns a new stand-in. The script collects, runs the workload at module
+level (its first statement records the collector's state), and logs every collection from a gc callback
+without allocating GC objects between collections. It prints one JSON object.
+"""
+import gc
+import json
+import sys
+
+ALIVE = [0]
+
+
+class StandInTensor:
+    __slots__ = ("n", "base")
+
+    def __init__(self, n, base=None):
+        self.n = n
+        self.base = base
+        ALIVE[0] += 1
+
+    def __del__(self):
+        ALIVE[0] -= 1
+
+    def view(self, *shape):
+        return StandInTensor(self.n, self)
+
+
+def zeros(n, device=None):
+    return StandInTensor(n)
+
+
+class StandInTorch:
+    pass
+
+
+torch = StandInTorch()
+torch.zeros = zeros
+
+# The workload's first statement records the collector's state; the model runs the same
+# statement and starts from the state it recorded.
+source = "__gc_start__ = gc.get_count()\n" + open(sys.argv[1]).read()
+namespace = {"torch": torch, "gc": gc, "__name__": "__workload__"}
+for arg in sys.argv[2:]:
+    key, value = arg.split("=", 1)
+    namespace[key] = int(value)
+code = compile(source, sys.argv[1], "exec")
+
+LOG = []
+BEFORE = [0]
+
+
+def callback(phase, info):
+    if phase == "start":
+        BEFORE[0] = ALIVE[0]
+    else:
+        # One append per value: a tuple here would be a GC allocation between collections.
+        LOG.append(namespace.get("i", -1))
+        LOG.append(info["generation"])
+        LOG.append(info["collected"])
+        LOG.append(BEFORE[0])
+        LOG.append(ALIVE[0])
+
+
+# Call the stand-in's functions once so that their first-call costs (a frame object per
+# code object up to 3.10) are paid before the measurement: torch's are C functions.
+zeros(1).view(1)
+gc.collect()
+long_lived_total = len(gc.get_objects(generation=2))
+gc.callbacks.append(callback)
+exec(code, namespace)
+gc.callbacks.remove(callback)
+end_alive = ALIVE[0]
+rows = [LOG[k:k + 5] for k in range(0, len(LOG), 5)]
+print(json.dumps({
+    "version": "%d.%d" % sys.version_info[:2],
+    "threshold": gc.get_threshold(),
+    "start_counts": namespace["__gc_start__"],
+    "long_lived_total": long_lived_total,
+    "collections": [{"iteration": r[0], "generation": r[1], "collected": r[2], "alive_before": r[3], "alive_after": r[4]} for r in rows],
+    "end_alive": end_alive,
+}))
