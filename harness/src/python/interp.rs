@@ -122,7 +122,6 @@ impl<'a> Interpreter<'a> {
         }
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
-        let mut heap = heap;
         let torch_classes = super::torchlib::TorchClasses::create(&mut heap, &mut names);
         let mut interp = Interpreter {
             grad_enabled: true,
