@@ -125,6 +125,20 @@ pub enum ObjKind {
     /// `torch.Size`: a tuple subclass, so it is tracked and counted but never served by
     /// the tuple free list nor untracked by a collection.
     Size(Vec<i64>),
+    /// An autograd graph node (C++ `Node`): never tracked or counted. What it holds (saved
+    /// tensors, next nodes, a custom Function's ctx, a leaf) is held through C++, so the
+    /// collector sees its targets as externally referenced roots.
+    GradNode(Box<crate::torch::GradNode>),
+    /// The Python object of a built-in node, created when `.grad_fn` is first read.
+    GradFn {
+        node: ObjId,
+    },
+    /// A C++ object exposed through pybind11 (a `Work` handle): untracked, uncounted, and
+    /// its references are invisible to the collector.
+    CppHandle {
+        type_name: &'static str,
+        held: Vec<Value>,
+    },
     /// `range(...)`: not a GC object in CPython, so never counted or tracked.
     Range {
         start: i64,
@@ -147,6 +161,9 @@ impl ObjKind {
             ObjKind::BoundMethod { .. } => "method",
             ObjKind::Coroutine { .. } => "coroutine",
             ObjKind::Tensor(_) => "Tensor",
+            ObjKind::GradNode(n) => n.name,
+            ObjKind::GradFn { .. } => "grad_fn",
+            ObjKind::CppHandle { type_name, .. } => type_name,
             ObjKind::Range { .. } => "range",
             ObjKind::Size(_) => "Size",
         }
@@ -351,7 +368,15 @@ impl Heap {
             if obj.generation != UNTRACKED {
                 self.unlink(id, obj.generation, obj.prev, obj.next);
             }
-            if !matches!(obj.kind, ObjKind::Range { .. }) {
+            if let ObjKind::GradFn { node } = &obj.kind
+                && let Some(Object {
+                    kind: ObjKind::GradNode(n),
+                    ..
+                }) = self.objects[node.0 as usize].as_mut()
+            {
+                n.py_object = None;
+            }
+            if !is_uncounted(&obj.kind) {
                 let free_list = Self::free_list_kind(&obj.kind);
                 self.note_gc_del(free_list);
             }
@@ -449,8 +474,7 @@ impl Heap {
             ObjKind::Dict(items) => items
                 .iter()
                 .any(|(k, v)| self.may_be_tracked(*k) || self.may_be_tracked(*v)),
-            ObjKind::Range { .. } => false,
-            _ => true,
+            kind => !is_uncounted(kind),
         };
         if matches!(kind, ObjKind::Tensor(_)) {
             self.tensors_alive += 1;
@@ -677,7 +701,23 @@ impl Heap {
                     value(*a, Edge::Role("cr_frame"));
                 }
             }
-            ObjKind::Tensor(t) => t.traverse(&mut value),
+            ObjKind::Tensor(t) => {
+                t.traverse(&mut value);
+                // THPVariable_traverse visits a custom Function's ctx (the PyNode's object)
+                // when this tensor is the node's only owner.
+                if let Some(node) = t.grad_fn
+                    && let Some(Object {
+                        kind: ObjKind::GradNode(n),
+                        refcount: 1,
+                        ..
+                    }) = self.objects[node.0 as usize].as_ref()
+                    && let Some(ctx) = n.ctx
+                {
+                    value(Value::Obj(ctx), Edge::Role("grad_fn"));
+                }
+            }
+            ObjKind::GradFn { .. } => {}
+            ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
         }
     }
@@ -714,10 +754,19 @@ impl Heap {
             ObjKind::BoundMethod { .. } => {}
             ObjKind::Coroutine { args, .. } => out.append(args),
             ObjKind::Tensor(t) => t.clear_python_references(&mut out),
+            ObjKind::GradFn { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
         }
         out
     }
+}
+
+/// Objects that are not on CPython's GC heap: never counted, never tracked.
+fn is_uncounted(kind: &ObjKind) -> bool {
+    matches!(
+        kind,
+        ObjKind::Range { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. }
+    )
 }
 
 /// A labelled reference, for reference paths in reports.
@@ -776,6 +825,9 @@ fn owned_references(
             *tensors_alive -= 1;
             t.release(&mut push, dropped_storage_refs);
         }
+        ObjKind::GradNode(n) => n.release(&mut push, dropped_storage_refs),
+        ObjKind::GradFn { node } => push(Value::Obj(node)),
+        ObjKind::CppHandle { held, .. } => held.into_iter().for_each(&mut push),
         ObjKind::Range { .. } | ObjKind::Size(_) => {}
     }
 }

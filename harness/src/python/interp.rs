@@ -16,7 +16,7 @@ use crate::heap::{
 };
 use crate::scenario::{GcStartState, PyVersion};
 use crate::timeline::{Frame as StackFrame, GcEvent, OomReport, Recorder, StackId, Timeline};
-use crate::torch::{DeviceKind, Dtype, Storage, StorageId, Storages, TensorData};
+use crate::torch::{Category, DeviceKind, Dtype, Storage, StorageId, Storages, TensorData};
 use ruff_python_ast::{self as ast, CmpOp, Expr, Operator, Stmt, UnaryOp};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
@@ -94,6 +94,13 @@ pub struct Interpreter<'a> {
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
     method_free_list_primed: bool,
     sym_init: Sym,
+    /// Autograd's grad mode (`torch.no_grad()` turns it off).
+    pub(super) grad_enabled: bool,
+    pub(super) torch_classes: super::torchlib::TorchClasses,
+    /// Custom Function ctx → its node (weak; checked on use).
+    pub(super) ctx_nodes: FxHashMap<ObjId, ObjId>,
+    /// `(rank, world_size)` after `dist.init_process_group`.
+    pub(super) process_group: Option<(i64, i64)>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -117,7 +124,12 @@ impl<'a> Interpreter<'a> {
         }
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
+        let torch_classes = super::torchlib::TorchClasses::create(&mut heap, &mut names);
         let mut interp = Interpreter {
+            grad_enabled: true,
+            torch_classes,
+            ctx_nodes: FxHashMap::default(),
+            process_group: None,
             heap,
             names,
             codes,
@@ -439,14 +451,59 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// Allocates a new storage for a tensor of `shape` on `device`.
+    pub(super) fn new_storage(
+        &mut self,
+        shape: &[i64],
+        dtype: Dtype,
+        device: DeviceKind,
+        category: Category,
+    ) -> R<StorageId> {
+        let bytes = crate::torch::numel(shape) * dtype.element_size();
+        let addr = if device == DeviceKind::Cuda {
+            self.device_malloc(bytes)?
+        } else {
+            None
+        };
+        if addr.is_some() {
+            self.device_storages_alive += 1;
+        }
+        let alloc_stack = self.current_stack();
+        let description = format!(
+            "{} ({})",
+            crate::torch::describe(dtype, shape),
+            category.name()
+        );
+        Ok(self.storages.insert(Storage {
+            bytes,
+            addr,
+            refs: 1,
+            alloc_stack,
+            description,
+            category,
+        }))
+    }
+
     /// Creates a tensor object. With `share` it is a view or alias of an existing storage;
-    /// otherwise a new storage is allocated on `device`.
+    /// otherwise a new storage is allocated on `device` (a factory's input data).
     pub(super) fn new_tensor(
         &mut self,
         shape: Vec<i64>,
         dtype: Dtype,
         device: DeviceKind,
         share: Option<(StorageId, Option<ObjId>)>,
+    ) -> R<Value> {
+        self.new_tensor_as(shape, dtype, device, share, Category::Input)
+    }
+
+    /// [`Interpreter::new_tensor`] with the memory category of a new storage.
+    pub(super) fn new_tensor_as(
+        &mut self,
+        shape: Vec<i64>,
+        dtype: Dtype,
+        device: DeviceKind,
+        share: Option<(StorageId, Option<ObjId>)>,
+        category: Category,
     ) -> R<Value> {
         let (storage, base) = match share {
             Some((storage, base)) => {
@@ -456,29 +513,7 @@ impl<'a> Interpreter<'a> {
                 }
                 (storage, base)
             }
-            None => {
-                let bytes = crate::torch::numel(&shape) * dtype.element_size();
-                let addr = if device == DeviceKind::Cuda {
-                    self.device_malloc(bytes)?
-                } else {
-                    None
-                };
-                if addr.is_some() {
-                    self.device_storages_alive += 1;
-                }
-                let alloc_stack = self.current_stack();
-                let description = crate::torch::describe(dtype, &shape);
-                (
-                    self.storages.insert(Storage {
-                        bytes,
-                        addr,
-                        refs: 1,
-                        alloc_stack,
-                        description,
-                    }),
-                    None,
-                )
-            }
+            None => (self.new_storage(&shape, dtype, device, category)?, None),
         };
         let id = self.alloc(ObjKind::Tensor(TensorData {
             storage,
@@ -486,6 +521,10 @@ impl<'a> Interpreter<'a> {
             dtype,
             device,
             base,
+            requires_grad: false,
+            grad_fn: None,
+            grad: None,
+            is_param: false,
         }));
         Ok(Value::Obj(id))
     }
@@ -576,9 +615,13 @@ impl<'a> Interpreter<'a> {
             Stmt::For(f) => return self.exec_for(f),
             Stmt::While(w) => return self.exec_while(w),
             Stmt::FunctionDef(d) => {
-                if !d.decorator_list.is_empty() {
-                    self.at(&d.decorator_list[0]);
-                    return self.unsupported("a function decorator");
+                // `@staticmethod` changes nothing the model distinguishes: methods are looked
+                // up on the class (`Fn.forward`), never bound through an instance here.
+                if let Some(dec) = d.decorator_list.iter().find(|dec| {
+                    !matches!(&dec.expression, Expr::Name(n) if n.id.as_str() == "staticmethod")
+                }) {
+                    self.at(dec);
+                    return self.unsupported("a function decorator other than @staticmethod");
                 }
                 let code = self.codes.of_def(d);
                 let f = self.make_function(code, &d.parameters)?;
@@ -610,7 +653,7 @@ impl<'a> Interpreter<'a> {
                     let full = format!("{module_name}.{}", alias.name.as_str());
                     let value = natives::module_named(&full).or_else(|| {
                         natives::module_named(module_name)
-                            .and_then(|m| natives::module_attr(m, alias.name.as_str()))
+                            .and_then(|m| self.module_attr(m, alias.name.as_str()))
                     });
                     let Some(value) = value else {
                         self.at(alias);
@@ -621,6 +664,7 @@ impl<'a> Interpreter<'a> {
                     };
                     let bound = alias.asname.as_ref().unwrap_or(&alias.name);
                     let sym = self.names.intern(bound.as_str());
+                    self.heap.incref(value);
                     self.store_name(sym, value);
                 }
             }
@@ -640,13 +684,79 @@ impl<'a> Interpreter<'a> {
                 }
             }
             Stmt::Raise(_) => return self.error("the workload raised an exception"),
-            Stmt::With(_) => return self.unsupported("the `with` statement"),
+            Stmt::With(w) => return self.exec_with(w),
             Stmt::Try(_) => return self.unsupported("`try` statements"),
             Stmt::Match(_) => return self.unsupported("`match` statements"),
             Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
             Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
         }
         Ok(Flow::Normal)
+    }
+
+    /// `with torch.no_grad():` and the other grad-mode context managers.
+    fn exec_with(&mut self, w: &'a ast::StmtWith) -> R<Flow> {
+        let saved = self.grad_enabled;
+        for item in &w.items {
+            self.at(&item.context_expr);
+            let v = self.eval(&item.context_expr)?;
+            let mode = match v {
+                Value::Native(n) => natives::grad_mode_of(n),
+                _ => None,
+            };
+            let Some(mode) = mode else {
+                self.heap.decref(v);
+                return self.unsupported(
+                    "this context manager (only torch.no_grad, enable_grad and inference_mode)",
+                );
+            };
+            if item.optional_vars.is_some() {
+                return self.unsupported("`with ... as` on a grad-mode context manager");
+            }
+            self.grad_enabled = mode;
+        }
+        let flow = self.exec_block(&w.body);
+        self.grad_enabled = saved;
+        flow
+    }
+
+    /// `tensor.grad_fn`: a custom Function's ctx, or a built-in node's Python object,
+    /// created on first access and cached while it lives.
+    pub(super) fn grad_fn_object(&mut self, node: Option<ObjId>) -> R<Value> {
+        let Some(n) = node else {
+            return Ok(Value::None);
+        };
+        let (ctx, cached) = match self.heap.kind(n) {
+            ObjKind::GradNode(g) => (g.ctx, g.py_object),
+            _ => (None, None),
+        };
+        if let Some(obj) = ctx.or(cached) {
+            self.heap.incref(Value::Obj(obj));
+            return Ok(Value::Obj(obj));
+        }
+        self.heap.incref(Value::Obj(n));
+        let obj = self.alloc(ObjKind::GradFn { node: n });
+        if let ObjKind::GradNode(g) = self.heap.kind_mut(n) {
+            g.py_object = Some(obj);
+        }
+        Ok(Value::Obj(obj))
+    }
+
+    /// Nodes whose ctx is `ctx` (at most one).
+    pub(super) fn nodes_owning(&self, ctx: ObjId) -> Vec<ObjId> {
+        match self.ctx_nodes.get(&ctx) {
+            Some(&n)
+                if self.heap.is_alive(n)
+                    && matches!(self.heap.kind(n), ObjKind::GradNode(g) if g.ctx == Some(ctx)) =>
+            {
+                vec![n]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Removes an instance attribute, returning it (owned).
+    pub(super) fn take_instance_attr(&mut self, id: ObjId, name: Sym) -> Option<Value> {
+        self.take_attr(Value::Obj(id), name)
     }
 
     fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
@@ -1023,6 +1133,9 @@ impl<'a> Interpreter<'a> {
                     all.extend(args);
                     self.call_function(func, all, kwargs)
                 }
+                ObjKind::Instance { .. } if self.instance_torch_class(callee).is_some() => {
+                    self.call_module(id, args, kwargs)
+                }
                 other => {
                     let t = other.type_name();
                     self.heap.decref_all(args);
@@ -1263,6 +1376,11 @@ impl<'a> Interpreter<'a> {
         args: Vec<Value>,
         kwargs: Vec<(Sym, Value)>,
     ) -> R<Value> {
+        if let Some(v) = self.construct_torch(class, &args, &kwargs)? {
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            return Ok(v);
+        }
         let tuple_len = args.len();
         self.temporary_tuple_begin(tuple_len);
         let attrs = if self.heap.profile.instance_dict_object {
@@ -1617,6 +1735,12 @@ impl<'a> Interpreter<'a> {
                             self.heap.incref(v);
                             Ok(v)
                         }
+                        None if self.names.name(name) == "saved_tensors"
+                            && self.torch_class(class)
+                                == Some(super::torchlib::TorchClass::FunctionCtx) =>
+                        {
+                            self.saved_tensors(id)
+                        }
                         None => {
                             let cname = self.class_name(class);
                             self.error(format!(
@@ -1645,9 +1769,12 @@ impl<'a> Interpreter<'a> {
                     ))
                 }
             },
-            Value::Module(m) => match natives::module_attr(Value::Module(m), self.names.name(name))
-            {
-                Some(v) => Ok(v),
+            Value::Module(m) => match self.module_attr(Value::Module(m), self.names.name(name)) {
+                Some(v) => {
+                    // Torch classes are heap objects: the caller owns a new reference.
+                    self.heap.incref(v);
+                    Ok(v)
+                }
                 None => self.unsupported(format!(
                     "`{}.{}`",
                     natives::module_display(m),
@@ -1656,6 +1783,111 @@ impl<'a> Interpreter<'a> {
             },
             other => natives::value_attr(self, other, name),
         }
+    }
+
+    /// `module.attr`, including torch's classes (`torch.nn.Linear`).
+    pub(super) fn module_attr(&self, m: Value, attr: &str) -> Option<Value> {
+        use super::torchlib::TorchClass as C;
+        let kind = match (natives::module_display_of(m), attr) {
+            ("torch.nn", "Module") => C::Module,
+            ("torch.nn", "Linear") => C::Linear,
+            ("torch.nn", "ReLU") => C::ReLU,
+            ("torch.nn", "Sequential") => C::Sequential,
+            ("torch.nn", "MSELoss") => C::MseLoss,
+            ("torch.autograd", "Function") => C::Function,
+            ("torch.distributed", "P2POp") => C::P2POp,
+            ("torch.optim", "SGD") => C::Sgd,
+            ("torch.optim", "Adam") => C::Adam,
+            ("torch.optim", "AdamW") => C::AdamW,
+            _ => return natives::module_attr(m, attr),
+        };
+        Some(self.torch_classes.id(kind))
+    }
+
+    /// `super().name(...)`: looked up after the class that defines the running method.
+    fn call_super(
+        &mut self,
+        proxy: ObjId,
+        name: Sym,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        let self_sym = self.names.intern("__self__");
+        let start_sym = self.names.intern("__thisclass__");
+        let (Some(receiver), Some(Value::Obj(start))) = (
+            self.instance_attr(proxy, self_sym),
+            self.instance_attr(proxy, start_sym),
+        ) else {
+            return self.error("RuntimeError: super(): no arguments");
+        };
+        let base = match self.heap.kind(start) {
+            ObjKind::Class(c) => c.base,
+            _ => None,
+        };
+        let found = base.and_then(|b| self.class_lookup(b, name));
+        match found {
+            Some(Value::Obj(f)) if matches!(self.heap.kind(f), ObjKind::Function(_)) => {
+                self.heap.incref(receiver);
+                let mut all = vec![receiver];
+                all.extend(args);
+                self.call_function(f, all, kwargs)
+            }
+            _ => {
+                // torch's own `__init__` (Module, Function): nothing the model tracks.
+                self.heap.decref_all(args);
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                if self.names.name(name) == "__init__" {
+                    Ok(Value::None)
+                } else {
+                    self.unsupported(format!("super().{}()", self.names.name(name)))
+                }
+            }
+        }
+    }
+
+    /// `super()` in a method: a proxy (a GC object, as CPython's) for the running
+    /// method's class and its first argument.
+    pub(super) fn make_super(&mut self) -> R<Value> {
+        let Some(frame) = self.frames.last() else {
+            return self.error("RuntimeError: super(): no arguments");
+        };
+        let Some(code) = frame.code else {
+            return self.error("RuntimeError: super(): no arguments");
+        };
+        let first = self.codes.get(code).params.first().map(|p| p.name);
+        let receiver = first.and_then(|n| frame.locals.get(&n).copied());
+        let Some(receiver) = receiver else {
+            return self.error("RuntimeError: super(): no arguments");
+        };
+        let ObjKind::Instance { class, .. } = self.heap.kind(receiver.obj().unwrap_or(ObjId(0)))
+        else {
+            return self.error("RuntimeError: super(): __class__ cell not found");
+        };
+        // The class that defines the running method: walk the receiver's MRO.
+        let mut cur = Some(*class);
+        let mut defining = *class;
+        while let Some(c) = cur {
+            let ObjKind::Class(cls) = self.heap.kind(c) else {
+                break;
+            };
+            if cls.attrs.iter().any(|(_, v)| {
+                matches!(v, Value::Obj(f) if matches!(self.heap.kind(*f), ObjKind::Function(func) if func.code == code))
+            }) {
+                defining = c;
+                break;
+            }
+            cur = cls.base;
+        }
+        self.heap.incref(receiver);
+        self.heap.incref(Value::Obj(defining));
+        let proxy = self.new_torch_instance(
+            super::torchlib::TorchClass::Super,
+            vec![
+                ("__self__", receiver),
+                ("__thisclass__", Value::Obj(defining)),
+            ],
+        )?;
+        Ok(Value::Obj(proxy))
     }
 
     pub(super) fn class_name(&self, class: ObjId) -> String {
@@ -1736,11 +1968,9 @@ impl<'a> Interpreter<'a> {
                 Ok(())
             }
             ObjKind::Tensor(_) => {
+                let r = natives::set_tensor_attr(self, id, name, value);
                 self.heap.decref(value);
-                self.unsupported(format!(
-                    "setting attribute '{}' on a tensor",
-                    self.names.name(name)
-                ))
+                r
             }
             other => {
                 let t = other.type_name();
@@ -2138,6 +2368,23 @@ impl<'a> Interpreter<'a> {
                         self.heap.decref(v);
                         return r;
                     }
+                    if let Some(kind) = self.torch_class(class) {
+                        if kind == super::torchlib::TorchClass::Super {
+                            return self.call_super(id, name, args, kwargs);
+                        }
+                        if self.class_lookup(class, name).is_none() {
+                            let method = self.names.name(name).to_string();
+                            let r = self.torch_method(id, kind, &method, &args, &kwargs);
+                            self.heap.decref_all(args);
+                            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                            return match r? {
+                                Some(v) => Ok(v),
+                                None => {
+                                    self.unsupported(format!("method '{method}' of a torch object"))
+                                }
+                            };
+                        }
+                    }
                     return match self.class_lookup(class, name) {
                         Some(Value::Obj(f))
                             if matches!(self.heap.kind(f), ObjKind::Function(_)) =>
@@ -2164,6 +2411,13 @@ impl<'a> Interpreter<'a> {
                             ))
                         }
                     };
+                }
+                ObjKind::Class(_)
+                    if self.names.name(name) == "apply"
+                        && self.torch_class(id) == Some(super::torchlib::TorchClass::Function) =>
+                {
+                    self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                    return self.custom_function_apply(id, args);
                 }
                 ObjKind::Class(_) => {
                     let f = self.get_attr(recv, name)?;
@@ -2291,7 +2545,7 @@ impl<'a> Interpreter<'a> {
             (UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
             (UnaryOp::Invert, Value::Int(i)) => Value::Int(!i),
             (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
-                return natives::tensor_unary(self, id);
+                return natives::tensor_unary(self, id, "neg");
             }
             _ => return self.error("TypeError: bad operand type for unary operator"),
         })

@@ -8,11 +8,13 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
+mod autograd;
 mod interp;
 mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod torchlib;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -4,9 +4,10 @@
 //! Natives receive owned arguments and drop them when they return; whatever they store
 //! (a list item, a dict value) takes its own reference.
 
+use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
 use crate::heap::{NativeId, ObjId, ObjKind, Sym, Value};
-use crate::torch::{self, DeviceKind, Dtype};
+use crate::torch::{self, Category, DeviceKind, Dtype, GradFlow};
 use ruff_python_ast::{Expr, Operator};
 
 macro_rules! natives {
@@ -26,7 +27,16 @@ natives!(
     ModGc,
     ModAsyncio,
     ModNn,
+    ModFunctional,
+    ModAutograd,
+    ModVariable,
+    ModEngine,
+    ModDist,
+    ModOptim,
+    ModCudaMemory,
     // builtins
+    Zip,
+    Super,
     Range,
     Len,
     Print,
@@ -90,7 +100,30 @@ natives!(
     SumFn,
     MeanFn,
     DeviceCtor,
+    // autograd
+    NoGrad,
+    EnableGrad,
+    InferenceMode,
+    AutogradBackward,
+    AutogradGrad,
+    RunBackward,
+    FLinear,
+    FMseLoss,
+    // torch.distributed
+    DistInit,
+    DistGetRank,
+    DistGetWorldSize,
+    DistIsend,
+    DistIrecv,
+    DistSend,
+    DistRecv,
+    DistBatchIsendIrecv,
+    DistBarrier,
     // torch.cuda
+    CurrentDevice,
+    SetDevice,
+    RecordMemoryHistory,
+    DumpSnapshot,
     MemoryAllocated,
     MemoryReserved,
     MaxMemoryAllocated,
@@ -135,6 +168,12 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch" => module(Native::ModTorch),
         "torch.cuda" => module(Native::ModCuda),
         "torch.nn" => module(Native::ModNn),
+        "torch.nn.functional" => module(Native::ModFunctional),
+        "torch.autograd" => module(Native::ModAutograd),
+        "torch.autograd.variable" => module(Native::ModAutograd),
+        "torch.distributed" => module(Native::ModDist),
+        "torch.optim" => module(Native::ModOptim),
+        "torch.cuda.memory" => module(Native::ModCudaMemory),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         _ => return None,
@@ -146,9 +185,33 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModTorch) => "torch",
         Some(Native::ModCuda) => "torch.cuda",
         Some(Native::ModNn) => "torch.nn",
+        Some(Native::ModFunctional) => "torch.nn.functional",
+        Some(Native::ModAutograd) => "torch.autograd",
+        Some(Native::ModVariable) => "torch.autograd.Variable",
+        Some(Native::ModEngine) => "Variable._execution_engine",
+        Some(Native::ModDist) => "torch.distributed",
+        Some(Native::ModOptim) => "torch.optim",
+        Some(Native::ModCudaMemory) => "torch.cuda.memory",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         _ => "module",
+    }
+}
+
+/// The dotted name of a module value (`torch.nn`), or `""`.
+pub fn module_display_of(m: Value) -> &'static str {
+    match m {
+        Value::Module(id) => module_display(id),
+        _ => "",
+    }
+}
+
+/// The grad mode a `with` item sets (`torch.no_grad()` → off).
+pub fn grad_mode_of(n: NativeId) -> Option<bool> {
+    match Native::from_id(n)? {
+        Native::NoGrad | Native::InferenceMode => Some(false),
+        Native::EnableGrad => Some(true),
+        _ => None,
     }
 }
 
@@ -174,6 +237,8 @@ pub fn builtin(name: &str) -> Option<Value> {
         "getattr" => GetAttr,
         "setattr" => SetAttr,
         "hasattr" => HasAttr,
+        "zip" => Zip,
+        "super" => Super,
         _ => return None,
     }))
 }
@@ -185,6 +250,36 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
     let n = match (Native::from_id(id)?, attr) {
         (ModTorch, "cuda") => return Some(module(ModCuda)),
         (ModTorch, "nn") => return Some(module(ModNn)),
+        (ModTorch, "autograd") => return Some(module(ModAutograd)),
+        (ModTorch, "distributed") => return Some(module(ModDist)),
+        (ModTorch, "optim") => return Some(module(ModOptim)),
+        (ModNn, "functional") => return Some(module(ModFunctional)),
+        (ModAutograd, "Variable") => return Some(module(ModVariable)),
+        (ModAutograd, "variable") => return Some(module(ModAutograd)),
+        (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
+        (ModCuda, "memory") => return Some(module(ModCudaMemory)),
+        (ModTorch, "no_grad") => NoGrad,
+        (ModTorch, "enable_grad") => EnableGrad,
+        (ModTorch, "inference_mode") => InferenceMode,
+        (ModAutograd, "backward") => AutogradBackward,
+        (ModAutograd, "grad") => AutogradGrad,
+        (ModEngine, "run_backward") => RunBackward,
+        (ModFunctional, "linear") => FLinear,
+        (ModFunctional, "mse_loss") => FMseLoss,
+        (ModFunctional, "relu") => Relu,
+        (ModDist, "init_process_group") => DistInit,
+        (ModDist, "get_rank") => DistGetRank,
+        (ModDist, "get_world_size") => DistGetWorldSize,
+        (ModDist, "isend") => DistIsend,
+        (ModDist, "irecv") => DistIrecv,
+        (ModDist, "send") => DistSend,
+        (ModDist, "recv") => DistRecv,
+        (ModDist, "batch_isend_irecv") => DistBatchIsendIrecv,
+        (ModDist, "barrier") => DistBarrier,
+        (ModCuda, "current_device") => CurrentDevice,
+        (ModCuda, "set_device") => SetDevice,
+        (ModCudaMemory, "_record_memory_history") => RecordMemoryHistory,
+        (ModCudaMemory, "_dump_snapshot") => DumpSnapshot,
         (ModTorch, name) if Dtype::from_name(name).is_some() => {
             return Dtype::from_name(name).map(Value::Dtype);
         }
@@ -310,7 +405,132 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     use Native::*;
     let p = &a.pos;
     match n {
-        ModTorch | ModCuda | ModGc | ModAsyncio | ModNn => {
+        NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
+        Zip => {
+            let seqs: Vec<Vec<Value>> = p
+                .iter()
+                .map(|&v| sequence_items(it, v))
+                .collect::<R<_>>()?;
+            let len = seqs.iter().map(Vec::len).min().unwrap_or(0);
+            let mut rows = Vec::with_capacity(len);
+            for i in 0..len {
+                let row: Vec<Value> = seqs.iter().map(|s| s[i]).collect();
+                for &v in &row {
+                    it.heap.incref(v);
+                }
+                rows.push(new_tuple(it, row));
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(rows))))
+        }
+        Super => match p.as_slice() {
+            [] => it.make_super(),
+            _ => it.unsupported("super() with arguments"),
+        },
+        AutogradBackward | RunBackward => {
+            let tensors = a.kw(it, "tensors").or(p.first().copied()).unwrap_or(Value::None);
+            let grads = a
+                .kw(it, "grad_tensors")
+                .or(p.get(1).copied())
+                .unwrap_or(Value::None);
+            let retain = match a.kw(it, "retain_graph").or(a.kw(it, "keep_graph")) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let inputs = a.kw(it, "inputs").unwrap_or(Value::None);
+            let accumulate = match a.kw(it, "accumulate_grad") {
+                Some(v) => it.truth(v)?,
+                None => true,
+            };
+            let _ = it.autograd_backward(tensors, grads, retain, accumulate, inputs)?;
+            Ok(Value::None)
+        }
+        AutogradGrad => {
+            let outputs = a.kw(it, "outputs").or(p.first().copied()).unwrap_or(Value::None);
+            let inputs = a.kw(it, "inputs").or(p.get(1).copied()).unwrap_or(Value::None);
+            let grads = a
+                .kw(it, "grad_outputs")
+                .or(p.get(2).copied())
+                .unwrap_or(Value::None);
+            let retain = match a.kw(it, "retain_graph") {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let got = it.autograd_backward(outputs, grads, retain, false, inputs)?;
+            Ok(new_tuple(it, got))
+        }
+        FLinear => match p.as_slice() {
+            [x, w] => it.linear(*x, *w, a.kw(it, "bias").unwrap_or(Value::None)),
+            [x, w, b] => it.linear(*x, *w, *b),
+            _ => it.error("TypeError: linear(input, weight, bias=None)"),
+        },
+        FMseLoss => match p.as_slice() {
+            [x, y] => {
+                let m = it.module_attr(module(ModNn), "MSELoss").unwrap_or(Value::None);
+                let loss = it.call(m, vec![], vec![])?;
+                it.heap.incref(*x);
+                it.heap.incref(*y);
+                let r = it.call(loss, vec![*x, *y], vec![]);
+                it.heap.decref(loss);
+                r
+            }
+            _ => it.error("TypeError: mse_loss(input, target)"),
+        },
+        DistInit => {
+            let rank = match a.kw(it, "rank") {
+                Some(v) => int_arg(it, v, "rank")?,
+                None => 0,
+            };
+            let world = match a.kw(it, "world_size") {
+                Some(v) => int_arg(it, v, "world_size")?,
+                None => 1,
+            };
+            if rank < 0 || rank >= world {
+                return it.error("ValueError: rank must be in [0, world_size)");
+            }
+            it.process_group = Some((rank, world));
+            Ok(Value::None)
+        }
+        DistGetRank | DistGetWorldSize => match it.process_group {
+            Some((rank, world)) => Ok(Value::Int(if n == DistGetRank { rank } else { world })),
+            None => it.error(
+                "ValueError: Default process group has not been initialized, please make sure to call init_process_group.",
+            ),
+        },
+        DistIsend | DistIrecv => match p.first() {
+            Some(&t) if it.is_tensor(t) => {
+                it.heap.incref(t);
+                Ok(new_work(it, vec![t]))
+            }
+            _ => it.error("TypeError: isend/irecv expect a tensor"),
+        },
+        DistSend | DistRecv | DistBarrier => {
+            if it.process_group.is_none() {
+                return it.error("ValueError: Default process group has not been initialized");
+            }
+            Ok(Value::None)
+        }
+        DistBatchIsendIrecv => {
+            let Some(&ops) = p.first() else {
+                return it.error("TypeError: batch_isend_irecv(p2p_op_list)");
+            };
+            let ops = sequence_items(it, ops)?;
+            let tensor_sym = it.names.intern("tensor");
+            let mut tensors = Vec::new();
+            for op in ops {
+                let t = it.get_attr(op, tensor_sym)?;
+                tensors.push(t);
+            }
+            // One work per op, each holding its tensor until `wait()`.
+            let mut works = Vec::new();
+            for t in tensors {
+                works.push(new_work(it, vec![t]));
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(works))))
+        }
+        CurrentDevice => Ok(Value::Int(0)),
+        SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModNn | ModFunctional | ModAutograd
+        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
             it.error("TypeError: 'module' object is not callable")
         }
         Object => {
@@ -566,7 +786,15 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let floating_default = Dtype::Float32;
             let dtype = dtype_kw(it, a)?.unwrap_or(floating_default);
             let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
-            it.new_tensor(shape, dtype, device, None)
+            let t = it.new_tensor(shape, dtype, device, None)?;
+            if let Some(v) = a.kw(it, "requires_grad")
+                && it.truth(v)?
+                && let Value::Obj(id) = t
+                && let ObjKind::Tensor(td) = it.heap.kind_mut(id)
+            {
+                td.requires_grad = true;
+            }
+            Ok(t)
         }
         Full => {
             let Some(&size) = p.first() else {
@@ -638,7 +866,15 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             }
         }
         Relu | Sigmoid | Tanh | Exp => match p.as_slice() {
-            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => tensor_unary(it, *t),
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
+                let op = match n {
+                    Relu => "relu",
+                    Sigmoid => "sigmoid",
+                    Tanh => "tanh",
+                    _ => "exp",
+                };
+                tensor_unary(it, *t, op)
+            }
             _ => it.error("TypeError: expects a tensor"),
         },
         SumFn | MeanFn => match p.first() {
@@ -683,6 +919,77 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let total = it.allocator.device().capacity() as i64;
             Ok(new_tuple(it, vec![Value::Int(free), Value::Int(total)]))
         }
+    }
+}
+
+/// A `Work` handle of a p2p op (pybind11, not a GC object) holding `tensors` until `wait()`.
+fn new_work(it: &mut Interpreter<'_>, tensors: Vec<Value>) -> Value {
+    Value::Obj(it.heap.insert_uncounted(ObjKind::CppHandle {
+        type_name: "Work",
+        held: tensors,
+    }))
+}
+
+/// `tensor.attr = value` (borrowed value): `.data`, `.grad`, `.requires_grad`.
+pub(super) fn set_tensor_attr(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    name: Sym,
+    value: Value,
+) -> R<()> {
+    match it.names.name(name) {
+        "data" => {
+            let Some(src) = tensor_of(it, value).cloned() else {
+                return it.error("TypeError: data must be a tensor");
+            };
+            it.storages.add_ref(src.storage);
+            let old = match it.heap.kind_mut(id) {
+                ObjKind::Tensor(t) => {
+                    let old = t.storage;
+                    t.storage = src.storage;
+                    t.shape = src.shape;
+                    t.dtype = src.dtype;
+                    t.device = src.device;
+                    Some(old)
+                }
+                _ => None,
+            };
+            if let Some(old) = old {
+                it.heap.dropped_storage_refs.push(old);
+            }
+            Ok(())
+        }
+        "grad" => {
+            let new = match value {
+                Value::None => None,
+                Value::Obj(g) if it.is_tensor(value) => {
+                    it.heap.incref(value);
+                    Some(g)
+                }
+                _ => return it.error("TypeError: assigned grad must be a tensor or None"),
+            };
+            let old = match it.heap.kind_mut(id) {
+                ObjKind::Tensor(t) => std::mem::replace(&mut t.grad, new),
+                _ => None,
+            };
+            if let Some(o) = old {
+                it.heap.decref_id(o);
+            }
+            Ok(())
+        }
+        "requires_grad" => {
+            let flag = it.truth(value)?;
+            match it.heap.kind_mut(id) {
+                ObjKind::Tensor(t) if t.grad_fn.is_none() => {
+                    t.requires_grad = flag;
+                    Ok(())
+                }
+                _ => it.error(
+                    "RuntimeError: you can only change requires_grad flags of leaf variables.",
+                ),
+            }
+        }
+        other => it.unsupported(format!("setting attribute '{other}' on a tensor")),
     }
 }
 
@@ -842,9 +1149,16 @@ pub(super) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<V
         "device" => Ok(Value::Device(t.device)),
         "ndim" => Ok(Value::Int(t.shape.len() as i64)),
         "is_cuda" => Ok(Value::Bool(t.device == DeviceKind::Cuda)),
-        "requires_grad" => Ok(Value::Bool(false)),
-        "is_leaf" => Ok(Value::Bool(true)),
-        "grad" | "grad_fn" => Ok(Value::None),
+        "requires_grad" => Ok(Value::Bool(t.requires_grad)),
+        "is_leaf" => Ok(Value::Bool(t.is_leaf())),
+        "grad" => match t.grad {
+            Some(g) => {
+                it.heap.incref(Value::Obj(g));
+                Ok(Value::Obj(g))
+            }
+            None => Ok(Value::None),
+        },
+        "grad_fn" => it.grad_fn_object(t.grad_fn),
         "_base" => match t.base {
             Some(b) => {
                 it.heap.incref(Value::Obj(b));
@@ -869,7 +1183,16 @@ fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
     };
     let (storage, dtype, device) = (t.storage, t.dtype, t.device);
     let base = t.base.unwrap_or(id);
-    it.new_tensor(shape, dtype, device, Some((storage, Some(base))))
+    let out = it.new_tensor(shape, dtype, device, Some((storage, Some(base))))?;
+    autograd::record(
+        it,
+        out,
+        "ViewBackward0",
+        GradFlow::PassThrough,
+        &[Value::Obj(id)],
+        &[],
+    );
+    Ok(out)
 }
 
 fn dims_from(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
@@ -907,6 +1230,17 @@ pub(super) fn call_method(
             ObjKind::Tensor(_) => tensor_method(it, id, &method, &args),
             ObjKind::List(_) => list_method(it, id, &method, &args),
             ObjKind::Dict(_) => dict_method(it, id, &method, &args),
+            ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
+                if method == "wait" {
+                    // The work completed: it drops its tensors.
+                    let held = match it.heap.kind_mut(id) {
+                        ObjKind::CppHandle { held, .. } => std::mem::take(held),
+                        _ => Vec::new(),
+                    };
+                    it.heap.decref_all(held);
+                }
+                Ok(Value::Bool(true))
+            }
             other => {
                 let t = other.type_name();
                 it.unsupported(format!("method '{method}' of '{t}'"))
@@ -1142,8 +1476,72 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             view(it, id, shape)
         }
         "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "detach_" => {
+            let old = match it.heap.kind_mut(id) {
+                ObjKind::Tensor(t) => {
+                    t.requires_grad = false;
+                    t.grad_fn.take()
+                }
+                _ => None,
+            };
+            if let Some(n) = old {
+                it.heap.decref_id(n);
+            }
+            same(it)
+        }
+        "requires_grad_" => {
+            let flag = match p.first().or(a.kw(it, "requires_grad").as_ref()) {
+                Some(&v) => it.truth(v)?,
+                None => true,
+            };
+            if !t.is_leaf() && !flag {
+                return it.error(
+                    "RuntimeError: you can only change requires_grad flags of leaf variables.",
+                );
+            }
+            if let ObjKind::Tensor(t) = it.heap.kind_mut(id) {
+                t.requires_grad = flag || t.grad_fn.is_some();
+            }
+            same(it)
+        }
+        "backward" => {
+            let gradient = a.kw(it, "gradient").or(p.first().copied());
+            let retain = match a.kw(it, "retain_graph").or(p.get(1).copied()) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let grads: Vec<Value> = gradient.into_iter().filter(|v| *v != Value::None).collect();
+            autograd::run_backward(
+                it,
+                &[id],
+                &grads,
+                &autograd::BackwardOptions {
+                    retain_graph: retain,
+                    accumulate: true,
+                    inputs: Vec::new(),
+                },
+            )?;
+            Ok(Value::None)
+        }
+        "item" => {
+            if t.numel() != 1 {
+                return it.error("RuntimeError: a Tensor with more than one element cannot be converted to Scalar");
+            }
+            Ok(Value::Float(0.0))
+        }
         "contiguous" => same(it),
-        "clone" => it.new_tensor(t.shape, t.dtype, t.device, None),
+        "clone" => {
+            let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
+            Ok(out)
+        }
         "cuda" | "cpu" | "to" | "half" | "float" | "double" | "bfloat16" | "long" | "int"
         | "bool" => {
             let (mut device, mut dtype) = (t.device, t.dtype);
@@ -1182,7 +1580,17 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             if device == t.device && dtype == t.dtype {
                 same(it)
             } else {
-                it.new_tensor(t.shape, dtype, device, None)
+                let category = it.storages.get(t.storage).category;
+                let out = it.new_tensor_as(t.shape, dtype, device, None, category)?;
+                autograd::record(
+                    it,
+                    out,
+                    "ToCopyBackward0",
+                    GradFlow::Compute,
+                    &[Value::Obj(id)],
+                    &[],
+                );
+                Ok(out)
             }
         }
         "size" => match p.first() {
@@ -1195,9 +1603,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
-        "item" | "tolist" => {
-            it.unsupported(format!("`{method}()` (tensor values are not modelled)"))
-        }
+        "tolist" => it.unsupported(format!("`{method}()` (tensor values are not modelled)")),
         "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
             let op = match method {
                 "add" => Operator::Add,
@@ -1215,7 +1621,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "add_" | "sub_" | "mul_" | "div_" | "copy_" | "zero_" | "fill_" | "relu_" | "normal_"
         | "uniform_" | "clamp_" => same(it),
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
-        | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id),
+        | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
         _ => it.unsupported(format!("tensor method '{method}'")),
     }
@@ -1237,7 +1643,16 @@ fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
             s
         }
     };
-    it.new_tensor(shape, t.dtype, t.device, None)
+    let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    autograd::record(
+        it,
+        out,
+        "SumBackward0",
+        GradFlow::Compute,
+        &[Value::Obj(id)],
+        &[],
+    );
+    Ok(out)
 }
 
 fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R<Value> {
@@ -1269,12 +1684,46 @@ fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R
 }
 
 /// An elementwise unary op: a new tensor of the same shape.
-pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId) -> R<Value> {
+pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!()
     };
     let t = t.clone();
-    it.new_tensor(t.shape, t.dtype, t.device, None)
+    let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    let (name, save) = match op {
+        "relu" => ("ReluBackward0", Save::Output),
+        "sigmoid" => ("SigmoidBackward0", Save::Output),
+        "tanh" => ("TanhBackward0", Save::Output),
+        "exp" => ("ExpBackward0", Save::Output),
+        "sqrt" => ("SqrtBackward0", Save::Output),
+        "softmax" => ("SoftmaxBackward0", Save::Output),
+        "log_softmax" => ("LogSoftmaxBackward0", Save::Output),
+        "log" => ("LogBackward0", Save::Input(0)),
+        "abs" => ("AbsBackward0", Save::Input(0)),
+        "clamp" => ("ClampBackward1", Save::Input(0)),
+        "gelu" => ("GeluBackward0", Save::Input(0)),
+        "pow" => ("PowBackward0", Save::Input(0)),
+        _ => ("NegBackward0", Save::InputIf(0, usize::MAX)),
+    };
+    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], &[save]);
+    Ok(out)
+}
+
+/// A new tensor for an op's result: an activation when autograd will record the op.
+fn op_output(
+    it: &mut Interpreter<'_>,
+    shape: Vec<i64>,
+    dtype: Dtype,
+    device: DeviceKind,
+    inputs: &[Value],
+) -> R<Value> {
+    let recorded = it.grad_enabled && inputs.iter().any(|&v| autograd::requires_grad(it, v));
+    let category = if recorded {
+        Category::Activation
+    } else {
+        Category::Temporary
+    };
+    it.new_tensor_as(shape, dtype, device, None, category)
 }
 
 /// Binary op with at least one tensor operand (borrowed operands).
@@ -1353,7 +1802,39 @@ pub(super) fn tensor_binary(
         it.heap.incref(Value::Obj(id));
         return Ok(Value::Obj(id));
     }
-    it.new_tensor(shape, dtype, device, None)
+    let out = op_output(it, shape, dtype, device, &[l, r])?;
+    let both = lt.is_some() && rt.is_some();
+    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match op {
+        Operator::Add | Operator::Sub if both && ls == rs => {
+            ("AddBackward0", GradFlow::PassThrough, &[])
+        }
+        Operator::Add | Operator::Sub => ("AddBackward0", GradFlow::Compute, &[]),
+        Operator::Mult if both => (
+            "MulBackward0",
+            GradFlow::Compute,
+            &[Save::InputIf(1, 0), Save::InputIf(0, 1)],
+        ),
+        Operator::Mult => ("MulBackward1", GradFlow::Compute, &[]),
+        Operator::Div if both => (
+            "DivBackward0",
+            GradFlow::Compute,
+            &[Save::Input(1), Save::InputIf(0, 1)],
+        ),
+        Operator::Div => ("DivBackward1", GradFlow::Compute, &[]),
+        Operator::Pow => ("PowBackward0", GradFlow::Compute, &[Save::Input(0)]),
+        Operator::MatMult => (
+            "MmBackward0",
+            GradFlow::Compute,
+            &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
+        ),
+        _ => (
+            "BinaryBackward",
+            GradFlow::Compute,
+            &[Save::Input(0), Save::Input(1)],
+        ),
+    };
+    autograd::record(it, out, name, flow, &[l, r], saves);
+    Ok(out)
 }
 
 /// Arithmetic on ints, floats, strings and sequences (borrowed operands).

@@ -7,8 +7,11 @@
 //! object on it dies. A view also holds its base tensor object alive through C++ (`_base`),
 //! a reference the cycle collector cannot see: the base is a root while the view lives.
 
+mod autograd;
 mod shape;
 mod storage;
+
+pub use autograd::{Category, GradFlow, GradNode, InputEdge, Saved};
 
 pub use shape::{broadcast, matmul_shape, numel, reshape_shape};
 pub use storage::{Storage, StorageId, Storages};
@@ -125,6 +128,13 @@ pub struct TensorData {
     pub device: DeviceKind,
     /// The base of a view (`_base`), held through C++: invisible to the collector.
     pub base: Option<ObjId>,
+    pub requires_grad: bool,
+    /// The autograd node that produced it (a C++ reference).
+    pub grad_fn: Option<ObjId>,
+    /// `.grad`, held by the C++ autograd metadata.
+    pub grad: Option<ObjId>,
+    /// An `nn.Parameter`.
+    pub is_param: bool,
 }
 
 impl TensorData {
@@ -142,10 +152,15 @@ impl TensorData {
         mut drop_ref: impl FnMut(Value),
         dropped_storage_refs: &mut Vec<StorageId>,
     ) {
-        if let Some(base) = self.base {
-            drop_ref(Value::Obj(base));
+        for held in [self.base, self.grad_fn, self.grad].into_iter().flatten() {
+            drop_ref(Value::Obj(held));
         }
         dropped_storage_refs.push(self.storage);
+    }
+
+    /// `is_leaf`: no `grad_fn`.
+    pub fn is_leaf(&self) -> bool {
+        self.grad_fn.is_none()
     }
 
     pub fn numel(&self) -> u64 {

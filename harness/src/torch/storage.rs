@@ -16,6 +16,8 @@ pub struct Storage {
     pub alloc_stack: StackId,
     /// dtype and shape of the tensor that allocated it (`float32[1024]`).
     pub description: String,
+    /// The memory profiler's category of these bytes.
+    pub category: super::Category,
 }
 
 /// All live storages.
@@ -43,6 +45,19 @@ impl Storages {
 
     pub fn get(&self, id: StorageId) -> &Storage {
         self.slots[id.0 as usize].as_ref().expect("live storage")
+    }
+
+    /// Re-labels a storage (a gradient buffer stolen as `.grad`).
+    pub fn set_category(&mut self, id: StorageId, category: super::Category) {
+        if let Some(s) = self.slots[id.0 as usize].as_mut()
+            && s.category != category
+        {
+            s.description = s.description.replace(
+                &format!("({})", s.category.name()),
+                &format!("({})", category.name()),
+            );
+            s.category = category;
+        }
     }
 
     pub fn add_ref(&mut self, id: StorageId) {
