@@ -4,7 +4,7 @@
 //! |------|---------|
 //! | 0    | every check and golden timeline held |
 //! | 1    | a check or golden timeline failed, or golden files await review |
-//! | 2    | bad input (scenario file), bad usage, or a configuration error |
+//! | 2    | bad input (scenario file, snapshot), bad usage, or a configuration error |
 //! | 101  | a build the command needed failed (no command builds anything today) |
 
 use clap::{Parser, Subcommand};
@@ -36,6 +36,10 @@ pub struct Cli {
 pub enum Command {
     /// Run one scenario file and print its report.
     Run(crate::run::RunArgs),
+    /// Check a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle).
+    Check(crate::check::CheckArgs),
+    /// Compare two snapshots or scenario runs: peaks, steady state, allocation sites.
+    Diff(crate::diff::DiffArgs),
     /// Run every scenario of the workspace as a test, with golden timelines.
     Test(crate::test::TestArgs),
     /// Walk pending golden files interactively: accept, reject or skip each.
@@ -65,6 +69,8 @@ pub fn main() -> ExitCode {
     let manifest = cli.manifest_path.as_deref();
     let result = match cli.command {
         Command::Run(args) => crate::run::run(&args),
+        Command::Check(args) => crate::check::check(&args),
+        Command::Diff(args) => crate::diff::diff_command(&args),
         Command::Test(args) => crate::test::test(manifest, args),
         Command::Review(args) => crate::review::review(manifest, args.filter.as_deref()),
         Command::Accept(args) => crate::accept::accept(manifest, args.filter.as_deref()),

@@ -2,7 +2,9 @@
 //! `gpumem-harness` library; this binary only parses the command line.
 
 mod accept;
+mod check;
 mod cli;
+mod diff;
 mod reject;
 mod review;
 mod run;

@@ -1,9 +1,12 @@
-//! `cargo gpumem run FILE [--var NAME=VALUE]... [--json]`: one scenario, a report per variant.
+//! `cargo gpumem run FILE [--var NAME=VALUE]... [--json] [--export-snapshot FILE]`: one
+//! scenario, a report per variant.
 
 use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::engine::{self, ReportFormat};
 use gpumem_harness::scenario::{Scenario, Variant};
+use gpumem_harness::snapshot_format::export_timeline;
+use std::path::Path;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -16,6 +19,11 @@ pub struct RunArgs {
     /// One JSON object per variant per line instead of the human report.
     #[arg(long)]
     pub json: bool,
+    /// Also write each variant's timeline as a PyTorch memory snapshot (open it with
+    /// `torch/cuda/_memory_viz.py` or pytorch.org/memory_viz). With several variants the
+    /// variant's name goes before the extension: `out.pickle` → `out.size=1024.pickle`.
+    #[arg(long, value_name = "FILE")]
+    pub export_snapshot: Option<PathBuf>,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
@@ -34,11 +42,23 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         ReportFormat::Human
     };
     let mut all_held = true;
-    for variant in engine::variants(&scenario)
-        .iter()
+    let variants: Vec<Variant> = engine::variants(&scenario)
+        .into_iter()
         .filter(|v| selected(v, &filters))
-    {
-        let report = engine::report_variant(&scenario, variant, format)?;
+        .collect();
+    for variant in &variants {
+        let (report, timeline) = engine::report_variant_with_timeline(&scenario, variant, format)?;
+        if let Some(file) = &args.export_snapshot {
+            let path = if variants.len() > 1 {
+                with_variant_name(file, &variant.name())
+            } else {
+                file.clone()
+            };
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            std::fs::write(&path, export_timeline(&timeline)).map_err(|e| Error::io(&path, e))?;
+        }
         all_held &= report.all_held;
         if args.json {
             println!("{}", report.text);
@@ -53,7 +73,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
 }
 
 /// `NAME=VALUE`, checked against the scenario's `vary`.
-fn parse_var(scenario: &Scenario, text: &str) -> Result<(String, String), Error> {
+pub(crate) fn parse_var(scenario: &Scenario, text: &str) -> Result<(String, String), Error> {
     let Some((name, value)) = text.split_once('=') else {
         return Err(Error::Usage(format!("`--var {text}`: expected NAME=VALUE")));
     };
@@ -80,8 +100,38 @@ fn parse_var(scenario: &Scenario, text: &str) -> Result<(String, String), Error>
     Ok((name.to_string(), value.to_string()))
 }
 
-fn selected(variant: &Variant, filters: &[(String, String)]) -> bool {
+pub(crate) fn selected(variant: &Variant, filters: &[(String, String)]) -> bool {
     filters
         .iter()
         .all(|(name, value)| variant.get(name).is_some_and(|v| v.to_string() == *value))
+}
+
+/// `out.pickle` with variant `size=1024` → `out.size=1024.pickle` (`out` → `out.size=1024`).
+fn with_variant_name(file: &Path, variant: &str) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match file.extension() {
+        Some(ext) => format!("{stem}.{variant}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{variant}"),
+    };
+    file.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variant_name_goes_before_the_extension() {
+        assert_eq!(
+            with_variant_name(Path::new("out/run.pickle"), "size=1024"),
+            PathBuf::from("out/run.size=1024.pickle")
+        );
+        assert_eq!(
+            with_variant_name(Path::new("run"), "a=1,b=2"),
+            PathBuf::from("run.a=1,b=2")
+        );
+    }
 }

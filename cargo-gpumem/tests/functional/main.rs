@@ -11,6 +11,7 @@ mod listing_and_filters;
 mod project;
 mod review;
 mod run_command;
+mod snapshots;
 
 pub use project::{Output, Project};
 

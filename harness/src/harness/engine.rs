@@ -92,6 +92,15 @@ pub fn report_variant(
     variant: &Variant,
     format: ReportFormat,
 ) -> Result<VariantReport, Error> {
+    report_variant_with_timeline(scenario, variant, format).map(|(report, _)| report)
+}
+
+/// [`report_variant`], also returning the timeline (for `run --export-snapshot`).
+pub fn report_variant_with_timeline(
+    scenario: &Scenario,
+    variant: &Variant,
+    format: ReportFormat,
+) -> Result<(VariantReport, Timeline), Error> {
     let (timeline, verdicts) = run_and_check(scenario, variant)?;
     let text = match format {
         ReportFormat::Human => crate::report::human_report(scenario, variant, &timeline, &verdicts),
@@ -99,10 +108,11 @@ pub fn report_variant(
             crate::report::json_report(scenario, variant, &timeline, &verdicts).to_string()
         }
     };
-    Ok(VariantReport {
+    let report = VariantReport {
         text,
         all_held: verdicts.iter().all(|v| v.passed),
-    })
+    };
+    Ok((report, timeline))
 }
 
 /// Why a variant cannot run on this machine (a trial that is then listed as ignored), or

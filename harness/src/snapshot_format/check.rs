@@ -20,6 +20,10 @@ pub struct CheckFlags {
     pub peak_reserved: Option<String>,
     /// `--oom true|false`.
     pub oom: Option<bool>,
+    /// `--steady-state`: as `steady_state: true` in a scenario (warm-up 1, tolerance 0). A
+    /// snapshot records no iteration boundaries, so the check reports that it cannot hold
+    /// unless the timeline has them.
+    pub steady_state: bool,
 }
 
 /// The flags as expectations, located at `<command line>`.
@@ -44,6 +48,15 @@ pub fn expectations(flags: &CheckFlags) -> Result<Vec<Expectation>, Error> {
     if let Some(oom) = flags.oom {
         out.push(Expectation {
             check: Check::Oom(oom),
+            location: location(),
+        });
+    }
+    if flags.steady_state {
+        out.push(Expectation {
+            check: Check::SteadyState {
+                warmup: 1,
+                tolerance: 0,
+            },
             location: location(),
         });
     }
@@ -221,6 +234,7 @@ mod tests {
                 peak_allocated: Some("<= 20 GiB".into()),
                 peak_reserved: Some("< 1 GiB".into()),
                 oom: Some(false),
+                steady_state: false,
             };
             let result =
                 check_snapshot(&dir.join(name), name, &expectations(&flags).unwrap()).unwrap();

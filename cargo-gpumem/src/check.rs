@@ -1,0 +1,55 @@
+//! `cargo gpumem check SNAPSHOT [--json] [--peak-allocated B] [--peak-reserved B] [--oom BOOL]
+//! [--steady-state]`: a recorded `torch.cuda.memory._dump_snapshot` pickle checked like a
+//! scenario run.
+
+use gpumem_harness::error::Error;
+use gpumem_harness::snapshot_format::check::{CheckFlags, check_snapshot, expectations};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The snapshot is read by a safe decoder: a pickle that would import or run \
+    code is refused (exit 2). The replay line says how many allocation addresses and \
+    segments the allocator model predicted."
+)]
+pub struct CheckArgs {
+    /// The snapshot pickle.
+    pub snapshot: PathBuf,
+    /// One JSON object instead of the human report.
+    #[arg(long)]
+    pub json: bool,
+    /// Expected peak allocated bytes, e.g. "<= 20 GiB".
+    #[arg(long, value_name = "BOUND")]
+    pub peak_allocated: Option<String>,
+    /// Expected peak reserved bytes, e.g. "< 24 GiB".
+    #[arg(long, value_name = "BOUND")]
+    pub peak_reserved: Option<String>,
+    /// Whether the trace is expected to hold an out-of-memory error.
+    #[arg(long, value_name = "BOOL")]
+    pub oom: Option<bool>,
+    /// Allocated bytes return to the same level at every iteration boundary (needs a
+    /// timeline with iterations; a snapshot has none, so the check reports that).
+    #[arg(long)]
+    pub steady_state: bool,
+}
+
+/// Exit 0 when every check held, 1 when one did not; a bad file is an error (exit 2).
+pub fn check(args: &CheckArgs) -> Result<i32, Error> {
+    let display = args.snapshot.to_string_lossy().replace('\\', "/");
+    let flags = CheckFlags {
+        peak_allocated: args.peak_allocated.clone(),
+        peak_reserved: args.peak_reserved.clone(),
+        oom: args.oom,
+        steady_state: args.steady_state,
+    };
+    let expectations = expectations(&flags)?;
+    let result = check_snapshot(&args.snapshot, &display, &expectations)?;
+    if args.json {
+        let json = serde_json::to_string(&result.json_report())
+            .map_err(|e| Error::Usage(format!("cannot render the JSON report: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", result.human_report());
+    }
+    Ok(result.exit_code())
+}

@@ -1,0 +1,191 @@
+//! `cargo gpumem check`, `cargo gpumem diff` and `run --export-snapshot`: PyTorch memory
+//! snapshots read, checked, written and compared by the real binary.
+
+use crate::{Project, SMALL_LOOP};
+use std::path::PathBuf;
+
+/// The real snapshots of `../shared/corpus/torch-snapshots/` next to the repository (or one
+/// level further up from a nested worktree); `None`, with the reason printed, when absent.
+fn corpus_file(name: &str) -> Option<PathBuf> {
+    let found = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .skip(2)
+        .take(2)
+        .map(|a| a.join("shared/corpus/torch-snapshots").join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        eprintln!(
+            "skipped: the snapshot corpus ../shared/corpus/torch-snapshots/ is absent next to \
+             the repository"
+        );
+    }
+    found
+}
+
+fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+#[test]
+fn check_on_a_corpus_file_predicts_every_address_and_judges_the_flags() {
+    let Some(file) = corpus_file("wedson_medium_128_training.pickle") else {
+        return;
+    };
+    let project = Project::new();
+    let path = file.to_string_lossy().into_owned();
+    let out = project.gpumem(&["check", &path, "--json", "--peak-allocated", "<= 20 GiB"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let json = &json_lines(&out.stdout)[0];
+    let replay = &json["replay"];
+    assert!(replay["allocs_total"].as_u64().unwrap() > 0, "{json}");
+    assert_eq!(replay["allocs_predicted"], replay["allocs_total"], "{json}");
+    assert_eq!(replay["segments_predicted"], replay["segments_total"]);
+    let peak = json["peak_allocated_bytes"].as_u64().unwrap();
+    assert!(peak > 0 && json["peak_reserved_bytes"].as_u64().unwrap() >= peak);
+    assert_eq!(json["checks"][0]["name"], "peak_allocated");
+    assert_eq!(json["checks"][0]["passed"], true);
+
+    // A bound just below the measured peak fails the command with exit 1.
+    let below = format!("< {peak}");
+    let human = project.gpumem(&["check", &path, "--peak-allocated", &below, "--oom", "false"]);
+    assert_eq!(human.code, 1, "{}", human.all());
+    assert!(
+        human.stdout.contains("FAIL peak_allocated"),
+        "{}",
+        human.all()
+    );
+    assert!(human.stdout.contains("ok   oom"), "{}", human.all());
+    assert!(human.stdout.contains("(100.0 %)"), "{}", human.all());
+}
+
+#[test]
+fn a_pickle_that_imports_code_is_refused_with_a_located_error() {
+    let project = Project::new();
+    // PROTO 4, FRAME, GLOBAL 'os system', SHORT_BINUNICODE 'hi', TUPLE1, REDUCE, STOP.
+    std::fs::write(
+        project.path("evil.pickle"),
+        b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00cos\nsystem\n\x8c\x02hi\x85R.",
+    )
+    .expect("write");
+    let out = project.gpumem(&["check", "evil.pickle"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert_eq!(
+        crate::location_of(&out.stderr, "evil.pickle"),
+        Some((1, 12)),
+        "{}",
+        out.all()
+    );
+    assert!(
+        out.stderr.contains("refused opcode GLOBAL"),
+        "{}",
+        out.all()
+    );
+    assert!(out.stderr.contains("byte offset 11"), "{}", out.all());
+    assert!(out.stdout.is_empty(), "{}", out.all());
+}
+
+#[test]
+fn export_then_check_round_trips_and_a_truncated_export_is_refused() {
+    let project = Project::new();
+    project.write("small_loop.yaml", SMALL_LOOP);
+    let run = project.gpumem(&[
+        "run",
+        "small_loop.yaml",
+        "--json",
+        "--export-snapshot",
+        "out/run.pickle",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.all());
+    // Two variants: the variant's name goes before the extension.
+    assert_eq!(
+        project.files_under("out"),
+        ["run.size=1024.pickle", "run.size=4096.pickle"]
+    );
+    for (report, file) in json_lines(&run.stdout)
+        .iter()
+        .zip(["out/run.size=1024.pickle", "out/run.size=4096.pickle"])
+    {
+        let check = project.gpumem(&["check", file, "--json", "--oom", "false"]);
+        assert_eq!(check.code, 0, "{}", check.all());
+        let json = &json_lines(&check.stdout)[0];
+        assert_eq!(
+            json["peak_allocated_bytes"], report["peak_allocated_bytes"],
+            "{file}"
+        );
+        assert_eq!(
+            json["peak_reserved_bytes"], report["peak_reserved_bytes"],
+            "{file}"
+        );
+        assert_eq!(
+            json["replay"]["allocs_predicted"],
+            json["replay"]["allocs_total"]
+        );
+    }
+
+    // One variant selected: the file is written as named.
+    let one = project.gpumem(&[
+        "run",
+        "small_loop.yaml",
+        "--var",
+        "size=1024",
+        "--export-snapshot",
+        "one.pickle",
+    ]);
+    assert_eq!(one.code, 0, "{}", one.all());
+    let bytes = std::fs::read(project.path("one.pickle")).expect("exported file");
+    assert_eq!(bytes[..2], [0x80, 4], "protocol 4");
+
+    std::fs::write(project.path("cut.pickle"), &bytes[..bytes.len() / 2]).expect("write");
+    let out = project.gpumem(&["check", "cut.pickle"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(out.stderr.contains("truncated"), "{}", out.all());
+    assert!(
+        crate::location_of(&out.stderr, "cut.pickle").is_some(),
+        "{}",
+        out.all()
+    );
+}
+
+#[test]
+fn diff_of_two_scenario_variants_reports_the_peak_delta() {
+    let project = Project::new();
+    project.write("small_loop.yaml", SMALL_LOOP);
+    let runs = json_lines(&project.gpumem(&["run", "small_loop.yaml", "--json"]).stdout);
+    let peak = |i: usize| runs[i]["peak_allocated_bytes"].as_i64().unwrap();
+
+    let out = project.gpumem(&[
+        "diff",
+        "small_loop.yaml",
+        "small_loop.yaml",
+        "--var-a",
+        "size=1024",
+        "--var-b",
+        "size=4096",
+        "--json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let json = &json_lines(&out.stdout)[0];
+    assert_eq!(json["a"], "small_loop.yaml [size=1024]");
+    assert_eq!(json["b"], "small_loop.yaml [size=4096]");
+    assert_eq!(json["peak_allocated"]["a"], peak(0));
+    assert_eq!(json["peak_allocated"]["delta"], peak(1) - peak(0));
+    assert!(peak(1) > peak(0));
+    let grew = json["sites"].as_array().unwrap();
+    assert!(grew.iter().any(|s| s["change"] == "grew"), "{json}");
+
+    // Without selectors the first variant of each side is diffed, and a note says so.
+    let first = project.gpumem(&["diff", "small_loop.yaml", "small_loop.yaml"]);
+    assert_eq!(first.code, 0, "{}", first.all());
+    assert!(
+        first.stderr.contains("diffing the first (size=1024)"),
+        "{}",
+        first.all()
+    );
+    assert!(first.stdout.contains("unchanged"), "{}", first.all());
+
+    let bad = project.gpumem(&["diff", "small_loop.yaml", "nowhere.pickle"]);
+    assert_eq!(bad.code, 2, "{}", bad.all());
+}
