@@ -10,7 +10,17 @@ use crate::timeline::Timeline;
 /// and runs it on the CPython/PyTorch model with the variant's Python version and device.
 /// An out-of-memory error ends the run normally (the timeline records it); workload errors
 /// are returned with their place in the scenario file.
+///
+/// A scenario with `replay:` instead of a workload reads its snapshot and replays the
+/// requests on the variant's device (see `scenario::replay`).
 pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+    if let Some(replay) = &scenario.replay {
+        return crate::snapshot_format::check::replay_timeline(
+            &replay.path,
+            &replay.display,
+            variant.device.capacity,
+        );
+    }
     let module = python::parse(&scenario.workload, &scenario.file)?;
     let map = SourceMap::new(&scenario.workload, &scenario.file);
     let mut interp = Interpreter::new(

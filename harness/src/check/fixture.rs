@@ -228,6 +228,7 @@ pub fn scenario() -> Scenario {
             first_line: 6,
             indent: 2,
         },
+        replay: None,
         expect: Vec::new(),
     }
 }

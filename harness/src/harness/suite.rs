@@ -314,6 +314,7 @@ mod tests {
                 first_line: 1,
                 indent: 0,
             },
+            replay: None,
             expect: Vec::new(),
         }
     }

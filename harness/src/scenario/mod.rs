@@ -9,6 +9,7 @@ mod expect;
 mod model;
 mod parse;
 mod python_profile;
+mod replay;
 mod vary;
 mod workload;
 mod yaml_tree;

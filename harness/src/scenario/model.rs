@@ -171,8 +171,28 @@ pub struct Scenario {
     pub python: PythonProfile,
     /// `vary` in file order: names and their values.
     pub vary: Vec<(String, Vec<VarValue>)>,
+    /// Empty (no source) when the scenario replays a snapshot: see [`Scenario::replay`].
     pub workload: Workload,
+    /// `replay: path/to/snapshot.pickle`, the alternative to `workload`: the timeline is a
+    /// recorded PyTorch snapshot instead of a workload run on the model.
+    pub replay: Option<ReplaySource>,
     pub expect: Vec<ExpectBlock>,
+}
+
+/// A recorded snapshot a scenario replays. Its timeline is the snapshot's (exact when the
+/// allocator replay predicts it); the variant's device capacity decides whether the same
+/// requests run out of memory; `python` is not used (the trace has no interpreter to model).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplaySource {
+    /// The path as written after `replay:` (relative to the scenario file's folder).
+    pub written: String,
+    /// The path as messages show it: the written path joined to the scenario file's folder,
+    /// as the scenario file is named (never made absolute).
+    pub display: String,
+    /// The file to open.
+    pub path: std::path::PathBuf,
+    /// Where `replay:` is written.
+    pub location: Location,
 }
 
 /// One combination of `vary` values, with the device and Python profile it runs under

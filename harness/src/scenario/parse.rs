@@ -1,21 +1,26 @@
 //! Reading a scenario file: the top-level keys, and the typed accessors every part of the schema
 //! uses so that each message names the key, what was expected and what was found, at the node.
 
-use super::model::{Device, PythonProfile, Scenario, VarValue};
+use super::model::{Device, PythonProfile, Scenario, VarValue, Workload};
 use super::yaml_tree::{self, Node, Position, Value};
-use super::{device, expect, python_profile, vary, workload};
+use super::{device, expect, python_profile, replay, vary, workload};
 use crate::error::{Error, InputErrorKind, Location};
 
 /// The keys a scenario file may have at the top level, in the order the documentation lists them.
 pub const TOP_LEVEL_KEYS: &[&str] = &[
-    "name", "about", "device", "python", "vary", "workload", "expect",
+    "name", "about", "device", "python", "vary", "workload", "replay", "expect",
 ];
 
 /// Reads and validates a scenario file. `display_path` is how the file is named in every message
 /// (as the user typed it or relative to the workspace root; never made absolute).
 pub fn load(path: &std::path::Path, display_path: &str) -> Result<Scenario, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(display_path, e))?;
-    parse(&text, display_path)
+    let mut scenario = parse(&text, display_path)?;
+    // `replay:` is relative to the scenario file wherever the process runs.
+    if let Some(replay) = &mut scenario.replay {
+        replay.path = replay::beside(path, &replay.written);
+    }
+    Ok(scenario)
 }
 
 /// Parses and validates the text of a scenario file.
@@ -69,10 +74,17 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
     let varied_python = vary::first_value_node(&vary, "python");
     let varied_device = vary::first_value_node(&vary, "device");
 
+    let replay_node = keys.get("replay");
     let python = match (keys.get("python"), varied_python) {
         (Some(node), _) => python_profile::parse_python(&cx, node)?,
         (None, Some(node)) => PythonProfile {
             version: python_profile::parse_version(&cx, node)?,
+            start: crate::scenario::GcStartState::after_import_torch(),
+            start_given: false,
+        },
+        // A replayed trace has no interpreter to model.
+        (None, None) if replay_node.is_some() => PythonProfile {
+            version: crate::scenario::PyVersion { minor: 11 },
             start: crate::scenario::GcStartState::after_import_torch(),
             start_given: false,
         },
@@ -99,14 +111,37 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
     };
     let vary = vary::validate_overrides(&cx, vary)?;
 
-    let workload_node = keys.required(
-        "workload",
-        "missing `workload`: the Python code to run, written as a `|` block",
-        &cx,
-        root.at,
-    )?;
-    let workload_key_at = keys.key_at("workload").unwrap_or(root.at);
-    let workload = workload::parse_workload(&cx, workload_key_at, workload_node)?;
+    let (workload, replay) = match (keys.get("workload"), replay_node) {
+        (Some(_), Some(_)) => {
+            return Err(cx.error(
+                keys.key_at("replay").unwrap_or(root.at),
+                "a scenario has either `workload` (Python code to run) or `replay` (a recorded \
+                 snapshot), not both",
+            ));
+        }
+        (None, Some(node)) => {
+            let at = keys.key_at("replay").unwrap_or(root.at);
+            (
+                Workload {
+                    source: String::new(),
+                    first_line: 1,
+                    indent: 0,
+                },
+                Some(replay::parse_replay(&cx, at, node)?),
+            )
+        }
+        (Some(node), None) => {
+            let key_at = keys.key_at("workload").unwrap_or(root.at);
+            (workload::parse_workload(&cx, key_at, node)?, None)
+        }
+        (None, None) => {
+            return Err(cx.error(
+                root.at,
+                "missing `workload`: the Python code to run, written as a `|` block (or \
+                 `replay: path/to/snapshot.pickle` to check a recorded snapshot)",
+            ));
+        }
+    };
 
     let expect = match keys.get("expect") {
         Some(node) => expect::parse_expect(&cx, node, &vary)?,
@@ -129,6 +164,7 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
             })
             .collect(),
         workload,
+        replay,
         expect,
     })
 }

@@ -3,12 +3,14 @@
 //! trace), the same expectations as a scenario's `expect` judge it, and the report carries
 //! the replay's line.
 
+use super::read::allocator_config;
 use super::read::{ImportedTimeline, read_snapshot_file, to_timeline};
-use super::replay::{ReplayCounts, ReplayReport, apply_exact_series, replay};
+use super::replay::{ReplayCounts, ReplayReport, WhatIfSetup, apply_exact_series, replay, what_if};
 use crate::check::{Verdict, evaluate};
 use crate::error::{Error, Location};
 use crate::exit_code;
 use crate::scenario::{Check, Expectation, parse_bound};
+use crate::timeline::{OomReport, Timeline};
 use crate::units::Bytes;
 use serde::Serialize;
 use std::path::Path;
@@ -208,7 +210,7 @@ pub fn check_snapshot(
 }
 
 /// The Timeline of a snapshot for a `replay:` scenario source: exact when the replay is.
-pub fn snapshot_timeline(path: &Path, file: &str) -> Result<crate::timeline::Timeline, Error> {
+pub fn snapshot_timeline(path: &Path, file: &str) -> Result<Timeline, Error> {
     let snapshot = read_snapshot_file(path, file)?;
     let mut imported = to_timeline(&snapshot);
     let report = replay(&snapshot);
@@ -216,6 +218,44 @@ pub fn snapshot_timeline(path: &Path, file: &str) -> Result<crate::timeline::Tim
     let mut timeline = imported.timeline;
     timeline.approximations.push(report.summary());
     timeline.approximations.extend(report.notes);
+    Ok(timeline)
+}
+
+/// The Timeline of a `replay:` scenario on a device of `capacity` bytes: the recorded trace
+/// (as [`snapshot_timeline`]), and, when the same requests replayed through the allocator
+/// model under the recorded settings do not fit the device, the out-of-memory error they
+/// would meet.
+pub fn replay_timeline(path: &Path, file: &str, capacity: u64) -> Result<Timeline, Error> {
+    let snapshot = read_snapshot_file(path, file)?;
+    let mut imported = to_timeline(&snapshot);
+    let report = replay(&snapshot);
+    apply_exact_series(&mut imported, &report);
+    let mut timeline = imported.timeline;
+    timeline.device_capacity = capacity;
+    timeline.approximations.push(report.summary());
+    timeline.approximations.extend(report.notes);
+    let setup = WhatIfSetup {
+        config: allocator_config(&snapshot),
+        capacity,
+    };
+    let outcome = what_if(&snapshot, &setup);
+    if let Some(at) = outcome.oom_at_entry {
+        let entry = snapshot
+            .device_traces
+            .get(imported.device as usize)
+            .and_then(|t| t.get(at));
+        let message = outcome.oom_message.unwrap_or_default();
+        timeline.approximations.push(format!(
+            "on a device of {} the recorded requests run out of memory at trace entry {at}",
+            Bytes(capacity)
+        ));
+        timeline.oom = Some(OomReport {
+            iteration: None,
+            requested_bytes: entry.map_or(0, |e| e.size),
+            message,
+            stack: entry.and_then(|e| e.frames).unwrap_or_default(),
+        });
+    }
     Ok(timeline)
 }
 
@@ -285,5 +325,147 @@ mod tests {
             }),
             Err(Error::Usage(_))
         ));
+    }
+
+    /// The fixture folder: an exported model run and scenarios over it.
+    fn fixtures() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/snapshot_format/fixtures")
+    }
+
+    /// The timeline of the fixture's own workload, run on the model now.
+    fn fresh_two_tensors_run() -> Timeline {
+        let scenario =
+            crate::scenario::load(&fixtures().join("two_tensors.yaml"), "two_tensors.yaml")
+                .unwrap();
+        crate::run::run_variant(&scenario, &scenario.variants()[0]).unwrap()
+    }
+
+    /// Rewrites `fixtures/two_tensors.pickle` from `two_tensors.yaml`:
+    /// `cargo test -p gpumem-harness regenerate_replay_fixture -- --ignored`.
+    #[test]
+    #[ignore = "writes the fixture; run it when the engine's timeline of the workload changes"]
+    fn regenerate_replay_fixture() {
+        let bytes = crate::snapshot_format::export_timeline(&fresh_two_tensors_run());
+        std::fs::write(fixtures().join("two_tensors.pickle"), bytes).unwrap();
+    }
+
+    #[test]
+    fn a_replay_scenario_over_an_exported_run_checks_it_on_each_device() {
+        let scenario = crate::scenario::load(
+            &fixtures().join("replay_two_tensors.yaml"),
+            "fixtures/replay_two_tensors.yaml",
+        )
+        .unwrap();
+        let replay = scenario.replay.as_ref().unwrap();
+        assert_eq!(replay.display, "fixtures/two_tensors.pickle");
+        let fresh = fresh_two_tensors_run();
+        let variants = scenario.variants();
+        assert_eq!(variants.len(), 2);
+
+        let big = crate::run::run_variant(&scenario, &variants[0]).unwrap();
+        assert_eq!(
+            (big.peak_allocated(), big.peak_reserved()),
+            (fresh.peak_allocated(), fresh.peak_reserved()),
+            "the fixture no longer matches the engine's run of two_tensors.yaml; regenerate it              (see regenerate_replay_fixture)"
+        );
+        assert_eq!(big.device_capacity, 1 << 30);
+        assert!(big.oom.is_none());
+        assert!(
+            big.approximations.iter().any(|n| n.contains("(100.0 %)")),
+            "{:?}",
+            big.approximations
+        );
+
+        // 1 MiB tensors come from the small pool's 2 MiB segments: the run needs two of them
+        // (the old `b` lives while the new one is made), and 3 MiB holds one.
+        let small = crate::run::run_variant(&scenario, &variants[1]).unwrap();
+        let oom = small.oom.as_ref().expect("OOM on a 3 MiB device");
+        assert_eq!(oom.requested_bytes, 262144 * 4);
+        assert!(oom.message.contains("out of memory"), "{}", oom.message);
+
+        for (variant, timeline) in variants.iter().zip([&big, &small]) {
+            let checks = scenario.expectations_for(variant);
+            let verdicts = evaluate(&checks, timeline);
+            assert!(!verdicts.is_empty());
+            assert!(
+                verdicts.iter().all(|v| v.passed),
+                "{}: {verdicts:?}",
+                variant.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_replay_scenario_over_a_corpus_file_has_the_files_peaks() {
+        let Some(dir) = corpus::dir() else {
+            return;
+        };
+        let name = corpus::FILES[0];
+        let work = tempfile::tempdir().unwrap();
+        // `replay:` is relative to the scenario, so the scenario sits beside a copy of the file.
+        std::fs::copy(dir.join(name), work.path().join(name)).unwrap();
+        std::fs::write(
+            work.path().join("recorded.yaml"),
+            format!(
+                "name: recorded\ndevice: h100-80gb\nreplay: {name}\nexpect:\n  \
+                 - oom: false\n    peak_reserved: \"<= 80 GiB\"\n"
+            ),
+        )
+        .unwrap();
+        let scenario =
+            crate::scenario::load(&work.path().join("recorded.yaml"), "recorded.yaml").unwrap();
+        let variant = &scenario.variants()[0];
+        let timeline = crate::run::run_variant(&scenario, variant).unwrap();
+        let direct = check_snapshot(&dir.join(name), name, &[]).unwrap();
+        assert!(direct.exact_allocated);
+        assert_eq!(
+            timeline.peak_allocated(),
+            direct.imported.timeline.peak_allocated()
+        );
+        assert_eq!(
+            timeline.peak_reserved(),
+            direct.imported.timeline.peak_reserved()
+        );
+        assert!(timeline.oom.is_none());
+        let verdicts = evaluate(&scenario.expectations_for(variant), &timeline);
+        assert!(verdicts.iter().all(|v| v.passed), "{verdicts:?}");
+    }
+
+    #[test]
+    fn replay_and_workload_are_exclusive_and_located() {
+        let parse = |text: &str| crate::scenario::parse(text, "s/t.yaml");
+        let both = parse(
+            "name: t\ndevice: a100-40gb\npython: \"3.11\"\nworkload: x = 1\nreplay: a.pickle\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            both.starts_with("s/t.yaml:5:1: ") && both.contains("not both"),
+            "{both}"
+        );
+        let absolute = parse("name: t\ndevice: a100-40gb\nreplay: /tmp/a.pickle\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            absolute.starts_with("s/t.yaml:3:9: ") && absolute.contains("absolute"),
+            "{absolute}"
+        );
+        let neither = parse("name: t\ndevice: a100-40gb\npython: \"3.11\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(neither.contains("missing `workload`"), "{neither}");
+        let ok = parse("name: t\ndevice: a100-40gb\nreplay: runs/a.pickle\n").unwrap();
+        let replay = ok.replay.unwrap();
+        assert_eq!(replay.display, "s/runs/a.pickle");
+        assert_eq!(replay.location.to_string(), "s/t.yaml:3:1");
+
+        let missing = crate::scenario::parse(
+            "name: t\ndevice: a100-40gb\nreplay: nowhere.pickle\n",
+            "t.yaml",
+        )
+        .unwrap();
+        let e = crate::run::run_variant(&missing, &missing.variants()[0]).unwrap_err();
+        assert_eq!(e.exit_code(), exit_code::BAD_INPUT);
+        assert!(e.to_string().contains("nowhere.pickle"), "{e}");
     }
 }
