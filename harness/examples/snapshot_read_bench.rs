@@ -119,20 +119,17 @@ fn read_and_summarize(path: &Path) {
     }
     let t = Instant::now();
     let snapshot = read_snapshot_file(path, "big.pickle").expect("read");
+    let read_s = t.elapsed().as_secs_f64();
+    let read_hwm = vm_hwm_kib();
     let imported = to_timeline(&snapshot);
     let peak_allocated = imported.timeline.peak_allocated();
     let peak_reserved = imported.timeline.peak_reserved();
     let dt = t.elapsed().as_secs_f64();
-    let hwm = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|k| k.parse::<u64>().ok())
-            })
-        })
-        .unwrap_or(0);
+    let hwm = vm_hwm_kib();
+    println!(
+        "  of which reading the snapshot: {read_s:.2} s, peak RSS {} MiB by then",
+        read_hwm / 1024
+    );
     println!(
         "gpumem read+summarize: {dt:.2} s, {:.1} MB/s, peak RSS {} MiB ({:.2}x the file), \
          {} events, {} stacks, peak allocated {peak_allocated}, peak reserved {peak_reserved}",
@@ -142,4 +139,18 @@ fn read_and_summarize(path: &Path) {
         imported.timeline.events.len(),
         imported.timeline.stacks.len(),
     );
+}
+
+/// Peak resident memory of this process so far (KiB), 0 where /proc is absent.
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<u64>().ok())
+            })
+        })
+        .unwrap_or(0)
 }

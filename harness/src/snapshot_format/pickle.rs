@@ -19,6 +19,12 @@
 //! `BINGET` of a dict yields the same dict), so the many repeated frame dicts and keys of a
 //! snapshot are stored once. Dict entries keep file order; a key set twice is found by
 //! [`Doc::get`] as its last setting, as Python would see it.
+//!
+//! Streaming: [`decode_with`] hands the items appended to lists to an [`AppendSink`] first.
+//! A sink that takes them (the snapshot reader takes trace entries) converts them at once and
+//! may [`Doc::release`] their containers, so a snapshot of a million trace entries never holds
+//! their generic tree. A released container can no longer be read or filled: reading it gives
+//! an empty view and [`Doc::is_released`] says why; filling it is a decoding error.
 
 use crate::error::{Error, InputErrorKind, Location};
 use std::io::Read;
@@ -125,7 +131,48 @@ pub struct Doc {
     bytes: Vec<Box<[u8]>>,
     seqs: Vec<Vec<Value>>,
     dicts: Vec<Vec<(Value, Value)>>,
+    released_seqs: BitSet,
+    released_dicts: BitSet,
+    /// Storage of released dicts, reused by the next ones (fewer allocations and page faults).
+    spare_dicts: Vec<Vec<(Value, Value)>>,
 }
+
+/// A growable set of small integers.
+#[derive(Debug, Default)]
+struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn insert(&mut self, i: usize) {
+        let word = i / 64;
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        self.0[word] |= 1 << (i % 64);
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
+
+/// Receives the items appended to lists while a pickle is decoded.
+pub trait AppendSink {
+    /// Called before `items` are appended to `list` (`APPEND`, `APPENDS`). Returns true when
+    /// the sink took them (they are then not stored in the list), false to let the list keep
+    /// them. An error stops decoding; it is returned as it is.
+    fn append(&mut self, doc: &mut Doc, list: Value, items: &[Value]) -> Result<bool, Error>;
+}
+
+/// The sink that takes nothing: [`decode`] builds the whole tree.
+struct KeepAll;
+
+impl AppendSink for KeepAll {
+    fn append(&mut self, _: &mut Doc, _: Value, _: &[Value]) -> Result<bool, Error> {
+        Ok(false)
+    }
+}
+
+/// Spare dict storages kept for reuse at most.
+const MAX_SPARE: usize = 4096;
 
 impl Doc {
     /// The value the pickle's `STOP` returned.
@@ -188,6 +235,51 @@ impl Doc {
         self.dicts.len()
     }
 
+    /// The position of a list or tuple among the document's sequences (dense, from 0), for
+    /// array-indexed caches; `None` for other values. See [`Doc::seq_count`].
+    pub fn seq_slot(&self, value: Value) -> Option<usize> {
+        matches!(value.tag(), Tag::List | Tag::Tuple).then(|| value.index())
+    }
+
+    /// How many lists, tuples and sets the document holds.
+    pub fn seq_count(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// Frees the items of a dict or list that its reader has converted (see the module
+    /// documentation); other values are left alone.
+    pub fn release(&mut self, value: Value) {
+        let i = value.index();
+        match value.tag() {
+            Tag::Dict => {
+                if let Some(dict) = self.dicts.get_mut(i) {
+                    let mut storage = std::mem::take(dict);
+                    if self.spare_dicts.len() < MAX_SPARE && storage.capacity() <= 64 {
+                        storage.clear();
+                        self.spare_dicts.push(storage);
+                    }
+                    self.released_dicts.insert(i);
+                }
+            }
+            Tag::List | Tag::Tuple | Tag::Set => {
+                if let Some(seq) = self.seqs.get_mut(i) {
+                    *seq = Vec::new();
+                    self.released_seqs.insert(i);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `value` is a container whose items were released.
+    pub fn is_released(&self, value: Value) -> bool {
+        match value.tag() {
+            Tag::Dict => self.released_dicts.contains(value.index()),
+            Tag::List | Tag::Tuple | Tag::Set => self.released_seqs.contains(value.index()),
+            _ => false,
+        }
+    }
+
     fn int(&mut self, n: i64) -> Value {
         if (INLINE_MIN..=INLINE_MAX).contains(&n) {
             Value(((n << TAG_BITS) as u64) | Tag::Int as u64)
@@ -199,17 +291,21 @@ impl Doc {
 
     /// `LONG1`/`LONG4` payload: little-endian two's complement.
     fn long(&mut self, le: Vec<u8>) -> Value {
-        if le.is_empty() {
-            return self.int(0);
-        }
         if le.len() <= 8 {
-            let negative = le[le.len() - 1] & 0x80 != 0;
-            let mut buf = if negative { [0xff; 8] } else { [0; 8] };
-            buf[..le.len()].copy_from_slice(&le);
-            return self.int(i64::from_le_bytes(buf));
+            return self.short_long(&le);
         }
         self.big_ints.push(le.into_boxed_slice());
         Value::new(Tag::BigInt, (self.big_ints.len() - 1) as u64)
+    }
+
+    /// A `LONG1` payload of at most 8 bytes (addresses): no allocation.
+    fn short_long(&mut self, le: &[u8]) -> Value {
+        let Some(last) = le.last() else {
+            return self.int(0);
+        };
+        let mut buf = if last & 0x80 != 0 { [0xff; 8] } else { [0; 8] };
+        buf[..le.len()].copy_from_slice(le);
+        self.int(i64::from_le_bytes(buf))
     }
 
     fn float(&mut self, x: f64) -> Value {
@@ -232,6 +328,11 @@ impl Doc {
         Value::new(tag, (self.seqs.len() - 1) as u64)
     }
 
+    fn empty_dict(&mut self) -> Value {
+        let storage = self.spare_dicts.pop().unwrap_or_default();
+        self.new_dict(storage)
+    }
+
     fn new_dict(&mut self, entries: Vec<(Value, Value)>) -> Value {
         self.dicts.push(entries);
         Value::new(Tag::Dict, (self.dicts.len() - 1) as u64)
@@ -240,6 +341,11 @@ impl Doc {
 
 /// Decodes a whole pickle from `input`. `file` names the input in error locations.
 pub fn decode(input: impl Read, file: &str) -> Result<Doc, Error> {
+    decode_with(input, file, &mut KeepAll)
+}
+
+/// Decodes a pickle, offering every appended item to `sink` first (see [`AppendSink`]).
+pub fn decode_with(input: impl Read, file: &str, sink: &mut dyn AppendSink) -> Result<Doc, Error> {
     let mut decoder = Decoder {
         input: Input::new(input),
         file,
@@ -247,6 +353,7 @@ pub fn decode(input: impl Read, file: &str) -> Result<Doc, Error> {
         stack: Vec::new(),
         marks: Vec::new(),
         memo: Vec::new(),
+        sink,
     };
     decoder.run()?;
     Ok(decoder.doc)
@@ -262,7 +369,7 @@ struct Input<R> {
     base: u64,
 }
 
-const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 18;
 
 impl<R: Read> Input<R> {
     fn new(reader: R) -> Self {
@@ -299,6 +406,7 @@ impl<R: Read> Input<R> {
         }
     }
 
+    #[inline]
     fn byte(&mut self) -> std::io::Result<Option<u8>> {
         if self.pos < self.end || self.fill()? {
             let b = self.buf[self.pos];
@@ -310,7 +418,18 @@ impl<R: Read> Input<R> {
     }
 
     /// Fills `out` completely; false if the input ended first.
+    #[inline]
     fn exact(&mut self, out: &mut [u8]) -> std::io::Result<bool> {
+        if self.pos + out.len() <= self.end {
+            out.copy_from_slice(&self.buf[self.pos..self.pos + out.len()]);
+            self.pos += out.len();
+            return Ok(true);
+        }
+        self.exact_across(out)
+    }
+
+    /// [`Input::exact`] when `out` spans the end of the buffer.
+    fn exact_across(&mut self, out: &mut [u8]) -> std::io::Result<bool> {
         let mut done = 0;
         while done < out.len() {
             if !self.fill()? {
@@ -340,7 +459,7 @@ impl<R: Read> Input<R> {
     }
 }
 
-struct Decoder<'f, R> {
+struct Decoder<'f, 's, R> {
     input: Input<R>,
     file: &'f str,
     doc: Doc,
@@ -348,6 +467,7 @@ struct Decoder<'f, R> {
     /// Stack heights at each `MARK`.
     marks: Vec<usize>,
     memo: Vec<Value>,
+    sink: &'s mut dyn AppendSink,
 }
 
 /// Opcodes that import or call Python code: a data file never needs them.
@@ -388,7 +508,7 @@ fn unsupported(op: u8) -> Option<&'static str> {
     })
 }
 
-impl<R: Read> Decoder<'_, R> {
+impl<R: Read> Decoder<'_, '_, R> {
     fn error(&self, at: u64, message: String) -> Error {
         let column = u32::try_from(at + 1).unwrap_or(u32::MAX);
         Error::input(
@@ -409,6 +529,7 @@ impl<R: Read> Decoder<'_, R> {
         )
     }
 
+    #[inline]
     fn read<const N: usize>(&mut self, at: u64, what: &str) -> Result<[u8; N], Error> {
         let mut out = [0u8; N];
         match self.input.exact(&mut out) {
@@ -502,6 +623,12 @@ impl<R: Read> Decoder<'_, R> {
             let name = self.doc.view(target).type_name();
             return Err(self.error(at, format!("{op}: target is a {name}, not a list")));
         }
+        if self.doc.is_released(target) {
+            return Err(self.error(at, format!("{op}: the list was already read and released")));
+        }
+        if tag == Tag::List && self.sink.append(&mut self.doc, target, &items)? {
+            return Ok(());
+        }
         match self.doc.seqs.get_mut(target.index()) {
             Some(seq) => {
                 seq.extend(items);
@@ -524,6 +651,9 @@ impl<R: Read> Decoder<'_, R> {
         if target.tag() != Tag::Dict {
             let name = self.doc.view(target).type_name();
             return Err(self.error(at, format!("{op}: target is a {name}, not a dict")));
+        }
+        if self.doc.is_released(target) {
+            return Err(self.error(at, format!("{op}: the dict was already read and released")));
         }
         match self.doc.dicts.get_mut(target.index()) {
             Some(dict) => {
@@ -597,8 +727,18 @@ impl<R: Read> Decoder<'_, R> {
                 }
                 0x8a => {
                     let [n] = self.read::<1>(at, "LONG1")?;
-                    let le = self.read_vec(at, n as u64, "LONG1")?;
-                    let v = self.doc.long(le);
+                    let v = if n <= 8 {
+                        let mut le = [0u8; 8];
+                        match self.input.exact(&mut le[..n as usize]) {
+                            Ok(true) => {}
+                            Ok(false) => return Err(self.truncated(at, "LONG1")),
+                            Err(e) => return Err(self.io(at, e)),
+                        }
+                        self.doc.short_long(&le[..n as usize])
+                    } else {
+                        let le = self.read_vec(at, n as u64, "LONG1")?;
+                        self.doc.long(le)
+                    };
                     self.stack.push(v);
                 }
                 0x8b => {
@@ -651,7 +791,7 @@ impl<R: Read> Decoder<'_, R> {
                     self.stack.push(v);
                 }
                 b'}' => {
-                    let v = self.doc.new_dict(Vec::new());
+                    let v = self.doc.empty_dict();
                     self.stack.push(v);
                 }
                 b']' => {

@@ -20,42 +20,119 @@ use std::io::Read;
 use std::path::Path;
 
 /// Reads a snapshot pickle. `file` names the input in error messages.
+///
+/// The trace is converted while it is decoded: each batch of trace entries becomes
+/// [`TraceEntry`]s (frames interned into the [`StackTable`]) as it is appended, and the
+/// generic values of the entries are released at once, so memory holds the compact trace,
+/// not the pickle's tree of it. Python's pickler appends in batches of 1000 items (and so
+/// does the exporter); a writer that appends a whole trace at once is read all the same,
+/// holding that trace's tree until its single `APPENDS`.
 pub fn read_snapshot(input: impl Read, file: &str) -> Result<Snapshot, Error> {
-    let doc = pickle::decode(input, file)?;
-    Converter::new(&doc, file).snapshot()
+    let mut sink = TraceSink {
+        file,
+        state: ConvertState::default(),
+        traces: Vec::new(),
+    };
+    let doc = pickle::decode_with(input, file, &mut sink)?;
+    let TraceSink {
+        mut state, traces, ..
+    } = sink;
+    let converter = Converter {
+        doc: &doc,
+        file,
+        state: &mut state,
+        streamed: traces.into_iter().map(|(id, t)| (id, Some(t))).collect(),
+    };
+    converter.snapshot()
 }
 
 /// Reads the snapshot at `path`; `file` is how messages name it (as the user wrote it).
 pub fn read_snapshot_file(path: &Path, file: &str) -> Result<Snapshot, Error> {
+    // The decoder buffers its input itself.
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    read_snapshot(std::io::BufReader::with_capacity(1 << 16, f), file)
+    read_snapshot(f, file)
 }
 
-struct Converter<'d> {
-    doc: &'d Doc,
-    file: &'d str,
+/// What conversion keeps between batches: the stacks and the caches that intern them.
+#[derive(Default)]
+struct ConvertState {
     stacks: StackTable,
     /// Frame dict (by dict slot) → index into `frames`; shared frame dicts are converted once.
     frame_of_dict: Vec<u32>,
     frames: Vec<Frame>,
     /// Frame list (by its frames' indices) → stack.
     stack_ids: HashMap<Vec<u32>, StackId, BuildHasherDefault<FastHasher>>,
+    /// Frame list (by sequence slot) → stack + 1 (0: not converted yet). A released list
+    /// (its trace entry was converted) is still found here when another entry shares it.
+    stack_of_list: Vec<u32>,
     scratch: Vec<u32>,
 }
 
-impl<'d> Converter<'d> {
-    fn new(doc: &'d Doc, file: &'d str) -> Self {
-        Converter {
-            doc,
-            file,
-            stacks: StackTable::default(),
-            frame_of_dict: vec![u32::MAX; doc.dict_count()],
-            frames: Vec::new(),
-            stack_ids: HashMap::default(),
-            scratch: Vec::new(),
-        }
-    }
+/// Takes the entries of trace lists while the pickle is decoded (see [`read_snapshot`]).
+struct TraceSink<'f> {
+    file: &'f str,
+    state: ConvertState,
+    /// (trace list's identity, its converted entries), in order of first append.
+    traces: Vec<(u64, Vec<TraceEntry>)>,
+}
 
+impl pickle::AppendSink for TraceSink<'_> {
+    fn append(&mut self, doc: &mut Doc, list: Value, items: &[Value]) -> Result<bool, Error> {
+        let Some(identity) = doc.identity(list) else {
+            return Ok(false);
+        };
+        let slot = match self.traces.iter().position(|(id, _)| *id == identity) {
+            Some(slot) => slot,
+            None => {
+                // A trace list is an empty list whose first item is a dict with a str
+                // `action` (no other dict of a snapshot has one). Anything else stays generic.
+                let empty = matches!(doc.view(list), View::List([]));
+                let looks_like_entry = items.first().is_some_and(|first| {
+                    matches!(
+                        doc.get(*first, "action").map(|a| doc.view(a)),
+                        Some(View::Str(_))
+                    )
+                });
+                if !empty || !looks_like_entry {
+                    return Ok(false);
+                }
+                self.traces.push((identity, Vec::new()));
+                self.traces.len() - 1
+            }
+        };
+        let mut converted = std::mem::take(&mut self.traces[slot].1);
+        let mut converter = Converter {
+            doc,
+            file: self.file,
+            state: &mut self.state,
+            streamed: Vec::new(),
+        };
+        let result = items.iter().try_for_each(|item| {
+            let path = format!("device_traces[{slot}][{}]", converted.len());
+            converted.push(converter.trace_entry(*item, &path)?);
+            Ok::<(), Error>(())
+        });
+        self.traces[slot].1 = converted;
+        result?;
+        for item in items {
+            if let Some(frames) = doc.get(*item, "frames") {
+                doc.release(frames);
+            }
+            doc.release(*item);
+        }
+        Ok(true)
+    }
+}
+
+struct Converter<'d, 's> {
+    doc: &'d Doc,
+    file: &'d str,
+    state: &'s mut ConvertState,
+    /// Trace lists converted while decoding: (identity, entries until taken).
+    streamed: Vec<(u64, Option<Vec<TraceEntry>>)>,
+}
+
+impl<'d> Converter<'d, '_> {
     fn error(&self, path: &str, message: impl std::fmt::Display) -> Error {
         Error::input(
             InputErrorKind::Data,
@@ -86,6 +163,19 @@ impl<'d> Converter<'d> {
         }
         if let Some(traces) = self.doc.get(root, "device_traces") {
             for (d, trace) in self.list(traces, "device_traces")?.iter().enumerate() {
+                if let Some(identity) = self.doc.identity(*trace)
+                    && let Some((_, entries)) =
+                        self.streamed.iter_mut().find(|(id, _)| *id == identity)
+                {
+                    let entries = entries.take().ok_or_else(|| {
+                        self.error(
+                            &format!("device_traces[{d}]"),
+                            "the same trace list appears twice",
+                        )
+                    })?;
+                    snapshot.device_traces.push(entries);
+                    continue;
+                }
                 let entries = self.list(*trace, &format!("device_traces[{d}]"))?;
                 let mut out = Vec::with_capacity(entries.len());
                 for (i, entry) in entries.iter().enumerate() {
@@ -112,11 +202,14 @@ impl<'d> Converter<'d> {
                 });
             }
         }
-        snapshot.stacks = self.stacks;
+        snapshot.stacks = std::mem::take(&mut self.state.stacks);
         Ok(snapshot)
     }
 
     fn list(&self, value: Value, path: &str) -> Result<&'d [Value], Error> {
+        if self.doc.is_released(value) {
+            return Err(self.released(path));
+        }
         match self.doc.view(value) {
             View::List(items) | View::Tuple(items) => Ok(items),
             other => Err(self.error(
@@ -126,7 +219,20 @@ impl<'d> Converter<'d> {
         }
     }
 
+    /// A container met again after its trace entry was converted and released: a snapshot
+    /// never shares trace entries (only their frames, which stay readable through the cache).
+    fn released(&self, path: &str) -> Error {
+        self.error(
+            path,
+            "this object is part of a trace entry already read (a snapshot does not share \
+             trace entries or reuse them elsewhere)",
+        )
+    }
+
     fn field(&self, dict: Value, key: &str, path: &str) -> Result<Value, Error> {
+        if self.doc.is_released(dict) {
+            return Err(self.released(path));
+        }
         if !matches!(self.doc.view(dict), View::Dict(_)) {
             return Err(self.error(
                 path,
@@ -320,25 +426,75 @@ impl<'d> Converter<'d> {
         })
     }
 
+    /// One pass over the entry's keys (a trace holds millions of entries); a key set twice
+    /// counts as its last setting, as [`Doc::get`] reads it.
     fn trace_entry(&mut self, e: Value, path: &str) -> Result<TraceEntry, Error> {
-        let action = match self.doc.view(self.field(e, "action", path)?) {
-            View::Str(s) => TraceAction::parse(s),
-            other => {
+        if self.doc.is_released(e) {
+            return Err(self.released(path));
+        }
+        let View::Dict(entries) = self.doc.view(e) else {
+            return Err(self.error(
+                path,
+                format!("expected a dict, found a {}", self.doc.view(e).type_name()),
+            ));
+        };
+        let mut action = None;
+        let mut frames = None;
+        let mut entry = TraceEntry {
+            action: TraceAction::Other(String::new()),
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: None,
+            device_free: None,
+            frames: None,
+        };
+        for (k, v) in entries {
+            let View::Str(key) = self.doc.view(*k) else {
+                continue;
+            };
+            let value = self.doc.view(*v);
+            let int = |key: &str| match value {
+                View::None => Ok(None),
+                View::Int(n) => Ok(Some(n)),
+                View::Bool(b) => Ok(Some(b as i64)),
+                other => Err(self.error(
+                    path,
+                    format!("`{key}` should be an int, found a {}", other.type_name()),
+                )),
+            };
+            let unsigned = |key: &str| match int(key)? {
+                Some(n) => u64::try_from(n)
+                    .map(Some)
+                    .map_err(|_| self.error(path, format!("`{key}` is negative ({n})"))),
+                None => Ok(None),
+            };
+            match key {
+                "action" => action = Some(*v),
+                "addr" => entry.addr = unsigned(key)?.unwrap_or(0),
+                "size" => entry.size = unsigned(key)?.unwrap_or(0),
+                // Raw stream value: `int64(cudaStream_t)`, kept bit for bit.
+                "stream" => entry.stream = int(key)?.unwrap_or(0) as u64,
+                "time_us" => entry.time_us = int(key)?,
+                "device_free" => entry.device_free = unsigned(key)?,
+                "frames" => frames = Some(*v),
+                _ => {}
+            }
+        }
+        entry.action = match action.map(|a| self.doc.view(a)) {
+            Some(View::Str(s)) => TraceAction::parse(s),
+            Some(other) => {
                 return Err(self.error(
                     path,
                     format!("`action` should be a str, found a {}", other.type_name()),
                 ));
             }
+            None => return Err(self.error(path, "missing key `action`")),
         };
-        Ok(TraceEntry {
-            addr: self.opt_u64(e, "addr", path)?.unwrap_or(0),
-            size: self.opt_u64(e, "size", path)?.unwrap_or(0),
-            stream: self.stream(e, path)?,
-            time_us: self.opt_int(e, "time_us", path)?,
-            device_free: self.opt_u64(e, "device_free", path)?,
-            frames: self.frames_of(e, path)?,
-            action,
-        })
+        if let Some(list) = frames {
+            entry.frames = Some(self.stack_of(list, path)?);
+        }
+        Ok(entry)
     }
 
     fn settings(&self, s: Value) -> Result<AllocatorSettings, Error> {
@@ -388,18 +544,40 @@ impl<'d> Converter<'d> {
 
     /// The `frames` of a dict as a stack; `None` when the key is absent.
     fn frames_of(&mut self, dict: Value, path: &str) -> Result<Option<StackId>, Error> {
-        let Some(list) = self.doc.get(dict, "frames") else {
-            return Ok(None);
-        };
+        match self.doc.get(dict, "frames") {
+            Some(list) => self.stack_of(list, path).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A list of frame dicts as a stack. Each list is converted once (snapshots share one
+    /// list between the entries of one traceback), each frame dict once.
+    fn stack_of(&mut self, list: Value, path: &str) -> Result<StackId, Error> {
+        let slot = self.doc.seq_slot(list);
+        if let Some(known) = slot.and_then(|i| self.state.stack_of_list.get(i))
+            && *known != 0
+        {
+            return Ok(StackId(*known - 1));
+        }
         let items = self.list(list, path)?;
-        let mut key = std::mem::take(&mut self.scratch);
+        let mut key = std::mem::take(&mut self.state.scratch);
         key.clear();
         for item in items {
             let slot = self
                 .doc
                 .dict_slot(*item)
                 .ok_or_else(|| self.error(path, "a frame is not a dict"))?;
-            let mut id = self.frame_of_dict.get(slot).copied().unwrap_or(u32::MAX);
+            if slot >= self.state.frame_of_dict.len() {
+                self.state
+                    .frame_of_dict
+                    .resize(self.doc.dict_count(), u32::MAX);
+            }
+            let mut id = self
+                .state
+                .frame_of_dict
+                .get(slot)
+                .copied()
+                .unwrap_or(u32::MAX);
             if id == u32::MAX {
                 let frame = Frame {
                     file: self.opt_str(*item, "filename", path)?.unwrap_or_default(),
@@ -409,28 +587,36 @@ impl<'d> Converter<'d> {
                         .clamp(0, u32::MAX as i64) as u32,
                     name: self.opt_str(*item, "name", path)?.unwrap_or_default(),
                 };
-                id = self.frames.len() as u32;
-                self.frames.push(frame);
-                if let Some(cell) = self.frame_of_dict.get_mut(slot) {
+                id = self.state.frames.len() as u32;
+                self.state.frames.push(frame);
+                if let Some(cell) = self.state.frame_of_dict.get_mut(slot) {
                     *cell = id;
                 }
             }
             key.push(id);
         }
-        let stack = match self.stack_ids.get(&key) {
+        let stack = match self.state.stack_ids.get(&key) {
             Some(id) => *id,
             None => {
                 let frames = key
                     .iter()
-                    .filter_map(|id| self.frames.get(*id as usize).cloned())
+                    .filter_map(|id| self.state.frames.get(*id as usize).cloned())
                     .collect();
-                let id = self.stacks.intern(frames);
-                self.stack_ids.insert(key.clone(), id);
+                let id = self.state.stacks.intern(frames);
+                self.state.stack_ids.insert(key.clone(), id);
                 id
             }
         };
-        self.scratch = key;
-        Ok(Some(stack))
+        self.state.scratch = key;
+        if let Some(i) = slot {
+            if i >= self.state.stack_of_list.len() {
+                self.state.stack_of_list.resize(self.doc.seq_count(), 0);
+            }
+            if let Some(cell) = self.state.stack_of_list.get_mut(i) {
+                *cell = stack.0.saturating_add(1);
+            }
+        }
+        Ok(stack)
     }
 }
 

@@ -30,6 +30,9 @@ pub fn encode_snapshot(snapshot: &Snapshot) -> Vec<u8> {
             for trace in &snapshot.device_traces {
                 p.list(|p| {
                     for (i, e) in trace.iter().enumerate() {
+                        if i > 0 && i % APPENDS_BATCH == 0 {
+                            p.out.extend([b'e', b'(']);
+                        }
                         p.trace_entry(e, i, snapshot);
                     }
                 });
@@ -187,6 +190,10 @@ fn free_block(address: u64, size: u64) -> Block {
         frames: StackId::default(),
     }
 }
+
+/// Items per `APPENDS`, as Python's pickler batches them: a reader can convert and drop each
+/// batch of trace entries as it arrives (see `read::read_snapshot`).
+const APPENDS_BATCH: usize = 1000;
 
 /// The Timeline as snapshot pickle bytes.
 pub fn export_timeline(timeline: &Timeline) -> Vec<u8> {
