@@ -611,13 +611,26 @@ impl<R: Read> Decoder<'_, '_, R> {
         Ok(())
     }
 
-    fn push_into(
-        &mut self,
-        at: u64,
-        target: Value,
-        items: Vec<Value>,
-        op: &str,
-    ) -> Result<(), Error> {
+    /// Pops the last `MARK`; returns the stack height it recorded.
+    fn take_mark(&mut self, at: u64, op: &str) -> Result<usize, Error> {
+        match self.marks.pop() {
+            Some(height) => Ok(height.min(self.stack.len())),
+            None => Err(self.error(at, format!("{op} without a MARK before it"))),
+        }
+    }
+
+    /// The value just below stack position `height` (the target of `APPENDS`/`SETITEMS`),
+    /// which must lie above the enclosing `MARK`.
+    fn target_below(&self, at: u64, height: usize, op: &str) -> Result<Value, Error> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        match height.checked_sub(1).and_then(|i| self.stack.get(i)) {
+            Some(v) if height > floor => Ok(*v),
+            _ => Err(self.error(at, format!("{op}: the stack is empty"))),
+        }
+    }
+
+    /// Moves the stack items from position `from` on into the list `target` (or to the sink).
+    fn push_into(&mut self, at: u64, target: Value, from: usize, op: &str) -> Result<(), Error> {
         let tag = target.tag();
         if tag != Tag::List && tag != Tag::Set {
             let name = self.doc.view(target).type_name();
@@ -626,26 +639,26 @@ impl<R: Read> Decoder<'_, '_, R> {
         if self.doc.is_released(target) {
             return Err(self.error(at, format!("{op}: the list was already read and released")));
         }
-        if tag == Tag::List && self.sink.append(&mut self.doc, target, &items)? {
+        let from = from.min(self.stack.len());
+        let items = &self.stack[from..];
+        if tag == Tag::List && self.sink.append(&mut self.doc, target, items)? {
+            self.stack.truncate(from);
             return Ok(());
         }
         match self.doc.seqs.get_mut(target.index()) {
             Some(seq) => {
-                seq.extend(items);
+                seq.extend_from_slice(items);
+                self.stack.truncate(from);
                 Ok(())
             }
             None => Err(self.error(at, format!("{op}: target is not a list"))),
         }
     }
 
-    fn set_items(
-        &mut self,
-        at: u64,
-        target: Value,
-        items: Vec<Value>,
-        op: &str,
-    ) -> Result<(), Error> {
-        if !items.len().is_multiple_of(2) {
+    /// Moves the keys and values on the stack from position `from` on into the dict `target`.
+    fn set_items(&mut self, at: u64, target: Value, from: usize, op: &str) -> Result<(), Error> {
+        let from = from.min(self.stack.len());
+        if !(self.stack.len() - from).is_multiple_of(2) {
             return Err(self.error(at, format!("{op}: odd number of keys and values")));
         }
         if target.tag() != Tag::Dict {
@@ -657,7 +670,9 @@ impl<R: Read> Decoder<'_, '_, R> {
         }
         match self.doc.dicts.get_mut(target.index()) {
             Some(dict) => {
+                let items = &self.stack[from..];
                 dict.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+                self.stack.truncate(from);
                 Ok(())
             }
             None => Err(self.error(at, format!("{op}: target is not a dict"))),
@@ -807,9 +822,9 @@ impl<R: Read> Decoder<'_, '_, R> {
                     self.stack.push(v);
                 }
                 b'd' => {
-                    let items = self.pop_mark(at, "DICT")?;
-                    let v = self.doc.new_dict(Vec::new());
-                    self.set_items(at, v, items, "DICT")?;
+                    let from = self.take_mark(at, "DICT")?;
+                    let v = self.doc.empty_dict();
+                    self.set_items(at, v, from, "DICT")?;
                     self.stack.push(v);
                 }
                 b'l' => {
@@ -841,24 +856,26 @@ impl<R: Read> Decoder<'_, '_, R> {
                 b'a' => {
                     let item = self.pop(at, "APPEND")?;
                     let target = self.top(at, "APPEND")?;
-                    self.push_into(at, target, vec![item], "APPEND")?;
+                    self.stack.push(item);
+                    self.push_into(at, target, self.stack.len() - 1, "APPEND")?;
                 }
                 b'e' | 0x90 => {
                     let name = if op == b'e' { "APPENDS" } else { "ADDITEMS" };
-                    let items = self.pop_mark(at, name)?;
-                    let target = self.top(at, name)?;
-                    self.push_into(at, target, items, name)?;
+                    let from = self.take_mark(at, name)?;
+                    let target = self.target_below(at, from, name)?;
+                    self.push_into(at, target, from, name)?;
                 }
                 b's' => {
                     let value = self.pop(at, "SETITEM")?;
                     let key = self.pop(at, "SETITEM")?;
                     let target = self.top(at, "SETITEM")?;
-                    self.set_items(at, target, vec![key, value], "SETITEM")?;
+                    self.stack.extend([key, value]);
+                    self.set_items(at, target, self.stack.len() - 2, "SETITEM")?;
                 }
                 b'u' => {
-                    let items = self.pop_mark(at, "SETITEMS")?;
-                    let target = self.top(at, "SETITEMS")?;
-                    self.set_items(at, target, items, "SETITEMS")?;
+                    let from = self.take_mark(at, "SETITEMS")?;
+                    let target = self.target_below(at, from, "SETITEMS")?;
+                    self.set_items(at, target, from, "SETITEMS")?;
                 }
                 0x94 => {
                     let index = self.memo.len() as u64;

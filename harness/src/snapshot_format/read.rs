@@ -46,6 +46,21 @@ pub fn read_snapshot(input: impl Read, file: &str) -> Result<Snapshot, Error> {
     converter.snapshot()
 }
 
+/// [`read_snapshot`] without streaming: the whole tree first, then the conversion (the
+/// reference the streaming reader is tested against).
+#[cfg(test)]
+fn read_snapshot_whole(input: impl Read, file: &str) -> Result<Snapshot, Error> {
+    let doc = pickle::decode(input, file)?;
+    let mut state = ConvertState::default();
+    let converter = Converter {
+        doc: &doc,
+        file,
+        state: &mut state,
+        streamed: Vec::new(),
+    };
+    converter.snapshot()
+}
+
 /// Reads the snapshot at `path`; `file` is how messages name it (as the user wrote it).
 pub fn read_snapshot_file(path: &Path, file: &str) -> Result<Snapshot, Error> {
     // The decoder buffers its input itself.
@@ -108,9 +123,18 @@ impl pickle::AppendSink for TraceSink<'_> {
             streamed: Vec::new(),
         };
         let result = items.iter().try_for_each(|item| {
-            let path = format!("device_traces[{slot}][{}]", converted.len());
-            converted.push(converter.trace_entry(*item, &path)?);
-            Ok::<(), Error>(())
+            // The entry's path is only spelled out for an error message: converting it again
+            // with the path gives the same error.
+            match converter.trace_entry(*item, "") {
+                Ok(entry) => {
+                    converted.push(entry);
+                    Ok(())
+                }
+                Err(_) => {
+                    let path = format!("device_traces[{slot}][{}]", converted.len());
+                    converter.trace_entry(*item, &path).map(|_| ())
+                }
+            }
         });
         self.traces[slot].1 = converted;
         result?;
@@ -631,9 +655,19 @@ impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+    /// Eight bytes at a time: a `[u32]` key arrives here as one byte slice.
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(buf));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(buf) ^ ((rest.len() as u64) << 56));
         }
     }
     fn write_u32(&mut self, n: u32) {

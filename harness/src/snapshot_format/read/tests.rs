@@ -48,3 +48,152 @@ fn corpus_files_read_and_end_at_their_final_segments() {
         );
     }
 }
+
+/// A snapshot with its stacks spelled out: the numbering of stacks depends on the order in
+/// which a reader meets them, the frames do not.
+fn resolved(snapshot: &Snapshot) -> (Vec<Segment>, Vec<Vec<TraceEntry>>, Vec<Vec<Frame>>) {
+    let mut frames = Vec::new();
+    let mut number = |id: StackId| {
+        frames.push(snapshot.stacks.get(id).to_vec());
+        StackId(frames.len() as u32)
+    };
+    let segments = snapshot
+        .segments
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            s.frames = number(s.frames);
+            for b in &mut s.blocks {
+                b.frames = number(b.frames);
+            }
+            s
+        })
+        .collect();
+    let traces = snapshot
+        .device_traces
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|e| {
+                    let mut e = e.clone();
+                    e.frames = e.frames.map(&mut number);
+                    e
+                })
+                .collect()
+        })
+        .collect();
+    (segments, traces, frames)
+}
+
+/// Both readers give the same snapshot: same segments, entries and frames.
+fn assert_streaming_matches_whole(bytes: &[u8], name: &str) {
+    let streamed = resolved(&read_snapshot(bytes, name).unwrap());
+    let whole = resolved(&read_snapshot_whole(bytes, name).unwrap());
+    assert!(streamed.0 == whole.0, "{name}: segments differ");
+    assert!(streamed.1 == whole.1, "{name}: traces differ");
+    assert!(streamed.2 == whole.2, "{name}: frames differ");
+    assert!(!streamed.1.is_empty(), "{name}");
+}
+
+#[test]
+fn streaming_conversion_equals_reading_the_whole_tree() {
+    for (name, bytes) in corpus::all() {
+        assert_streaming_matches_whole(&bytes, name);
+    }
+    // Always (without the corpus): a trace of 2,500 entries, written in batches of 1,000,
+    // whose stacks repeat across batches.
+    let mut snapshot = Snapshot::default();
+    let stacks: Vec<StackId> = (0..7)
+        .map(|i| {
+            snapshot.stacks.intern(vec![Frame {
+                file: format!("train_{i}.py"),
+                line: i,
+                name: "step".into(),
+            }])
+        })
+        .collect();
+    let trace = (0..2500u64)
+        .map(|i| TraceEntry {
+            action: if i % 2 == 0 {
+                TraceAction::Alloc
+            } else {
+                TraceAction::FreeCompleted
+            },
+            addr: 0x7f00_0000_0000 + (i / 2) * 512,
+            size: 512,
+            stream: 0,
+            time_us: Some(i as i64),
+            device_free: None,
+            frames: Some(stacks[(i % 7) as usize]),
+        })
+        .collect::<Vec<_>>();
+    snapshot.device_traces.push(trace.clone());
+    let bytes = crate::snapshot_format::encode_snapshot(&snapshot);
+    assert_streaming_matches_whole(&bytes, "synthetic.pickle");
+    let back = read_snapshot(&bytes[..], "synthetic.pickle").unwrap();
+    assert_eq!(back.device_traces[0].len(), 2500);
+    for (read, written) in back.device_traces[0].iter().zip(&trace) {
+        assert_eq!(
+            back.stacks.get(read.frames.unwrap()),
+            snapshot.stacks.get(written.frames.unwrap())
+        );
+        assert_eq!((read.addr, read.time_us), (written.addr, written.time_us));
+    }
+}
+
+/// A protocol-2 pickle by hand: `{segments: [], device_traces: [[e1], [e2]]}` where the
+/// trace's two entries come in two `APPENDS` batches; `second` is how entry 2 is written.
+fn two_batches(second: &[u8]) -> Vec<u8> {
+    let mut p = b"\x80\x02}(\x8c\x08segments]\x8c\x0ddevice_traces](](".to_vec();
+    // Entry 1 (memo 2), its frames list (memo 1) with one frame dict.
+    p.extend(b"}q\x02(\x8c\x06action\x8c\x05alloc\x8c\x04addrK\x10\x8c\x04sizeK\x20");
+    p.extend(b"\x8c\x06frames]q\x01(}(\x8c\x08filename\x8c\x04a.py\x8c\x04lineK\x07");
+    p.extend(b"\x8c\x04name\x8c\x01fueu");
+    p.extend(b"e(");
+    p.extend(second);
+    p.extend(b"eeu.");
+    p
+}
+
+#[test]
+fn a_frames_list_shared_across_batches_is_converted_once() {
+    let entry2 =
+        b"}(\x8c\x06action\x8c\x0efree_completed\x8c\x04addrK\x10\x8c\x04sizeK\x20\x8c\x06framesh\x01u";
+    let bytes = two_batches(entry2);
+    let snapshot = read_snapshot(&bytes[..], "shared.pickle").unwrap();
+    let trace = &snapshot.device_traces[0];
+    assert_eq!(trace.len(), 2);
+    assert_eq!(trace[1].action, TraceAction::FreeCompleted);
+    assert_eq!(trace[0].frames, trace[1].frames);
+    let frames = snapshot.stacks.get(trace[1].frames.unwrap());
+    assert_eq!(
+        (
+            frames[0].file.as_str(),
+            frames[0].line,
+            frames[0].name.as_str()
+        ),
+        ("a.py", 7, "f")
+    );
+    assert_streaming_matches_whole(&bytes, "shared.pickle");
+}
+
+#[test]
+fn a_trace_entry_met_again_after_its_release_is_refused() {
+    // Entry 1 appended a second time.
+    let again = read_snapshot(&two_batches(b"h\x02")[..], "again.pickle")
+        .unwrap_err()
+        .to_string();
+    assert!(again.starts_with("again.pickle:1:1: "), "{again}");
+    assert!(again.contains("device_traces[0][1]"), "{again}");
+    assert!(again.contains("already read"), "{again}");
+    // Entry 1 changed after it was converted: a decoding error at the SETITEM.
+    let changed = two_batches(b"h\x02\x8c\x04sizeK\x40s0");
+    let e = read_snapshot(&changed[..], "changed.pickle")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SETITEM: the dict was already read and released"),
+        "{e}"
+    );
+    assert!(e.contains("byte offset"), "{e}");
+}
