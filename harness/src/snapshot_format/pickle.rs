@@ -133,8 +133,10 @@ pub struct Doc {
     dicts: Vec<Vec<(Value, Value)>>,
     released_seqs: BitSet,
     released_dicts: BitSet,
-    /// Storage of released dicts, reused by the next ones (fewer allocations and page faults).
+    /// Storage of released dicts and lists, reused by the next ones (fewer allocations and
+    /// page faults).
     spare_dicts: Vec<Vec<(Value, Value)>>,
+    spare_lists: Vec<Vec<Value>>,
 }
 
 /// A growable set of small integers.
@@ -263,7 +265,11 @@ impl Doc {
             }
             Tag::List | Tag::Tuple | Tag::Set => {
                 if let Some(seq) = self.seqs.get_mut(i) {
-                    *seq = Vec::new();
+                    let mut storage = std::mem::take(seq);
+                    if self.spare_lists.len() < MAX_SPARE && storage.capacity() <= 256 {
+                        storage.clear();
+                        self.spare_lists.push(storage);
+                    }
                     self.released_seqs.insert(i);
                 }
             }
@@ -406,7 +412,7 @@ impl<R: Read> Input<R> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn byte(&mut self) -> std::io::Result<Option<u8>> {
         if self.pos < self.end || self.fill()? {
             let b = self.buf[self.pos];
@@ -529,9 +535,18 @@ impl<R: Read> Decoder<'_, '_, R> {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     fn read<const N: usize>(&mut self, at: u64, what: &str) -> Result<[u8; N], Error> {
         let mut out = [0u8; N];
+        // The common case, inlined with a fixed length: the bytes are in the buffer.
+        let input = &mut self.input;
+        if let Some(bytes) = input.buf.get(input.pos..input.pos + N)
+            && input.pos + N <= input.end
+        {
+            out.copy_from_slice(bytes);
+            input.pos += N;
+            return Ok(out);
+        }
         match self.input.exact(&mut out) {
             Ok(true) => Ok(out),
             Ok(false) => Err(self.truncated(at, what)),
@@ -810,7 +825,8 @@ impl<R: Read> Decoder<'_, '_, R> {
                     self.stack.push(v);
                 }
                 b']' => {
-                    let v = self.doc.new_seq(Tag::List, Vec::new());
+                    let storage = self.doc.spare_lists.pop().unwrap_or_default();
+                    let v = self.doc.new_seq(Tag::List, storage);
                     self.stack.push(v);
                 }
                 b')' => {
