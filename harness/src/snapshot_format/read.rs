@@ -652,8 +652,10 @@ impl<'d> Converter<'d, '_> {
 struct FastHasher(u64);
 
 impl Hasher for FastHasher {
+    /// The multiplication mixes upwards; folding the high half down gives the table's low
+    /// bits (its bucket index) that mixing too, for keys like 512-byte-aligned addresses.
     fn finish(&self) -> u64 {
-        self.0
+        self.0 ^ (self.0 >> 32)
     }
     /// Eight bytes at a time: a `[u32]` key arrives here as one byte slice.
     fn write(&mut self, bytes: &[u8]) {
@@ -680,6 +682,9 @@ impl Hasher for FastHasher {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
+
+/// Maps keyed by device address: one lookup or more per trace entry, so the fast hasher.
+type AddressMap<V> = HashMap<u64, V, BuildHasherDefault<FastHasher>>;
 
 /// A snapshot's memory as a Timeline, with what was chosen on the way.
 #[derive(Debug, Clone)]
@@ -753,7 +758,7 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
         .iter()
         .filter(|s| s.device == device)
         .collect();
-    let final_blocks: HashMap<u64, u64> = segments
+    let final_blocks: AddressMap<u64> = segments
         .iter()
         .flat_map(|s| s.blocks.iter())
         .filter(|b| b.state != BlockState::Inactive)
@@ -763,8 +768,8 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
     let final_reserved: u64 = segments.iter().map(|s| s.total_size).sum();
 
     // The last alloc at each address that is still live at the end takes its final block size.
-    let mut last_alloc: HashMap<u64, usize> = HashMap::new();
-    let mut freed_after: HashMap<u64, bool> = HashMap::new();
+    let mut last_alloc: AddressMap<usize> = AddressMap::default();
+    let mut freed_after: AddressMap<bool> = AddressMap::default();
     for (i, e) in trace.iter().enumerate() {
         match e.action {
             TraceAction::Alloc => {
@@ -779,7 +784,7 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
     }
 
     let mut streams = StreamNumbers::default();
-    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut live: AddressMap<u64> = AddressMap::default();
     let mut events = Vec::with_capacity(trace.len());
     let mut allocated_delta: i128 = 0;
     let mut reserved_delta: i128 = 0;
