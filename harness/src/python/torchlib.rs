@@ -269,12 +269,17 @@ impl Interpreter<'_> {
                     Some(v) => v,
                     None => Value::Float(0.0),
                 };
+                let weight_decay = match kw(self, "weight_decay") {
+                    Some(v) => v,
+                    None => Value::Float(0.0),
+                };
                 self.new_torch_instance(
                     kind,
                     vec![
                         ("params", Value::Obj(list)),
                         ("state", Value::Obj(state)),
                         ("momentum", momentum),
+                        ("weight_decay", weight_decay),
                     ],
                 )?
             }
@@ -814,17 +819,23 @@ impl Interpreter<'_> {
     }
 
     /// `optimizer.step()`: state appears at the first step (Adam's `exp_avg` and
-    /// `exp_avg_sq`, SGD's momentum buffer), in a dict per parameter. The foreach kernels
-    /// of a step allocate one intermediate per parameter (Adam's denominator, SGD's
-    /// momentum update when momentum is on) and free them when the step ends.
+    /// `exp_avg_sq`, SGD's momentum buffer, a clone of the gradient), in a dict per
+    /// parameter. The foreach kernels update state and parameters in place; what they
+    /// allocate for the step, and free when it ends, is Adam's denominator
+    /// (`_foreach_sqrt(exp_avg_sq)`, one per parameter) and, with `weight_decay` in SGD
+    /// or Adam (not AdamW, which decays in place), the decayed gradients.
     fn optimizer_step(&mut self, opt: ObjId, kind: TorchClass) -> R<()> {
         let params = self.optimizer_params(opt)?;
         let s = self.sym("state");
         let state = self.get_attr(Value::Obj(opt), s)?;
         let m = self.sym("momentum");
         let momentum = self.get_attr(Value::Obj(opt), m)?;
-        let uses_momentum =
-            !matches!(momentum, Value::Float(f) if f == 0.0) && !matches!(momentum, Value::Int(0));
+        let is_zero = |v: Value| matches!(v, Value::Float(f) if f == 0.0) || v == Value::Int(0);
+        let uses_momentum = !is_zero(momentum);
+        let wd = self.sym("weight_decay");
+        let weight_decay = self.get_attr(Value::Obj(opt), wd)?;
+        let decays_out_of_place = !is_zero(weight_decay) && kind != TorchClass::AdamW;
+        self.heap.decref(weight_decay);
         let Value::Obj(state_id) = state else {
             return self.error("TypeError: optimizer state is missing");
         };
@@ -882,7 +893,9 @@ impl Interpreter<'_> {
                 }
                 self.dict_set(state_id, key, Value::Obj(d));
             }
-            if kind != TorchClass::Sgd || uses_momentum {
+            let temporaries_per_param =
+                usize::from(kind != TorchClass::Sgd) + usize::from(decays_out_of_place);
+            for _ in 0..temporaries_per_param {
                 temporaries.push(self.new_storage(
                     &t.shape,
                     t.dtype,
