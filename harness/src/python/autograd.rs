@@ -429,6 +429,13 @@ fn deliver_to_leaf(
         it.heap.dropped_storage_refs.push(buffer.storage);
         it.new_storage(&t.shape, t.dtype, t.device, Category::Gradient)?
     };
+    let relabel = it.storages.get(storage);
+    if relabel.category != Category::Gradient
+        && let Some(addr) = relabel.addr
+    {
+        // The timeline's alloc event said what the buffer was when allocated.
+        it.recorder.relabel_allocation(addr, Category::Gradient);
+    }
     it.storages.set_category(storage, Category::Gradient);
     let g = it.new_tensor_as(
         t.shape,

@@ -375,6 +375,11 @@ impl<'a> Interpreter<'a> {
     }
 
     fn record_events(&mut self, stack: StackId) {
+        self.record_events_as(stack, None);
+    }
+
+    /// Records the pending allocator events; `category` labels their `Alloc` events.
+    fn record_events_as(&mut self, stack: StackId, category: Option<Category>) {
         let stats = self.allocator.stats();
         let (allocated, reserved) = (stats.allocated_bytes, stats.reserved_bytes);
         // Events carry the totals after the whole call: allocator calls are atomic to the workload.
@@ -388,19 +393,20 @@ impl<'a> Interpreter<'a> {
                 stack,
                 allocated,
                 reserved,
+                category.filter(|_| e.action == crate::timeline::Action::Alloc),
             );
         }
     }
 
     /// Allocates `bytes` of device memory for a new storage.
-    pub(super) fn device_malloc(&mut self, bytes: u64) -> R<Option<u64>> {
+    pub(super) fn device_malloc(&mut self, bytes: u64, category: Category) -> R<Option<u64>> {
         self.release_dropped_storages(None);
         if bytes == 0 {
             return Ok(None);
         }
         let stack = self.current_stack();
         let result = self.allocator.malloc(bytes, 0, &mut self.events);
-        self.record_events(stack);
+        self.record_events_as(stack, Some(category));
         match result {
             Ok(addr) => Ok(Some(addr)),
             Err(oom) => {
@@ -461,7 +467,7 @@ impl<'a> Interpreter<'a> {
     ) -> R<StorageId> {
         let bytes = crate::torch::numel(shape) * dtype.element_size();
         let addr = if device == DeviceKind::Cuda {
-            self.device_malloc(bytes)?
+            self.device_malloc(bytes, category)?
         } else {
             None
         };

@@ -143,27 +143,5 @@ impl GradNode {
     }
 }
 
-/// What the memory profiler calls an allocation's role (`torch.profiler._memory_profiler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Category {
-    Parameter,
-    Gradient,
-    OptimizerState,
-    Activation,
-    Input,
-    #[default]
-    Temporary,
-}
-
-impl Category {
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Parameter => "parameter",
-            Category::Gradient => "gradient",
-            Category::OptimizerState => "optimizer_state",
-            Category::Activation => "activation",
-            Category::Input => "input",
-            Category::Temporary => "temporary",
-        }
-    }
-}
+/// What the memory profiler calls an allocation's role; it travels with alloc events.
+pub use crate::timeline::Category;
