@@ -5,6 +5,7 @@
 //! environment is cleaned of `CI`, `INSTA_*` and colour settings so that results do not
 //! depend on the machine that runs them; tests that need CI set it explicitly.
 
+mod bad_input;
 mod cargo_test;
 mod golden_workflow;
 mod listing_and_filters;

@@ -67,15 +67,16 @@ impl Heap {
         let members: Vec<ObjId> = (0..=generation)
             .flat_map(|g| self.generation_members(g))
             .collect();
-        let index: FxHashMap<ObjId, usize> =
-            members.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        for (i, &id) in members.iter().enumerate() {
+            self.set_collect_index(id, i as u32);
+        }
         let mut gc_refs: Vec<i64> = members
             .iter()
             .map(|&id| self.get(id).refcount as i64)
             .collect();
         for &id in &members {
             self.traverse(id, |child, _| {
-                if let Some(&j) = index.get(&child) {
+                if let Some(j) = self.collect_index(child) {
                     gc_refs[j] -= 1;
                 }
             });
@@ -89,13 +90,16 @@ impl Heap {
         }
         while let Some(i) = stack.pop() {
             self.traverse(members[i], |child, _| {
-                if let Some(&j) = index.get(&child)
+                if let Some(j) = self.collect_index(child)
                     && !reachable[j]
                 {
                     reachable[j] = true;
                     stack.push(j);
                 }
             });
+        }
+        for &id in &members {
+            self.set_collect_index(id, super::NO_LINK);
         }
         let (survivors, garbage): (Vec<ObjId>, Vec<ObjId>) = {
             let mut s = Vec::new();

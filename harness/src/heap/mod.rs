@@ -178,6 +178,9 @@ pub struct Object {
     pub generation: u8,
     prev: u32,
     next: u32,
+    /// A collection's index of the object in the set it examines (`NO_LINK` outside one):
+    /// CPython keeps `gc_refs` in the object header for the same reason.
+    collect_index: u32,
 }
 
 /// A free list that serves allocations without moving the generation-0 counter.
@@ -485,6 +488,7 @@ impl Heap {
             generation: UNTRACKED,
             prev: NO_LINK,
             next: NO_LINK,
+            collect_index: NO_LINK,
         };
         let id = match self.free_slots.pop() {
             Some(slot) => {
@@ -580,6 +584,16 @@ impl Heap {
             cur = self.get(ObjId(cur)).next;
         }
         out
+    }
+
+    /// The object's index in the collection under way, if it is in the examined set.
+    fn collect_index(&self, id: ObjId) -> Option<usize> {
+        let i = self.get(id).collect_index;
+        (i != NO_LINK).then_some(i as usize)
+    }
+
+    fn set_collect_index(&mut self, id: ObjId, index: u32) {
+        self.get_mut(id).collect_index = index;
     }
 
     /// Moves a tracked object to another generation (promotion, `gc.freeze()`).
@@ -770,7 +784,7 @@ fn is_uncounted(kind: &ObjKind) -> bool {
 }
 
 /// A labelled reference, for reference paths in reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Edge {
     Attr(Sym),
     Key(Sym),

@@ -15,11 +15,14 @@ use crate::heap::{
     Attrs, Class, CycleHit, Edge, Function, GcProfile, Heap, ObjId, ObjKind, Sym, Trigger, Value,
 };
 use crate::scenario::{GcStartState, PyVersion};
-use crate::timeline::{Frame as StackFrame, GcEvent, OomReport, Recorder, StackId, Timeline};
+use crate::timeline::{
+    CycleReport, Frame as StackFrame, GcEvent, OomReport, Recorder, StackId, Timeline,
+};
 use crate::torch::{Category, DeviceKind, Dtype, Storage, StorageId, Storages, TensorData};
 use ruff_python_ast::{self as ast, CmpOp, Expr, Operator, Stmt, UnaryOp};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
+use std::rc::Rc;
 
 /// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
 const RECURSION_LIMIT: usize = 1000;
@@ -70,7 +73,8 @@ struct Frame {
 pub struct Interpreter<'a> {
     pub heap: Heap,
     pub names: Interner,
-    codes: Codes<'a>,
+    /// Shared so that a call can read its code while the interpreter changes.
+    codes: std::rc::Rc<Codes<'a>>,
     map: SourceMap<'a>,
     module: &'a [Stmt],
     globals: FxHashMap<Sym, Value>,
@@ -93,6 +97,14 @@ pub struct Interpreter<'a> {
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
     method_free_list_primed: bool,
+    /// Formatted reference paths by the shape of the path.
+    builtin_cache: FxHashMap<Sym, Option<Value>>,
+    module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
+    described_hits: FxHashMap<Vec<SignatureStep>, (Rc<str>, Rc<str>)>,
+    /// Device tensors freed by the collector, aggregated by path, tensor and site, in
+    /// first-seen order: the index into `cycle_totals` (count, first iteration).
+    cycle_tally: FxHashMap<CycleKey, usize>,
+    cycle_totals: Vec<(u64, Option<u32>)>,
     sym_init: Sym,
     /// Autograd's grad mode (`torch.no_grad()` turns it off).
     pub(super) grad_enabled: bool,
@@ -112,7 +124,7 @@ impl<'a> Interpreter<'a> {
         device_capacity: u64,
     ) -> Interpreter<'a> {
         let mut names = Interner::default();
-        let codes = analyze(module, &mut names);
+        let codes = std::rc::Rc::new(analyze(module, &mut names));
         intern_identifiers(module, &mut names);
         let mut heap = Heap::new(
             GcProfile::for_version(version),
@@ -160,6 +172,11 @@ impl<'a> Interpreter<'a> {
             class_bodies_run: Default::default(),
             classes_with_subclasses: Default::default(),
             method_free_list_primed: false,
+            builtin_cache: FxHashMap::default(),
+            module_attr_cache: FxHashMap::default(),
+            described_hits: FxHashMap::default(),
+            cycle_tally: FxHashMap::default(),
+            cycle_totals: Vec::new(),
             sym_init,
         };
         for (name, value) in natives::preloaded_globals() {
@@ -201,6 +218,26 @@ impl<'a> Interpreter<'a> {
     }
 
     pub fn finish(mut self) -> Timeline {
+        let mut tally: Vec<(CycleKey, usize)> =
+            std::mem::take(&mut self.cycle_tally).into_iter().collect();
+        tally.sort_by_key(|(_, index)| *index);
+        for (key, index) in tally {
+            let (count, first_iteration) = self.cycle_totals[index];
+            self.recorder.cycle_report(CycleReport {
+                holder_path: key.holder.to_string(),
+                cycle: key.cycle.to_string(),
+                tensor: format!(
+                    "{} ({})",
+                    crate::torch::describe(key.dtype, &key.shape),
+                    key.category.name()
+                ),
+                bytes_each: key.bytes,
+                alloc_site: key.site,
+                count,
+                bytes_total: count * key.bytes,
+                first_iteration,
+            });
+        }
         let approximations = self.approximations();
         for note in approximations {
             self.recorder.approximation(note);
@@ -264,15 +301,12 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// A temporary tuple (a class call's argument tuple): allocated, then freed onto its
-    /// free list, moving the counter only when the free list is empty.
+    /// A tuple that lives only for one C call (`type(name, bases, ns)`'s arguments):
+    /// allocated, then freed onto its free list, so it moves the counter only when that free
+    /// list is empty.
     fn temporary_tuple(&mut self, len: usize) {
-        if len == 0 {
-            return;
-        }
-        let probe = ObjKind::Tuple(vec![Value::None; len]);
-        let id = self.alloc(probe);
-        self.heap.decref_id(id);
+        self.argument_tuple_begin(len);
+        self.argument_tuple_end(len);
     }
 
     fn collection_due(&mut self) {
@@ -305,29 +339,48 @@ impl<'a> Interpreter<'a> {
         self.release_dropped_storages(None);
         let event_index = self.recorder.events_len();
         let counts_before = self.heap.counts;
-        let mut paths: FxHashMap<StorageId, (String, String)> = FxHashMap::default();
+        let mut paths: FxHashMap<StorageId, (Rc<str>, Rc<str>)> = FxHashMap::default();
         let names = &self.names;
+        let described = &mut self.described_hits;
         let outcome = self.heap.collect(generation, |heap, hit: &CycleHit| {
             if let ObjKind::Tensor(t) = heap.kind(hit.tensor)
                 && t.device == DeviceKind::Cuda
             {
-                paths.insert(t.storage, describe_hit(heap, names, hit));
+                // Paths repeat from iteration to iteration: format each shape once.
+                let text = described
+                    .entry(hit_signature(heap, hit))
+                    .or_insert_with(|| {
+                        let (holder, cycle) = describe_hit(heap, names, hit);
+                        (holder.into(), cycle.into())
+                    })
+                    .clone();
+                paths.insert(t.storage, text);
             }
         });
         let mut freed = Vec::new();
         self.release_dropped_storages(Some(&mut freed));
         let bytes_freed = freed.iter().map(|(_, s)| s.bytes).sum();
-        for (id, storage) in &freed {
+        let device_tensors_freed = freed.len() as u64;
+        let iteration = self.recorder.iteration();
+        for (id, storage) in freed {
             let (holder, cycle) = paths
-                .remove(id)
-                .unwrap_or_else(|| ("(freed with collected objects)".to_string(), String::new()));
-            self.recorder.cycle_freed(
+                .remove(&id)
+                .unwrap_or_else(|| ("(freed with collected objects)".into(), "".into()));
+            let key = CycleKey {
                 holder,
                 cycle,
-                storage.description.clone(),
-                storage.bytes,
-                storage.alloc_stack,
-            );
+                dtype: storage.dtype,
+                shape: storage.shape,
+                category: storage.category,
+                bytes: storage.bytes,
+                site: storage.alloc_stack,
+            };
+            let next = self.cycle_tally.len();
+            let index = *self.cycle_tally.entry(key).or_insert(next);
+            if index == next {
+                self.cycle_totals.push((0, iteration));
+            }
+            self.cycle_totals[index].0 += 1;
         }
         let line = self.frames.last().map(|f| f.line);
         self.recorder.gc_event(GcEvent {
@@ -337,7 +390,7 @@ impl<'a> Interpreter<'a> {
             objects_collected: outcome.collected,
             tensors_alive_before: outcome.tensors_before,
             tensors_alive_after: outcome.tensors_after,
-            device_tensors_freed: freed.len() as u64,
+            device_tensors_freed,
             bytes_freed,
             event_index,
             line,
@@ -475,17 +528,13 @@ impl<'a> Interpreter<'a> {
             self.device_storages_alive += 1;
         }
         let alloc_stack = self.current_stack();
-        let description = format!(
-            "{} ({})",
-            crate::torch::describe(dtype, shape),
-            category.name()
-        );
         Ok(self.storages.insert(Storage {
             bytes,
             addr,
             refs: 1,
             alloc_stack,
-            description,
+            dtype,
+            shape: shape.into(),
             category,
         }))
     }
@@ -630,7 +679,7 @@ impl<'a> Interpreter<'a> {
                     return self.unsupported("a function decorator other than @staticmethod");
                 }
                 let code = self.codes.of_def(d);
-                let f = self.make_function(code, &d.parameters)?;
+                let f = self.make_function(code, Some(&d.parameters))?;
                 let name = self.names.intern(d.name.as_str());
                 self.store_name(name, f);
             }
@@ -1071,21 +1120,23 @@ impl<'a> Interpreter<'a> {
 
     /// Creates a function object for `code`: defaults and the closure tuple are built first,
     /// as CPython's `MAKE_FUNCTION` receives them.
-    fn make_function(&mut self, code: u32, params: &'a ast::Parameters) -> R<Value> {
+    fn make_function(&mut self, code: u32, params: Option<&'a ast::Parameters>) -> R<Value> {
         let mut defaults = Vec::new();
-        for p in params
-            .posonlyargs
-            .iter()
-            .chain(&params.args)
-            .chain(&params.kwonlyargs)
-        {
-            if let Some(d) = &p.default {
-                defaults.push(self.eval(d)?);
+        if let Some(params) = params {
+            for p in params
+                .posonlyargs
+                .iter()
+                .chain(&params.args)
+                .chain(&params.kwonlyargs)
+            {
+                if let Some(d) = &p.default {
+                    defaults.push(self.eval(d)?);
+                }
             }
-        }
-        if params.vararg.is_some() || params.kwarg.is_some() {
-            self.at(params);
-            return self.unsupported("`*args` / `**kwargs` parameters");
+            if params.vararg.is_some() || params.kwarg.is_some() {
+                self.at(params);
+                return self.unsupported("`*args` / `**kwargs` parameters");
+            }
         }
         let freevars = self.codes.get(code).freevars.clone();
         let closure = if freevars.is_empty() {
@@ -1196,9 +1247,15 @@ impl<'a> Interpreter<'a> {
         let ObjKind::Function(f) = self.heap.kind(func) else {
             unreachable!("checked by caller")
         };
-        let (code_index, defaults) = (f.code, f.defaults.clone());
-        let code = self.codes.get(code_index);
+        let code_index = f.code;
+        let codes = std::rc::Rc::clone(&self.codes);
+        let code = codes.get(code_index);
         let n = code.params.len();
+        // The common call: every parameter given by position.
+        if kwargs.is_empty() && args.len() == n && code.params.iter().all(|p| !p.keyword_only) {
+            return Ok(args);
+        }
+        let defaults = f.defaults.clone();
         let fname = self.names.name(code.name).to_string();
         let positional_count = code.params.iter().filter(|p| !p.keyword_only).count();
         if args.len() > positional_count {
@@ -1236,12 +1293,9 @@ impl<'a> Interpreter<'a> {
             }
         }
         // Defaults belong to the trailing parameters that have one, in order.
-        let with_default: Vec<usize> = {
-            let code = self.codes.get(code_index);
-            (0..n)
-                .filter(|&i| code.params[i].default.is_some())
-                .collect()
-        };
+        let with_default: Vec<usize> = (0..n)
+            .filter(|&i| code.params[i].default.is_some())
+            .collect();
         let mut out = Vec::with_capacity(n);
         for (i, slot) in slots.into_iter().enumerate() {
             match slot {
@@ -1274,11 +1328,9 @@ impl<'a> Interpreter<'a> {
             unreachable!("checked by caller")
         };
         let (code_index, closure) = (f.code, f.closure);
-        let code = self.codes.get(code_index);
+        let codes = std::rc::Rc::clone(&self.codes);
+        let code = codes.get(code_index);
         let name = code.name;
-        let params: Vec<Sym> = code.params.iter().map(|p| p.name).collect();
-        let cellvars = code.cellvars.clone();
-        let freevars = code.freevars.clone();
         let line = self.frames.last().map_or(0, |f| f.line);
         let mut frame = Frame {
             code: Some(code_index),
@@ -1288,21 +1340,23 @@ impl<'a> Interpreter<'a> {
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let mut args: SmallMap<Sym, Value> = params.into_iter().zip(bound).collect();
+        let mut args: SmallMap<Sym, Value> =
+            code.params.iter().map(|p| p.name).zip(bound).collect();
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
-        for name in cellvars {
+        for &name in &code.cellvars {
             let contents = args.remove(&name);
             let cell = self.alloc(ObjKind::Cell(contents));
             frame.cells.insert(name, cell);
         }
         frame.locals = args;
-        if let Some(tuple) = closure
-            && let ObjKind::Tuple(cells) = self.heap.kind(tuple)
-        {
-            let cells = cells.clone();
-            for (name, cell) in freevars.into_iter().zip(cells) {
-                self.heap.incref(cell);
-                if let Value::Obj(cell) = cell {
+        if let Some(tuple) = closure {
+            for (i, &name) in code.freevars.iter().enumerate() {
+                let cell = match self.heap.kind(tuple) {
+                    ObjKind::Tuple(cells) => cells.get(i).copied(),
+                    _ => None,
+                };
+                if let Some(Value::Obj(cell)) = cell {
+                    self.heap.incref(Value::Obj(cell));
                     frame.cells.insert(name, cell);
                 }
             }
@@ -1312,7 +1366,7 @@ impl<'a> Interpreter<'a> {
         self.heap.incref(Value::Obj(func));
         self.frames.push(frame);
         self.eval_breaker();
-        let result = match &self.codes.get(code_index).body {
+        let result = match &code.body {
             Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
                 Flow::Return(v) => v,
                 _ => Value::None,
@@ -1388,7 +1442,7 @@ impl<'a> Interpreter<'a> {
             return Ok(v);
         }
         let tuple_len = args.len();
-        self.temporary_tuple_begin(tuple_len);
+        self.argument_tuple_begin(tuple_len);
         let attrs = if self.heap.profile.instance_dict_object {
             Attrs::Dict(None)
         } else {
@@ -1427,17 +1481,24 @@ impl<'a> Interpreter<'a> {
             }
             None => {}
         }
-        self.temporary_tuple_end(tuple_len);
+        self.argument_tuple_end(tuple_len);
         Ok(Value::Obj(instance))
     }
 
-    fn temporary_tuple_begin(&mut self, len: usize) {
-        self.temporary_tuple(len);
+    /// A class call's argument tuple lives from before the instance exists until `__init__`
+    /// returns (CPython's `type_call`); it is not kept as an object.
+    fn argument_tuple_begin(&mut self, len: usize) {
+        if len > 0 {
+            self.count_shape(&ObjKind::Tuple(vec![Value::None; len]));
+        }
     }
 
-    /// The argument tuple was already returned to its free list in `temporary_tuple`: its
-    /// allocation is what can move the counter; its release lands on the free list.
-    fn temporary_tuple_end(&mut self, _len: usize) {}
+    fn argument_tuple_end(&mut self, len: usize) {
+        if len > 0 {
+            self.heap
+                .count_deallocation(&ObjKind::Tuple(vec![Value::None; len]));
+        }
+    }
 
     /// Looks a name up in a class and its bases (borrowed value).
     pub(super) fn class_lookup(&self, class: ObjId, name: Sym) -> Option<Value> {
@@ -1510,7 +1571,7 @@ impl<'a> Interpreter<'a> {
                 }
             }
         };
-        let v = match found.or_else(|| natives::builtin(self.names.name(name))) {
+        let v = match found.or_else(|| self.builtin(name)) {
             Some(v) => v,
             None => {
                 return self.error(format!(
@@ -1775,7 +1836,7 @@ impl<'a> Interpreter<'a> {
                     ))
                 }
             },
-            Value::Module(m) => match self.module_attr(Value::Module(m), self.names.name(name)) {
+            Value::Module(m) => match self.cached_module_attr(m, name) {
                 Some(v) => {
                     // Torch classes are heap objects: the caller owns a new reference.
                     self.heap.incref(v);
@@ -1789,6 +1850,26 @@ impl<'a> Interpreter<'a> {
             },
             other => natives::value_attr(self, other, name),
         }
+    }
+
+    /// A builtin by name, resolved once per name.
+    fn builtin(&mut self, name: Sym) -> Option<Value> {
+        if let Some(&v) = self.builtin_cache.get(&name) {
+            return v;
+        }
+        let v = natives::builtin(self.names.name(name));
+        self.builtin_cache.insert(name, v);
+        v
+    }
+
+    /// [`Interpreter::module_attr`], resolved once per module and name.
+    fn cached_module_attr(&mut self, m: crate::heap::NativeId, name: Sym) -> Option<Value> {
+        if let Some(&v) = self.module_attr_cache.get(&(m, name)) {
+            return v;
+        }
+        let v = self.module_attr(Value::Module(m), self.names.name(name));
+        self.module_attr_cache.insert((m, name), v);
+        v
     }
 
     /// `module.attr`, including torch's classes (`torch.nn.Linear`).
@@ -2206,19 +2287,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Lambda(l) => {
                 let code = self.codes.of_lambda(l);
-                let empty = ast::Parameters::default();
-                let params: &'a ast::Parameters = match &l.parameters {
-                    Some(p) => p,
-                    None => {
-                        // No parameters: nothing to evaluate, so an empty list stands in.
-                        let Some(f) = self.make_function_without_params(code) else {
-                            return self.error("NameError: free variable has no cell");
-                        };
-                        let _ = empty;
-                        return Ok(f);
-                    }
-                };
-                self.make_function(code, params)
+                self.make_function(code, l.parameters.as_deref())
             }
             Expr::Await(a) => {
                 let v = self.eval(&a.value)?;
@@ -2273,32 +2342,6 @@ impl<'a> Interpreter<'a> {
                 self.unsupported("IPython escape commands")
             }
         }
-    }
-
-    fn make_function_without_params(&mut self, code: u32) -> Option<Value> {
-        let freevars = self.codes.get(code).freevars.clone();
-        let closure = if freevars.is_empty() {
-            None
-        } else {
-            let mut cells = Vec::with_capacity(freevars.len());
-            for name in freevars {
-                let cell = self
-                    .frames
-                    .last()
-                    .and_then(|f| f.cells.get(&name).copied())?;
-                self.heap.incref(Value::Obj(cell));
-                cells.push(Value::Obj(cell));
-            }
-            Some(self.alloc(ObjKind::Tuple(cells)))
-        };
-        let name = self.codes.get(code).name;
-        let f = self.alloc(ObjKind::Function(Function {
-            code,
-            name,
-            closure,
-            defaults: Vec::new(),
-        }));
-        Some(Value::Obj(f))
     }
 
     fn eval_call(&mut self, c: &'a ast::ExprCall) -> R<Value> {
@@ -2625,6 +2668,64 @@ fn is_constant(e: &Expr) -> bool {
         Expr::Tuple(t) => t.elts.iter().all(is_constant),
         _ => false,
     }
+}
+
+/// What the collector's report aggregates device tensors by.
+#[derive(PartialEq, Eq, Hash)]
+struct CycleKey {
+    holder: Rc<str>,
+    cycle: Rc<str>,
+    dtype: Dtype,
+    shape: Box<[i64]>,
+    category: crate::torch::Category,
+    bytes: u64,
+    site: StackId,
+}
+
+/// One step of a hit's path, compared cheaply: the object's label (class or function name,
+/// or its kind) and the edge (a role is compared by the address of its static text).
+type SignatureStep = (u8, u32, std::mem::Discriminant<ObjKind>, u8, u64);
+
+/// The shape of a hit's paths, to format each shape once.
+fn hit_signature(heap: &Heap, hit: &CycleHit) -> Vec<SignatureStep> {
+    let step = |id: ObjId, edge: Edge| -> SignatureStep {
+        let kind = heap.kind(id);
+        let (tag, name) = match kind {
+            ObjKind::Instance { class, .. } => match heap.kind(*class) {
+                ObjKind::Class(c) => (0, c.name.0),
+                _ => (1, 0),
+            },
+            ObjKind::Function(f) => (2, f.name.0),
+            ObjKind::Class(c) => (3, c.name.0),
+            _ => (4, 0),
+        };
+        let (edge_tag, edge_value) = match edge {
+            Edge::Attr(s) => (0, u64::from(s.0)),
+            Edge::Key(s) => (1, u64::from(s.0)),
+            Edge::Index(i) => (2, u64::from(i)),
+            Edge::Role(r) => (3, r.as_ptr() as u64),
+        };
+        (
+            tag,
+            name,
+            std::mem::discriminant(kind),
+            edge_tag,
+            edge_value,
+        )
+    };
+    let mut out: Vec<SignatureStep> = hit.holder_path.iter().map(|&(o, e)| step(o, e)).collect();
+    // A step no object can produce separates the holder path from the cycle.
+    if let Some(&(first, _)) = hit.holder_path.first() {
+        out.push((
+            u8::MAX,
+            0,
+            std::mem::discriminant(heap.kind(first)),
+            u8::MAX,
+            0,
+        ));
+    }
+    out.extend(hit.cycle.iter().map(|&(o, e)| step(o, e)));
+    out
 }
 
 /// Renders a cycle hit as `Node.tensor` and `Node.link → Node.link → Node`.

@@ -29,8 +29,8 @@ use rustc_hash::FxHashMap;
 /// Identifier and string interning.
 #[derive(Default)]
 pub struct Interner {
-    names: Vec<String>,
-    index: FxHashMap<String, Sym>,
+    names: Vec<std::rc::Rc<str>>,
+    index: FxHashMap<std::rc::Rc<str>, Sym>,
 }
 
 impl Interner {
@@ -39,13 +39,19 @@ impl Interner {
             return sym;
         }
         let sym = Sym(self.names.len() as u32);
-        self.names.push(s.to_string());
-        self.index.insert(s.to_string(), sym);
+        let text: std::rc::Rc<str> = s.into();
+        self.names.push(text.clone());
+        self.index.insert(text, sym);
         sym
     }
 
     pub fn name(&self, sym: Sym) -> &str {
         &self.names[sym.0 as usize]
+    }
+
+    /// The name as a shared string, to keep while the interpreter changes.
+    pub fn name_rc(&self, sym: Sym) -> std::rc::Rc<str> {
+        self.names[sym.0 as usize].clone()
     }
 }
 

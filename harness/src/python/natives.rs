@@ -1164,8 +1164,9 @@ fn device_of(it: &Interpreter<'_>, v: Value) -> R<DeviceKind> {
 // ----- attributes and methods of non-heap values ------------------------------------------------
 
 pub(super) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sym) -> R<Value> {
-    let attr = it.names.name(name).to_string();
-    match (v, attr.as_str()) {
+    let attr_rc = it.names.name_rc(name);
+    let attr: &str = &attr_rc;
+    match (v, attr) {
         (Value::Device(d), "type") => {
             let t = if d == DeviceKind::Cuda { "cuda" } else { "cpu" };
             Ok(Value::Str(it.names.intern(t)))
@@ -1262,12 +1263,13 @@ pub(super) fn call_method(
     kw: Vec<(Sym, Value)>,
 ) -> R<Value> {
     let args = Args { pos, kw };
-    let method = it.names.name(name).to_string();
+    let method_rc = it.names.name_rc(name);
+    let method: &str = &method_rc;
     let result = match recv {
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::Tensor(_) => tensor_method(it, id, &method, &args),
-            ObjKind::List(_) => list_method(it, id, &method, &args),
-            ObjKind::Dict(_) => dict_method(it, id, &method, &args),
+            ObjKind::Tensor(_) => tensor_method(it, id, method, &args),
+            ObjKind::List(_) => list_method(it, id, method, &args),
+            ObjKind::Dict(_) => dict_method(it, id, method, &args),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.

@@ -5,14 +5,12 @@ use super::{
     Action, Category, CycleReport, GcEvent, IterationMark, MemoryEvent, OomReport, StackId,
     Timeline,
 };
-use rustc_hash::FxHashMap;
 
 #[derive(Default)]
 pub struct Recorder {
     timeline: Timeline,
     /// Index of the open iteration's mark.
     open: Option<usize>,
-    cycle_index: FxHashMap<(String, String, String, StackId), usize>,
 }
 
 impl Recorder {
@@ -121,39 +119,9 @@ impl Recorder {
         self.timeline.gc_events.push(event);
     }
 
-    /// Counts one device tensor the collector freed through `holder_path` / `cycle`.
-    pub fn cycle_freed(
-        &mut self,
-        holder_path: String,
-        cycle: String,
-        tensor: String,
-        bytes: u64,
-        alloc_site: StackId,
-    ) {
-        let iteration = self.iteration();
-        let key = (holder_path, cycle, tensor, alloc_site);
-        let index = match self.cycle_index.get(&key) {
-            Some(&i) => i,
-            None => {
-                let (holder_path, cycle, tensor, alloc_site) = key.clone();
-                self.timeline.cycle_reports.push(CycleReport {
-                    holder_path,
-                    cycle,
-                    tensor,
-                    bytes_each: bytes,
-                    alloc_site,
-                    count: 0,
-                    bytes_total: 0,
-                    first_iteration: iteration,
-                });
-                self.cycle_index
-                    .insert(key, self.timeline.cycle_reports.len() - 1);
-                self.timeline.cycle_reports.len() - 1
-            }
-        };
-        let report = &mut self.timeline.cycle_reports[index];
-        report.count += 1;
-        report.bytes_total += bytes;
+    /// Adds an aggregated cycle report (sources aggregate identical paths themselves).
+    pub fn cycle_report(&mut self, report: CycleReport) {
+        self.timeline.cycle_reports.push(report);
     }
 
     pub fn oom(&mut self, report: OomReport) {

@@ -14,10 +14,22 @@ pub struct Storage {
     /// Tensor objects sharing the storage.
     pub refs: u32,
     pub alloc_stack: StackId,
-    /// dtype and shape of the tensor that allocated it (`float32[1024]`).
-    pub description: String,
+    /// dtype and shape of the tensor that allocated it.
+    pub dtype: super::Dtype,
+    pub shape: Box<[i64]>,
     /// The memory profiler's category of these bytes.
     pub category: super::Category,
+}
+
+impl Storage {
+    /// `float32[1024] (activation)`: dtype, shape and category, for reports.
+    pub fn description(&self) -> String {
+        format!(
+            "{} ({})",
+            super::describe(self.dtype, &self.shape),
+            self.category.name()
+        )
+    }
 }
 
 /// All live storages.
@@ -52,10 +64,6 @@ impl Storages {
         if let Some(s) = self.slots[id.0 as usize].as_mut()
             && s.category != category
         {
-            s.description = s.description.replace(
-                &format!("({})", s.category.name()),
-                &format!("({})", category.name()),
-            );
             s.category = category;
         }
     }
