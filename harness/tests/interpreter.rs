@@ -8,7 +8,9 @@ use gpumem_harness::timeline::Timeline;
 
 fn run(python: &str, workload: &str) -> Result<Timeline, Error> {
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: {{ capacity: 1 GiB }}\npython: \"{python}\"\nworkload: |\n{body}");
+    let yaml = format!(
+        "name: t\ndevice: {{ capacity: 1 GiB }}\npython: \"{python}\"\nworkload: |\n{body}"
+    );
     let scenario = scenario::parse(&yaml, "t.yaml").expect("scenario parses");
     let variant = scenario.variants().remove(0);
     run_variant(&scenario, &variant)
@@ -205,7 +207,11 @@ assert z.element_size() == 8
 fn errors_are_located_and_typed() {
     let err = run("3.11", "x = 1\ny = undefined_name\n").unwrap_err();
     match &err {
-        Error::Input { kind, location, message } => {
+        Error::Input {
+            kind,
+            location,
+            message,
+        } => {
             assert_eq!(*kind, InputErrorKind::Runtime);
             assert_eq!((location.line, location.column), (6, 7), "{err}");
             assert!(message.contains("undefined_name"), "{err}");
@@ -213,18 +219,40 @@ fn errors_are_located_and_typed() {
         other => panic!("{other}"),
     }
     let err = run("3.11", "def f(a):\n    return a\nf(1, 2)\n").unwrap_err();
-    assert!(err.to_string().contains("takes 1 positional arguments but 2 were given"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("takes 1 positional arguments but 2 were given"),
+        "{err}"
+    );
     let err = run("3.11", "try:\n    pass\nfinally:\n    pass\n").unwrap_err();
-    assert!(matches!(err, Error::Input { kind: InputErrorKind::Unsupported, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Input {
+                kind: InputErrorKind::Unsupported,
+                ..
+            }
+        ),
+        "{err}"
+    );
     let err = run("3.11", "assert 1 == 2, 'no'\n").unwrap_err();
     assert!(err.to_string().contains("AssertionError: no"), "{err}");
 }
 
 #[test]
 fn out_of_memory_ends_the_run_with_torchs_message() {
-    let timeline = run("3.11", "keep = []\nfor i in range(100):\n    keep.append(torch.zeros(2**26, device='cuda'))\n").expect("an OOM is an outcome");
+    let timeline = run(
+        "3.11",
+        "keep = []\nfor i in range(100):\n    keep.append(torch.zeros(2**26, device='cuda'))\n",
+    )
+    .expect("an OOM is an outcome");
     let oom = timeline.oom.as_ref().expect("out of memory");
     assert_eq!(oom.iteration, Some(4), "1 GiB holds four 256 MiB tensors");
-    assert!(oom.message.starts_with("CUDA out of memory. Tried to allocate 256.00 MiB."), "{}", oom.message);
+    assert!(
+        oom.message
+            .starts_with("CUDA out of memory. Tried to allocate 256.00 MiB."),
+        "{}",
+        oom.message
+    );
     assert_eq!(timeline.iterations_completed(), 4);
 }

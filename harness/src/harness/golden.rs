@@ -146,14 +146,28 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
 /// scenario file there instead (the `input_file`, relative to the workspace), so they hold no
 /// machine path and review tools show which scenario a file belongs to.
 fn name_the_scenario_as_source(pending: &Path) {
-    let Ok(text) = std::fs::read_to_string(pending) else { return };
-    let Some(input) = text.lines().find_map(|l| l.strip_prefix("input_file: ")) else { return };
+    let Ok(text) = std::fs::read_to_string(pending) else {
+        return;
+    };
+    let Some(input) = text.lines().find_map(|l| l.strip_prefix("input_file: ")) else {
+        return;
+    };
     let rewritten: String = text
         .lines()
-        .map(|l| if l.starts_with("source: ") { format!("source: {input}") } else { l.to_string() })
+        .map(|l| {
+            if l.starts_with("source: ") {
+                format!("source: {input}")
+            } else {
+                l.to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
-    let rewritten = if text.ends_with('\n') { rewritten + "\n" } else { rewritten };
+    let rewritten = if text.ends_with('\n') {
+        rewritten + "\n"
+    } else {
+        rewritten
+    };
     if rewritten != text {
         // Best effort: the pending file stays as insta wrote it if it cannot be rewritten.
         let _ = super::pending::write_atomically(pending, &rewritten);
