@@ -1,6 +1,8 @@
 //! Engine throughput: runs the blog's awaitable workload (100 000 iterations) on the model
 //! and, side by side, the same loop on CPython 3.11 with a stand-in tensor, when that
 //! interpreter is installed. Prints iterations per second and allocator events per second.
+//! A second section runs a training loop (a small MLP with Adam, 10 000 iterations: autograd
+//! recording, backward, optimizer state) and prints iterations per second.
 //!
 //! Run with `cargo bench -p gpumem-harness --bench engine`.
 
@@ -49,6 +51,47 @@ fn main() {
         }
         Err(why) => println!("CPython 3.11 comparison skipped: {why}"),
     }
+
+    training();
+}
+
+const TRAINING_ITERATIONS: u32 = 10_000;
+
+/// A small MLP trained with Adam: forward, `MSELoss`, `zero_grad`, backward, `step`.
+const TRAINING: &str = r#"model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).cuda()
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+loss_fn = torch.nn.MSELoss()
+for i in range(ITERATIONS):
+    x = torch.randn(64, 256, device="cuda")
+    target = torch.randn(64, 10, device="cuda")
+    loss = loss_fn(model(x), target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"#;
+
+fn training() {
+    let workload = TRAINING.replace("ITERATIONS", &TRAINING_ITERATIONS.to_string());
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let yaml =
+        format!("name: bench_training\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let scenario = scenario::parse(&yaml, "bench_training.yaml").expect("training scenario parses");
+    let variant = scenario.variants().remove(0);
+    let mut best = f64::MAX;
+    let mut events = 0;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let timeline = run_variant(&scenario, &variant).expect("training bench runs");
+        best = best.min(start.elapsed().as_secs_f64());
+        events = timeline.events.len();
+    }
+    println!("model, small MLP + Adam, {TRAINING_ITERATIONS} iterations, best of 3:");
+    println!(
+        "  {:.3} s, {:.0} iterations/s, {:.0} allocator events/s ({events} events)",
+        best,
+        f64::from(TRAINING_ITERATIONS) / best,
+        events as f64 / best
+    );
 }
 
 /// Times the loop on CPython 3.11 (best of 5 runs inside one process).

@@ -7,6 +7,8 @@
 //! count at 23 (3.8), 22 (3.9, 3.10) or 19 (3.11 – 3.13) after a `gc.collect()`, with about
 //! 11 000 long-lived objects. The workloads below start from the same state.
 
+mod common;
+
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;
 use gpumem_harness::timeline::Timeline;
@@ -31,15 +33,8 @@ struct Schedule {
     end_alive: u64,
 }
 
-/// Runs `workload` (its loop made `iterations` long) under CPython 3.`minor` rules.
 fn run_model(workload: &str, minor: u8, start_count: u64, gc_every: u32) -> Timeline {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!(
-        "name: probe\ndevice: h100-80gb\npython: {{ version: \"3.{minor}\", start: {{ counts: [{start_count}, 0, 0], long_lived_total: 11000 }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
-    );
-    let scenario = scenario::parse(&yaml, "probe.yaml").expect("probe scenario parses");
-    let variant = scenario.variants().remove(0);
-    run_variant(&scenario, &variant).expect("probe runs")
+    common::run_model(workload, minor, [start_count, 0, 0], 11_000, gc_every)
 }
 
 /// The model's own count of GC objects the workload allocates before its loop (the class
@@ -67,17 +62,7 @@ fn run(workload: &str, minor: u8, gc_every: u32) -> Schedule {
             .map(|e| e.iteration.expect("inside the loop"))
             .collect()
     };
-    let end_alive = timeline
-        .iterations
-        .last()
-        .map_or(0, |m| m.device_tensors_at_end);
-    let peak_alive = timeline
-        .gc_events
-        .iter()
-        .map(|e| e.tensors_alive_before)
-        .chain([end_alive])
-        .max()
-        .unwrap_or(0);
+    let (peak_alive, end_alive) = common::peak_and_end_alive(&timeline);
     Schedule {
         gen0: auto(0),
         gen1: auto(1),

@@ -63,6 +63,7 @@ impl Builder {
             allocated: self.allocated,
             reserved: self.reserved,
             device_free: None,
+            category: None,
         });
         if let Some(mark) = self.timeline.iterations.last_mut()
             && Some(mark.iteration) == self.iteration
@@ -119,6 +120,15 @@ impl Builder {
     pub fn alloc(&mut self, size: u64, line: u32) -> u64 {
         let stack = self.stack(line);
         self.alloc_at(size, stack)
+    }
+
+    /// [`Builder::alloc`] whose event carries a memory category.
+    pub fn alloc_as(&mut self, size: u64, line: u32, category: crate::timeline::Category) -> u64 {
+        let addr = self.alloc(size, line);
+        if let Some(event) = self.timeline.events.last_mut() {
+            event.category = Some(category);
+        }
+        addr
     }
 
     pub fn free(&mut self, addr: u64) {

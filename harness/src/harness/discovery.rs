@@ -9,8 +9,9 @@
 //! scenarios = "gpu-scenarios"   # relative to the package's Cargo.toml
 //! ```
 //!
-//! Every `*.yaml` / `*.yml` file directly inside a folder is one scenario; golden files live in
-//! the folder's `snapshots/` subfolder. Discovery only reads directories: it never parses a
+//! Every `*.yaml` / `*.yml` file inside a folder or its subfolders (a catalogue such as
+//! `scenarios/pitfalls/`) is one scenario; golden files live in the `snapshots/` subfolder of
+//! the folder that holds the scenario. `snapshots/` and hidden folders are not searched. Discovery only reads directories: it never parses a
 //! scenario, so it stays cheap when a runner starts the harness once per test.
 
 use crate::error::Error;
@@ -113,7 +114,7 @@ impl Workspace {
     /// The scenario files of every folder, sorted by path within each folder.
     pub fn scenario_files(&self) -> Result<Vec<ScenarioFile>, Error> {
         let mut files = Vec::new();
-        for dir in &self.scenario_dirs {
+        for dir in &self.scenario_folders()? {
             let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
             let mut paths: Vec<PathBuf> = Vec::new();
             for entry in entries {
@@ -134,10 +135,36 @@ impl Workspace {
 
     /// Absolute folders that may hold golden and pending files.
     pub fn snapshot_dirs(&self) -> Vec<PathBuf> {
-        self.scenario_dirs
+        self.scenario_folders()
+            .unwrap_or_else(|_| self.scenario_dirs.clone())
             .iter()
             .map(|d| d.join(SNAPSHOT_DIR))
             .collect()
+    }
+
+    /// Every scenario folder and its subfolders (not `snapshots/` nor hidden ones), sorted
+    /// within each level.
+    fn scenario_folders(&self) -> Result<Vec<PathBuf>, Error> {
+        let mut out = Vec::new();
+        for dir in &self.scenario_dirs {
+            let mut pending = vec![dir.clone()];
+            while let Some(folder) = pending.pop() {
+                let mut children: Vec<PathBuf> = std::fs::read_dir(&folder)
+                    .map_err(|e| Error::io(&folder, e))?
+                    .filter_map(|entry| entry.ok().map(|e| e.path()))
+                    .filter(|p| p.is_dir())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n != SNAPSHOT_DIR && !n.starts_with('.'))
+                    })
+                    .collect();
+                children.sort();
+                out.push(folder);
+                pending.extend(children.into_iter().rev());
+            }
+        }
+        Ok(out)
     }
 
     /// `path` relative to the workspace root with `/` separators (unchanged when outside).
@@ -198,6 +225,31 @@ mod tests {
         assert_eq!(
             ws.scenario_dirs,
             vec![root.join("scenarios"), root.join("crates/a/gpu")]
+        );
+    }
+
+    #[test]
+    fn scenarios_in_subfolders_keep_their_golden_files_beside_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        touch(&root.join("scenarios/top.yaml"));
+        touch(&root.join("scenarios/pitfalls/deep.yaml"));
+        touch(&root.join("scenarios/snapshots/not_a_scenario.yaml"));
+        touch(&root.join("scenarios/.hidden/skip.yaml"));
+        let ws = Workspace::from_parts(root.to_path_buf(), vec![]);
+        let files = ws.scenario_files().unwrap();
+        let shown: Vec<&str> = files.iter().map(|f| f.display.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["scenarios/top.yaml", "scenarios/pitfalls/deep.yaml"]
+        );
+        assert_eq!(
+            files[1].snapshot_dir,
+            root.join("scenarios/pitfalls/snapshots")
+        );
+        assert!(
+            ws.snapshot_dirs()
+                .contains(&root.join("scenarios/pitfalls/snapshots"))
         );
     }
 

@@ -144,6 +144,7 @@ mod tests {
             allocated: live,
             reserved: 2 << 20,
             device_free: None,
+            category: None,
         };
         let mark = |iteration| IterationMark {
             iteration,

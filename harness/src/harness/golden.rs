@@ -127,13 +127,50 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
             if !message.starts_with("snapshot assertion for") {
                 return Err(format!("golden file {}: {message}", file.display()));
             }
+            let pending = pending_file(&file);
+            if pending.is_file() {
+                name_the_scenario_as_source(&pending);
+            }
             Ok(GoldenOutcome::Mismatch(GoldenMismatch {
                 existed: old_text.is_some(),
-                pending_written: pending_file(&file).is_file(),
+                pending_written: pending.is_file(),
                 diff: diff::unified(old_text.as_deref().unwrap_or(""), text),
                 snapshot: file,
             }))
         }
+    }
+}
+
+/// insta records the file of its assertion macro as `source:`, which for a harness taken from
+/// the package registry is a path on the machine that wrote the file. Golden files name the
+/// scenario file there instead (the `input_file`, relative to the workspace), so they hold no
+/// machine path and review tools show which scenario a file belongs to.
+fn name_the_scenario_as_source(pending: &Path) {
+    let Ok(text) = std::fs::read_to_string(pending) else {
+        return;
+    };
+    let Some(input) = text.lines().find_map(|l| l.strip_prefix("input_file: ")) else {
+        return;
+    };
+    let rewritten: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("source: ") {
+                format!("source: {input}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let rewritten = if text.ends_with('\n') {
+        rewritten + "\n"
+    } else {
+        rewritten
+    };
+    if rewritten != text {
+        // Best effort: the pending file stays as insta wrote it if it cannot be rewritten.
+        let _ = super::pending::write_atomically(pending, &rewritten);
     }
 }
 
@@ -211,6 +248,22 @@ fn quietly<R>(f: impl FnOnce() -> R) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pending_files_name_the_scenario_as_their_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = dir.path().join("a.snap.new");
+        std::fs::write(
+            &pending,
+            "---\nsource: ../../.cargo/registry/src/gpumem-harness/src/harness/golden.rs\nassertion_line: 120\ninput_file: scenarios/a.yaml\n---\nbody\n",
+        )
+        .unwrap();
+        name_the_scenario_as_source(&pending);
+        let text = std::fs::read_to_string(&pending).unwrap();
+        assert!(text.contains("\nsource: scenarios/a.yaml\n"), "{text}");
+        assert!(!text.contains(".cargo"), "{text}");
+        assert!(text.ends_with("---\nbody\n"), "{text}");
+    }
 
     #[test]
     fn names_follow_insta_conventions() {

@@ -473,6 +473,8 @@ mod tests {
         assert_eq!(first.exit_code(), FAILED);
         // With the accepted golden file it passes.
         let golden = root.join("scenarios/snapshots/a@n=1.snap");
+        // Under CI=true insta wrote nothing, not even the folder.
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
         std::fs::write(&golden, "---\nsource: x\n---\nscenario a\nvariant n=1\n").unwrap();
         let second = load().run_with(&quiet_args(), echo_runner, false);
         assert_eq!(second.conclusion.num_passed, 1);

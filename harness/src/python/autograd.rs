@@ -303,7 +303,11 @@ fn execute(
     let Some(incoming) = incoming else {
         return Ok(Vec::new());
     };
-    if node.released && node.flow != GradFlow::Accumulate && node.flow != GradFlow::PassThrough {
+    let saves_nothing = matches!(
+        node.flow,
+        GradFlow::Accumulate | GradFlow::PassThrough | GradFlow::Split
+    );
+    if node.released && !saves_nothing {
         it.heap.dropped_storage_refs.push(incoming.storage);
         return it.error(format!(
             "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph ({}) are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time.",
@@ -334,6 +338,14 @@ fn execute(
                 }
             }
             let _ = shared;
+            it.heap.dropped_storage_refs.push(incoming.storage);
+        }
+        GradFlow::Split => {
+            for e in &node.inputs {
+                let Some(next) = e.node else { continue };
+                it.storages.add_ref(incoming.storage);
+                out.push((next, reshaped(&incoming, e)));
+            }
             it.heap.dropped_storage_refs.push(incoming.storage);
         }
         GradFlow::Compute => {
@@ -417,6 +429,13 @@ fn deliver_to_leaf(
         it.heap.dropped_storage_refs.push(buffer.storage);
         it.new_storage(&t.shape, t.dtype, t.device, Category::Gradient)?
     };
+    let relabel = it.storages.get(storage);
+    if relabel.category != Category::Gradient
+        && let Some(addr) = relabel.addr
+    {
+        // The timeline's alloc event said what the buffer was when allocated.
+        it.recorder.relabel_allocation(addr, Category::Gradient);
+    }
     it.storages.set_category(storage, Category::Gradient);
     let g = it.new_tensor_as(
         t.shape,
@@ -490,4 +509,114 @@ fn python_backward(
     }
     it.heap.decref(result);
     Ok(out)
+}
+
+/// A tensor that lives only inside an op's C++ code and never gets a Python object (the
+/// gates of a recurrent cell, the log-softmax inside `cross_entropy`). It owns one
+/// storage reference and one reference to its `grad_fn`, if any.
+#[derive(Debug, Clone)]
+pub(super) struct Internal {
+    pub storage: StorageId,
+    pub shape: Vec<i64>,
+    pub dtype: Dtype,
+    pub device: DeviceKind,
+    pub node: Option<ObjId>,
+}
+
+impl Internal {
+    /// A new storage of `shape`.
+    pub(super) fn new(
+        it: &mut Interpreter<'_>,
+        shape: Vec<i64>,
+        dtype: Dtype,
+        device: DeviceKind,
+        category: Category,
+    ) -> R<Internal> {
+        let storage = it.new_storage(&shape, dtype, device, category)?;
+        Ok(Internal {
+            storage,
+            shape,
+            dtype,
+            device,
+            node: None,
+        })
+    }
+
+    /// The C++ side of a Python tensor: its storage and the edge a gradient takes to it.
+    pub(super) fn of(it: &mut Interpreter<'_>, v: Value) -> Option<Internal> {
+        let t = tensor(it, v)?.clone();
+        let node = edge_to(it, v).and_then(|e| e.node);
+        it.storages.add_ref(t.storage);
+        Some(Internal {
+            storage: t.storage,
+            shape: t.shape,
+            dtype: t.dtype,
+            device: t.device,
+            node,
+        })
+    }
+
+    pub(super) fn requires_grad(&self) -> bool {
+        self.node.is_some()
+    }
+
+    /// An edge to this tensor's `grad_fn` (a new node reference).
+    pub(super) fn edge(&self, it: &mut Interpreter<'_>) -> InputEdge {
+        if let Some(n) = self.node {
+            it.heap.incref(Value::Obj(n));
+        }
+        InputEdge {
+            node: self.node,
+            shape: self.shape.clone(),
+            dtype: self.dtype,
+            device: self.device,
+        }
+    }
+
+    /// Its data as a saved tensor (one more storage reference).
+    pub(super) fn saved(&self, it: &mut Interpreter<'_>) -> Saved {
+        it.storages.add_ref(self.storage);
+        Saved::Data(self.storage)
+    }
+
+    /// Drops its references.
+    pub(super) fn release(self, it: &mut Interpreter<'_>) {
+        it.heap.dropped_storage_refs.push(self.storage);
+        if let Some(n) = self.node {
+            it.heap.decref_id(n);
+        }
+    }
+
+    /// Gives it a Python object (`shape` may differ for a view of the same bytes), sets
+    /// its `grad_fn`, and drops the internal references.
+    pub(super) fn expose(self, it: &mut Interpreter<'_>, shape: Vec<i64>) -> R<Value> {
+        let v = it.new_tensor_as(
+            shape,
+            self.dtype,
+            self.device,
+            Some((self.storage, None)),
+            Category::Activation,
+        )?;
+        if let (Some(n), Value::Obj(out)) = (self.node, v) {
+            it.heap.incref(Value::Obj(n));
+            set_history(it, out, n);
+        }
+        self.release(it);
+        Ok(v)
+    }
+}
+
+/// Inserts a graph node built by an op (it owns `inputs`' node references and `saved`'s
+/// references); returns one reference to it.
+pub(super) fn new_node(
+    it: &mut Interpreter<'_>,
+    name: &'static str,
+    flow: GradFlow,
+    inputs: Vec<InputEdge>,
+    saved: Vec<Saved>,
+) -> ObjId {
+    let mut node = GradNode::new(name, flow);
+    node.inputs = inputs;
+    node.saved = saved;
+    it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }

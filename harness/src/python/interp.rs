@@ -301,15 +301,12 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// A temporary tuple (a class call's argument tuple): allocated, then freed onto its
-    /// free list, moving the counter only when the free list is empty.
+    /// A tuple that lives only for one C call (`type(name, bases, ns)`'s arguments):
+    /// allocated, then freed onto its free list, so it moves the counter only when that free
+    /// list is empty.
     fn temporary_tuple(&mut self, len: usize) {
-        if len == 0 {
-            return;
-        }
-        let probe = ObjKind::Tuple(vec![Value::None; len]);
-        let id = self.alloc(probe);
-        self.heap.decref_id(id);
+        self.argument_tuple_begin(len);
+        self.argument_tuple_end(len);
     }
 
     fn collection_due(&mut self) {
@@ -431,6 +428,11 @@ impl<'a> Interpreter<'a> {
     }
 
     fn record_events(&mut self, stack: StackId) {
+        self.record_events_as(stack, None);
+    }
+
+    /// Records the pending allocator events; `category` labels their `Alloc` events.
+    fn record_events_as(&mut self, stack: StackId, category: Option<Category>) {
         let stats = self.allocator.stats();
         let (allocated, reserved) = (stats.allocated_bytes, stats.reserved_bytes);
         // Events carry the totals after the whole call: allocator calls are atomic to the workload.
@@ -444,19 +446,20 @@ impl<'a> Interpreter<'a> {
                 stack,
                 allocated,
                 reserved,
+                category.filter(|_| e.action == crate::timeline::Action::Alloc),
             );
         }
     }
 
     /// Allocates `bytes` of device memory for a new storage.
-    pub(super) fn device_malloc(&mut self, bytes: u64) -> R<Option<u64>> {
+    pub(super) fn device_malloc(&mut self, bytes: u64, category: Category) -> R<Option<u64>> {
         self.release_dropped_storages(None);
         if bytes == 0 {
             return Ok(None);
         }
         let stack = self.current_stack();
         let result = self.allocator.malloc(bytes, 0, &mut self.events);
-        self.record_events(stack);
+        self.record_events_as(stack, Some(category));
         match result {
             Ok(addr) => Ok(Some(addr)),
             Err(oom) => {
@@ -517,7 +520,7 @@ impl<'a> Interpreter<'a> {
     ) -> R<StorageId> {
         let bytes = crate::torch::numel(shape) * dtype.element_size();
         let addr = if device == DeviceKind::Cuda {
-            self.device_malloc(bytes)?
+            self.device_malloc(bytes, category)?
         } else {
             None
         };
@@ -676,7 +679,7 @@ impl<'a> Interpreter<'a> {
                     return self.unsupported("a function decorator other than @staticmethod");
                 }
                 let code = self.codes.of_def(d);
-                let f = self.make_function(code, &d.parameters)?;
+                let f = self.make_function(code, Some(&d.parameters))?;
                 let name = self.names.intern(d.name.as_str());
                 self.store_name(name, f);
             }
@@ -1117,21 +1120,23 @@ impl<'a> Interpreter<'a> {
 
     /// Creates a function object for `code`: defaults and the closure tuple are built first,
     /// as CPython's `MAKE_FUNCTION` receives them.
-    fn make_function(&mut self, code: u32, params: &'a ast::Parameters) -> R<Value> {
+    fn make_function(&mut self, code: u32, params: Option<&'a ast::Parameters>) -> R<Value> {
         let mut defaults = Vec::new();
-        for p in params
-            .posonlyargs
-            .iter()
-            .chain(&params.args)
-            .chain(&params.kwonlyargs)
-        {
-            if let Some(d) = &p.default {
-                defaults.push(self.eval(d)?);
+        if let Some(params) = params {
+            for p in params
+                .posonlyargs
+                .iter()
+                .chain(&params.args)
+                .chain(&params.kwonlyargs)
+            {
+                if let Some(d) = &p.default {
+                    defaults.push(self.eval(d)?);
+                }
             }
-        }
-        if params.vararg.is_some() || params.kwarg.is_some() {
-            self.at(params);
-            return self.unsupported("`*args` / `**kwargs` parameters");
+            if params.vararg.is_some() || params.kwarg.is_some() {
+                self.at(params);
+                return self.unsupported("`*args` / `**kwargs` parameters");
+            }
         }
         let freevars = self.codes.get(code).freevars.clone();
         let closure = if freevars.is_empty() {
@@ -1437,7 +1442,7 @@ impl<'a> Interpreter<'a> {
             return Ok(v);
         }
         let tuple_len = args.len();
-        self.temporary_tuple_begin(tuple_len);
+        self.argument_tuple_begin(tuple_len);
         let attrs = if self.heap.profile.instance_dict_object {
             Attrs::Dict(None)
         } else {
@@ -1476,17 +1481,24 @@ impl<'a> Interpreter<'a> {
             }
             None => {}
         }
-        self.temporary_tuple_end(tuple_len);
+        self.argument_tuple_end(tuple_len);
         Ok(Value::Obj(instance))
     }
 
-    fn temporary_tuple_begin(&mut self, len: usize) {
-        self.temporary_tuple(len);
+    /// A class call's argument tuple lives from before the instance exists until `__init__`
+    /// returns (CPython's `type_call`); it is not kept as an object.
+    fn argument_tuple_begin(&mut self, len: usize) {
+        if len > 0 {
+            self.count_shape(&ObjKind::Tuple(vec![Value::None; len]));
+        }
     }
 
-    /// The argument tuple was already returned to its free list in `temporary_tuple`: its
-    /// allocation is what can move the counter; its release lands on the free list.
-    fn temporary_tuple_end(&mut self, _len: usize) {}
+    fn argument_tuple_end(&mut self, len: usize) {
+        if len > 0 {
+            self.heap
+                .count_deallocation(&ObjKind::Tuple(vec![Value::None; len]));
+        }
+    }
 
     /// Looks a name up in a class and its bases (borrowed value).
     pub(super) fn class_lookup(&self, class: ObjId, name: Sym) -> Option<Value> {
@@ -1869,6 +1881,10 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "ReLU") => C::ReLU,
             ("torch.nn", "Sequential") => C::Sequential,
             ("torch.nn", "MSELoss") => C::MseLoss,
+            ("torch.nn", "Embedding") => C::Embedding,
+            ("torch.nn", "LSTM") => C::Lstm,
+            ("torch.nn", "GRU") => C::Gru,
+            ("torch.nn", "CrossEntropyLoss") => C::CrossEntropyLoss,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,
@@ -2271,19 +2287,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Lambda(l) => {
                 let code = self.codes.of_lambda(l);
-                let empty = ast::Parameters::default();
-                let params: &'a ast::Parameters = match &l.parameters {
-                    Some(p) => p,
-                    None => {
-                        // No parameters: nothing to evaluate, so an empty list stands in.
-                        let Some(f) = self.make_function_without_params(code) else {
-                            return self.error("NameError: free variable has no cell");
-                        };
-                        let _ = empty;
-                        return Ok(f);
-                    }
-                };
-                self.make_function(code, params)
+                self.make_function(code, l.parameters.as_deref())
             }
             Expr::Await(a) => {
                 let v = self.eval(&a.value)?;
@@ -2338,32 +2342,6 @@ impl<'a> Interpreter<'a> {
                 self.unsupported("IPython escape commands")
             }
         }
-    }
-
-    fn make_function_without_params(&mut self, code: u32) -> Option<Value> {
-        let freevars = self.codes.get(code).freevars.clone();
-        let closure = if freevars.is_empty() {
-            None
-        } else {
-            let mut cells = Vec::with_capacity(freevars.len());
-            for name in freevars {
-                let cell = self
-                    .frames
-                    .last()
-                    .and_then(|f| f.cells.get(&name).copied())?;
-                self.heap.incref(Value::Obj(cell));
-                cells.push(Value::Obj(cell));
-            }
-            Some(self.alloc(ObjKind::Tuple(cells)))
-        };
-        let name = self.codes.get(code).name;
-        let f = self.alloc(ObjKind::Function(Function {
-            code,
-            name,
-            closure,
-            defaults: Vec::new(),
-        }));
-        Some(Value::Obj(f))
     }
 
     fn eval_call(&mut self, c: &'a ast::ExprCall) -> R<Value> {

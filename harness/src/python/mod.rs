@@ -10,6 +10,7 @@
 
 mod autograd;
 mod interp;
+mod layers;
 mod natives;
 mod scope;
 mod small_map;

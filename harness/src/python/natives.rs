@@ -109,6 +109,9 @@ natives!(
     RunBackward,
     FLinear,
     FMseLoss,
+    FCrossEntropy,
+    FEmbedding,
+    Randint,
     // torch.distributed
     DistInit,
     DistGetRank,
@@ -266,6 +269,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModEngine, "run_backward") => RunBackward,
         (ModFunctional, "linear") => FLinear,
         (ModFunctional, "mse_loss") => FMseLoss,
+        (ModFunctional, "cross_entropy") => FCrossEntropy,
+        (ModFunctional, "embedding") => FEmbedding,
+        (ModTorch, "randint") => Randint,
         (ModFunctional, "relu") => Relu,
         (ModDist, "init_process_group") => DistInit,
         (ModDist, "get_rank") => DistGetRank,
@@ -475,6 +481,38 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             }
             _ => it.error("TypeError: mse_loss(input, target)"),
         },
+        FCrossEntropy => match p.as_slice() {
+            [x, y] => {
+                let reduction = a.kw(it, "reduction").unwrap_or(Value::None);
+                let reduction = it.reduction_of(reduction)?;
+                let weight = a.kw(it, "weight").unwrap_or(Value::None);
+                if let Some(v) = a.kw(it, "label_smoothing")
+                    && float_of(v).is_some_and(|f| f != 0.0)
+                {
+                    return it.unsupported("cross_entropy with label_smoothing");
+                }
+                it.cross_entropy(*x, *y, weight, reduction)
+            }
+            _ => it.error("TypeError: cross_entropy(input, target)"),
+        },
+        FEmbedding => match p.as_slice() {
+            [indices, weight, ..] => it.embedding(*indices, *weight),
+            _ => it.error("TypeError: embedding(input, weight)"),
+        },
+        Randint => {
+            // randint(high, size) or randint(low, high, size)
+            let size = match p.as_slice() {
+                [_, size] | [_, _, size] => *size,
+                _ => match a.kw(it, "size") {
+                    Some(v) => v,
+                    None => return it.error("TypeError: randint(low=0, high, size)"),
+                },
+            };
+            let shape = shape_args(it, &[size])?;
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Int64);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(shape, dtype, device, None)
+        }
         DistInit => {
             let rank = match a.kw(it, "rank") {
                 Some(v) => int_arg(it, v, "rank")?,

@@ -19,6 +19,10 @@ pub(super) enum TorchClass {
     ReLU,
     Sequential,
     MseLoss,
+    Embedding,
+    Lstm,
+    Gru,
+    CrossEntropyLoss,
     Function,
     FunctionCtx,
     Super,
@@ -38,6 +42,14 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         Some(TorchClass::Module),
     ),
     (TorchClass::MseLoss, "MSELoss", Some(TorchClass::Module)),
+    (TorchClass::Embedding, "Embedding", Some(TorchClass::Module)),
+    (TorchClass::Lstm, "LSTM", Some(TorchClass::Module)),
+    (TorchClass::Gru, "GRU", Some(TorchClass::Module)),
+    (
+        TorchClass::CrossEntropyLoss,
+        "CrossEntropyLoss",
+        Some(TorchClass::Module),
+    ),
     (TorchClass::Function, "Function", None),
     (TorchClass::FunctionCtx, "BackwardCFunction", None),
     (TorchClass::Super, "super", None),
@@ -47,10 +59,31 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::AdamW, "AdamW", None),
 ];
 
+impl TorchClass {
+    /// An `nn.Module` the model implements natively (user subclasses of `nn.Module`
+    /// report `Module`).
+    pub(super) fn is_module(self) -> bool {
+        matches!(
+            self,
+            TorchClass::Module
+                | TorchClass::Linear
+                | TorchClass::ReLU
+                | TorchClass::Sequential
+                | TorchClass::MseLoss
+                | TorchClass::Embedding
+                | TorchClass::Lstm
+                | TorchClass::Gru
+                | TorchClass::CrossEntropyLoss
+        )
+    }
+}
+
 /// The class objects, created uncounted at start.
 #[derive(Default)]
 pub(super) struct TorchClasses {
     ids: Vec<(TorchClass, ObjId)>,
+    /// The recurrent layers' approximation note was added to the timeline.
+    pub(super) recurrent_noted: bool,
 }
 
 impl TorchClasses {
@@ -68,7 +101,10 @@ impl TorchClasses {
             }));
             ids.push((kind, id));
         }
-        TorchClasses { ids }
+        TorchClasses {
+            ids,
+            recurrent_noted: false,
+        }
     }
 
     pub(super) fn id(&self, kind: TorchClass) -> Value {
@@ -168,17 +204,7 @@ impl Interpreter<'_> {
                     Some(v) => self.truth(v)?,
                     None => true,
                 };
-                let device = match kw(self, "device") {
-                    Some(Value::Str(s)) if self.names.name(s).starts_with("cuda") => {
-                        DeviceKind::Cuda
-                    }
-                    Some(Value::Device(d)) => d,
-                    _ => DeviceKind::Cpu,
-                };
-                let dtype = match kw(self, "dtype") {
-                    Some(Value::Dtype(d)) => d,
-                    _ => Dtype::Float32,
-                };
+                let (device, dtype) = self.factory_kwargs(kwargs);
                 let w = self.new_parameter(vec![fan_out, fan_in], dtype, device)?;
                 let b = if has_bias {
                     self.new_parameter(vec![fan_out], dtype, device)?
@@ -190,6 +216,24 @@ impl Interpreter<'_> {
             TorchClass::ReLU | TorchClass::MseLoss | TorchClass::Module => {
                 self.new_torch_instance(kind, vec![])?
             }
+            TorchClass::CrossEntropyLoss => {
+                let reduction = kw(self, "reduction").unwrap_or(Value::None);
+                let weight = kw(self, "weight").unwrap_or(Value::None);
+                self.heap.incref(reduction);
+                self.heap.incref(weight);
+                self.new_torch_instance(kind, vec![("reduction", reduction), ("weight", weight)])?
+            }
+            TorchClass::Embedding => {
+                let (Some(Value::Int(count)), Some(Value::Int(dim))) =
+                    (args.first().copied(), args.get(1).copied())
+                else {
+                    return self.error("TypeError: Embedding(num_embeddings, embedding_dim)");
+                };
+                let (device, dtype) = self.factory_kwargs(kwargs);
+                let w = self.new_parameter(vec![count, dim], dtype, device)?;
+                self.new_torch_instance(kind, vec![("weight", w)])?
+            }
+            TorchClass::Lstm | TorchClass::Gru => self.construct_recurrent(kind, args, kwargs)?,
             TorchClass::Sequential => {
                 let names: Vec<String> = (0..args.len()).map(|i| i.to_string()).collect();
                 let mut attrs = Vec::new();
@@ -225,12 +269,17 @@ impl Interpreter<'_> {
                     Some(v) => v,
                     None => Value::Float(0.0),
                 };
+                let weight_decay = match kw(self, "weight_decay") {
+                    Some(v) => v,
+                    None => Value::Float(0.0),
+                };
                 self.new_torch_instance(
                     kind,
                     vec![
                         ("params", Value::Obj(list)),
                         ("state", Value::Obj(state)),
                         ("momentum", momentum),
+                        ("weight_decay", weight_decay),
                     ],
                 )?
             }
@@ -239,6 +288,108 @@ impl Interpreter<'_> {
             }
         };
         Ok(Some(Value::Obj(v)))
+    }
+
+    /// `device=` and `dtype=` of a layer constructor (CPU and float32 by default).
+    fn factory_kwargs(&self, kwargs: &[(Sym, Value)]) -> (DeviceKind, Dtype) {
+        let kw = |name: &str| {
+            kwargs
+                .iter()
+                .find(|(k, _)| self.names.name(*k) == name)
+                .map(|(_, v)| *v)
+        };
+        let device = match kw("device") {
+            Some(Value::Str(s)) if self.names.name(s).starts_with("cuda") => DeviceKind::Cuda,
+            Some(Value::Device(d)) => d,
+            Some(Value::Int(_)) => DeviceKind::Cuda,
+            _ => DeviceKind::Cpu,
+        };
+        let dtype = match kw("dtype") {
+            Some(Value::Dtype(d)) => d,
+            _ => Dtype::Float32,
+        };
+        (device, dtype)
+    }
+
+    /// `nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False)` and
+    /// `nn.GRU(...)`: per layer `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
+    /// `bias_hh_l{k}`, in PyTorch's order.
+    fn construct_recurrent(
+        &mut self,
+        kind: TorchClass,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<ObjId> {
+        let arg = |it: &Self, i: usize, name: &str| {
+            kwargs
+                .iter()
+                .find(|(k, _)| it.names.name(*k) == name)
+                .map(|(_, v)| *v)
+                .or(args.get(i).copied())
+        };
+        let int = |it: &Self, v: Option<Value>, default: i64| -> R<i64> {
+            match v {
+                None => Ok(default),
+                Some(Value::Int(i)) => Ok(i),
+                Some(Value::Bool(b)) => Ok(i64::from(b)),
+                Some(_) => it.error("TypeError: LSTM/GRU sizes must be integers"),
+            }
+        };
+        let input_size = int(self, arg(self, 0, "input_size"), -1)?;
+        let hidden_size = int(self, arg(self, 1, "hidden_size"), -1)?;
+        let num_layers = int(self, arg(self, 2, "num_layers"), 1)?;
+        let bias = int(self, arg(self, 3, "bias"), 1)? != 0;
+        let batch_first = int(self, arg(self, 4, "batch_first"), 0)? != 0;
+        if input_size < 0 || hidden_size <= 0 || num_layers < 1 {
+            return self
+                .error("TypeError: LSTM/GRU need input_size, hidden_size > 0 and num_layers >= 1");
+        }
+        if let Some(v) = arg(self, 6, "bidirectional")
+            && self.truth(v)?
+        {
+            return self.unsupported("a bidirectional recurrent layer");
+        }
+        if let Some(v) = arg(self, 5, "dropout")
+            && !matches!(v, Value::Int(0))
+            && !matches!(v, Value::Float(f) if f == 0.0)
+        {
+            return self.unsupported("dropout between recurrent layers");
+        }
+        let (device, dtype) = self.factory_kwargs(kwargs);
+        let gates = if kind == TorchClass::Lstm {
+            super::layers::CellKind::Lstm.gates()
+        } else {
+            super::layers::CellKind::Gru.gates()
+        };
+        let mut names = Vec::new();
+        let mut values = Vec::new();
+        for l in 0..num_layers {
+            let fan_in = if l == 0 { input_size } else { hidden_size };
+            names.push(format!("weight_ih_l{l}"));
+            values.push(self.new_parameter(vec![gates * hidden_size, fan_in], dtype, device)?);
+            names.push(format!("weight_hh_l{l}"));
+            values.push(self.new_parameter(
+                vec![gates * hidden_size, hidden_size],
+                dtype,
+                device,
+            )?);
+            if bias {
+                for prefix in ["bias_ih", "bias_hh"] {
+                    names.push(format!("{prefix}_l{l}"));
+                    values.push(self.new_parameter(vec![gates * hidden_size], dtype, device)?);
+                }
+            }
+        }
+        let mut attrs: Vec<(&str, Value)> = vec![
+            ("input_size", Value::Int(input_size)),
+            ("hidden_size", Value::Int(hidden_size)),
+            ("num_layers", Value::Int(num_layers)),
+            ("batch_first", Value::Bool(batch_first)),
+        ];
+        for (n, v) in names.iter().zip(values) {
+            attrs.push((n.as_str(), v));
+        }
+        self.new_torch_instance(kind, attrs)
     }
 
     fn new_parameter(&mut self, shape: Vec<i64>, dtype: Dtype, device: DeviceKind) -> R<Value> {
@@ -291,16 +442,7 @@ impl Interpreter<'_> {
             match self.heap.kind(o) {
                 ObjKind::Tensor(t) if t.is_param && !out.contains(&o) => out.push(o),
                 ObjKind::Instance { class, .. }
-                    if self.torch_class(*class).is_some_and(|k| {
-                        matches!(
-                            k,
-                            TorchClass::Module
-                                | TorchClass::Linear
-                                | TorchClass::ReLU
-                                | TorchClass::Sequential
-                                | TorchClass::MseLoss
-                        )
-                    }) =>
+                    if self.torch_class(*class).is_some_and(TorchClass::is_module) =>
                 {
                     self.module_parameters(o, out)
                 }
@@ -359,6 +501,39 @@ impl Interpreter<'_> {
                 [a, b] => self.mse_loss(*a, *b),
                 _ => self.error("TypeError: MSELoss expects input and target"),
             },
+            Some(TorchClass::CrossEntropyLoss) => match args {
+                [a, b] => {
+                    let r = self.sym("reduction");
+                    let w = self.sym("weight");
+                    let reduction = self.get_attr(Value::Obj(module), r)?;
+                    let weight = self.get_attr(Value::Obj(module), w)?;
+                    let parsed = self.reduction_of(reduction);
+                    let result = match parsed {
+                        Ok(red) => self.cross_entropy(*a, *b, weight, red),
+                        Err(e) => Err(e),
+                    };
+                    self.heap.decref(reduction);
+                    self.heap.decref(weight);
+                    result
+                }
+                _ => self.error("TypeError: CrossEntropyLoss expects input and target"),
+            },
+            Some(TorchClass::Embedding) => {
+                let w = self.sym("weight");
+                let weight = self.get_attr(Value::Obj(module), w)?;
+                let r = match args.first() {
+                    Some(&x) => self.embedding(x, weight),
+                    None => self.error("TypeError: forward() missing input"),
+                };
+                self.heap.decref(weight);
+                r
+            }
+            Some(TorchClass::Lstm) => {
+                self.recurrent_forward(module, super::layers::CellKind::Lstm, args)
+            }
+            Some(TorchClass::Gru) => {
+                self.recurrent_forward(module, super::layers::CellKind::Gru, args)
+            }
             Some(TorchClass::Sequential) => {
                 let mut x = match args.first() {
                     Some(&x) => x,
@@ -469,6 +644,21 @@ impl Interpreter<'_> {
         Ok(out)
     }
 
+    /// `reduction=`: `None` (not given) means `'mean'`.
+    pub(super) fn reduction_of(&self, v: Value) -> R<super::layers::Reduction> {
+        match v {
+            Value::None => Ok(super::layers::Reduction::Mean),
+            Value::Str(s) => match super::layers::Reduction::parse(self.names.name(s)) {
+                Some(r) => Ok(r),
+                None => self.error(format!(
+                    "ValueError: {} is not a valid value for reduction",
+                    self.names.name(s)
+                )),
+            },
+            _ => self.error("TypeError: reduction must be a string"),
+        }
+    }
+
     fn mse_loss(&mut self, a: Value, b: Value) -> R<Value> {
         let Some(t) = self.tensor_data(a) else {
             return self.error("TypeError: mse_loss expects tensors");
@@ -511,14 +701,7 @@ impl Interpreter<'_> {
                 .find(|(k, _)| it.names.name(*k) == n)
                 .map(|(_, v)| *v)
         };
-        let is_module = matches!(
-            kind,
-            TorchClass::Module
-                | TorchClass::Linear
-                | TorchClass::ReLU
-                | TorchClass::Sequential
-                | TorchClass::MseLoss
-        );
+        let is_module = kind.is_module();
         let is_optimizer = matches!(kind, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW);
         let result = match name {
             "parameters" if is_module => {
@@ -636,17 +819,23 @@ impl Interpreter<'_> {
     }
 
     /// `optimizer.step()`: state appears at the first step (Adam's `exp_avg` and
-    /// `exp_avg_sq`, SGD's momentum buffer), in a dict per parameter. The foreach kernels
-    /// of a step allocate one intermediate per parameter (Adam's denominator, SGD's
-    /// momentum update when momentum is on) and free them when the step ends.
+    /// `exp_avg_sq`, SGD's momentum buffer, a clone of the gradient), in a dict per
+    /// parameter. The foreach kernels update state and parameters in place; what they
+    /// allocate for the step, and free when it ends, is Adam's denominator
+    /// (`_foreach_sqrt(exp_avg_sq)`, one per parameter) and, with `weight_decay` in SGD
+    /// or Adam (not AdamW, which decays in place), the decayed gradients.
     fn optimizer_step(&mut self, opt: ObjId, kind: TorchClass) -> R<()> {
         let params = self.optimizer_params(opt)?;
         let s = self.sym("state");
         let state = self.get_attr(Value::Obj(opt), s)?;
         let m = self.sym("momentum");
         let momentum = self.get_attr(Value::Obj(opt), m)?;
-        let uses_momentum =
-            !matches!(momentum, Value::Float(f) if f == 0.0) && !matches!(momentum, Value::Int(0));
+        let is_zero = |v: Value| matches!(v, Value::Float(f) if f == 0.0) || v == Value::Int(0);
+        let uses_momentum = !is_zero(momentum);
+        let wd = self.sym("weight_decay");
+        let weight_decay = self.get_attr(Value::Obj(opt), wd)?;
+        let decays_out_of_place = !is_zero(weight_decay) && kind != TorchClass::AdamW;
+        self.heap.decref(weight_decay);
         let Value::Obj(state_id) = state else {
             return self.error("TypeError: optimizer state is missing");
         };
@@ -704,7 +893,9 @@ impl Interpreter<'_> {
                 }
                 self.dict_set(state_id, key, Value::Obj(d));
             }
-            if kind != TorchClass::Sgd || uses_momentum {
+            let temporaries_per_param =
+                usize::from(kind != TorchClass::Sgd) + usize::from(decays_out_of_place);
+            for _ in 0..temporaries_per_param {
                 temporaries.push(self.new_storage(
                     &t.shape,
                     t.dtype,

@@ -3,7 +3,7 @@
 
 use crate::check::Verdict;
 use crate::scenario::{Scenario, VarValue, Variant};
-use crate::timeline::{CycleReport, GcEvent, Timeline};
+use crate::timeline::{Category, CycleReport, GcEvent, Timeline};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
@@ -23,6 +23,10 @@ pub struct JsonReport {
     pub gc_events: Vec<JsonGcEvent>,
     pub cycle_freed: CycleFreed,
     pub cycle_paths: Vec<JsonCyclePath>,
+    /// Allocations live at the peak, per allocating stack and category, most bytes first.
+    pub sites_at_peak: Vec<JsonSite>,
+    /// Live bytes at the peak per memory category (empty when the source labels nothing).
+    pub bytes_at_peak_by_category: Vec<JsonCategoryBytes>,
     pub checks: Vec<JsonCheck>,
     pub approximations: Vec<String>,
 }
@@ -90,6 +94,23 @@ pub struct JsonCyclePath {
 }
 
 #[derive(Debug, Clone, Serialize)]
+pub struct JsonSite {
+    /// "file:line in function <- ..." (innermost first).
+    pub site: String,
+    /// `parameter`, `gradient`, `optimizer_state`, `activation`, `input`, `temporary`;
+    /// null when the source does not label allocations.
+    pub category: Option<Category>,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonCategoryBytes {
+    pub category: Category,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct JsonCheck {
     pub name: String,
     pub passed: bool,
@@ -125,6 +146,13 @@ impl JsonReport {
             peak_allocated_bytes: timeline.peak_allocated(),
             peak_reserved_bytes: timeline.peak_reserved(),
             gc_events: timeline.gc_events.iter().map(gc_event).collect(),
+            sites_at_peak: sites_at_peak(timeline),
+            bytes_at_peak_by_category: super::sites::by_category(&super::sites::live_at_peak(
+                timeline,
+            ))
+            .into_iter()
+            .map(|(category, bytes)| JsonCategoryBytes { category, bytes })
+            .collect(),
             cycle_freed: cycle_freed(timeline),
             cycle_paths: timeline
                 .cycle_reports
@@ -186,4 +214,16 @@ fn cycle_path(c: &CycleReport, timeline: &Timeline) -> JsonCyclePath {
             .first()
             .map(crate::check::locate::frame_label),
     }
+}
+
+fn sites_at_peak(timeline: &Timeline) -> Vec<JsonSite> {
+    super::sites::live_at_peak(timeline)
+        .into_iter()
+        .map(|s| JsonSite {
+            site: s.label,
+            category: s.category,
+            count: s.count,
+            bytes: s.bytes,
+        })
+        .collect()
 }

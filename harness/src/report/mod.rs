@@ -17,7 +17,8 @@ mod sites;
 mod tests;
 
 pub use json::{
-    CycleFreed, JsonCheck, JsonCyclePath, JsonGcEvent, JsonOom, JsonReport, Outcome, VaryValues,
+    CycleFreed, JsonCategoryBytes, JsonCheck, JsonCyclePath, JsonGcEvent, JsonOom, JsonReport,
+    JsonSite, Outcome, VaryValues,
 };
 pub use sites::{Site, live_at_peak};
 

@@ -294,9 +294,20 @@ pub fn top_sites(out: &mut Lines, timeline: &Timeline) {
         .map(|s| Bytes(s.bytes).to_string().len())
         .max()
         .unwrap_or(0);
+    // A category column only when the source labels allocations (model runs do, recorded
+    // snapshots do not), so reports of unlabelled timelines keep their layout.
+    let category_width = sites
+        .iter()
+        .take(TOP_SITES)
+        .filter_map(|s| s.category.map(|c| c.name().len()))
+        .max();
     for site in sites.iter().take(TOP_SITES) {
+        let category = match category_width {
+            Some(w) => format!("{:<w$}  ", site.category.map_or("-", |c| c.name())),
+            None => String::new(),
+        };
         out.push(format!(
-            "{:>width$}  {:>5} x  {}",
+            "{:>width$}  {:>5} x  {category}{}",
             Bytes(site.bytes).to_string(),
             site.count,
             site.label
@@ -311,6 +322,14 @@ pub fn top_sites(out: &mut Lines, timeline: &Timeline) {
             Bytes(bytes).to_string(),
             rest.len()
         ));
+    }
+    let totals = sites::by_category(&sites);
+    if !totals.is_empty() {
+        let parts: Vec<String> = totals
+            .iter()
+            .map(|(c, bytes)| format!("{} {}", c.name(), Bytes(*bytes)))
+            .collect();
+        out.push(format!("by category: {}", parts.join(", ")));
     }
 }
 

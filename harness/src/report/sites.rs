@@ -1,14 +1,17 @@
 //! Which workload stacks held the memory at the peak: the allocator events are replayed up to
-//! the peak event, tracking live blocks by address, and the live blocks grouped by stack.
+//! the peak event, tracking live blocks by address, and the live blocks grouped by stack and
+//! memory category (when the source labels allocations).
 
 use crate::check::locate::stack_label;
-use crate::timeline::{Action, StackId, Timeline};
+use crate::timeline::{Action, Category, StackId, Timeline};
 use std::collections::HashMap;
 
-/// Live allocations made by one stack, at the peak.
+/// Live allocations made by one stack, of one category, at the peak.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
     pub stack: StackId,
+    /// What the blocks hold (`None` when the source does not say).
+    pub category: Option<Category>,
     /// "s.yaml:12 in make <- s.yaml:20 in <module>".
     pub label: String,
     pub count: u64,
@@ -16,17 +19,17 @@ pub struct Site {
     pub bytes: u64,
 }
 
-/// Every stack with live allocations at the peak, most bytes first (ties: more blocks first,
-/// then by label, so the order never depends on interning order).
+/// Every (stack, category) with live allocations at the peak, most bytes first (ties: more
+/// blocks first, then by label and category, so the order never depends on interning order).
 pub fn live_at_peak(timeline: &Timeline) -> Vec<Site> {
     let Some(peak) = timeline.peak_event_index() else {
         return Vec::new();
     };
-    let mut live: HashMap<u64, (u64, StackId)> = HashMap::new();
+    let mut live: HashMap<u64, (u64, StackId, Option<Category>)> = HashMap::new();
     for event in timeline.events.iter().take(peak + 1) {
         match event.action {
             Action::Alloc => {
-                live.insert(event.addr, (event.size, event.stack));
+                live.insert(event.addr, (event.size, event.stack, event.category));
             }
             Action::FreeRequested => {
                 live.remove(&event.addr);
@@ -34,16 +37,17 @@ pub fn live_at_peak(timeline: &Timeline) -> Vec<Site> {
             _ => {}
         }
     }
-    let mut by_stack: HashMap<StackId, (u64, u64)> = HashMap::new();
-    for (size, stack) in live.into_values() {
-        let entry = by_stack.entry(stack).or_default();
+    let mut by_stack: HashMap<(StackId, Option<Category>), (u64, u64)> = HashMap::new();
+    for (size, stack, category) in live.into_values() {
+        let entry = by_stack.entry((stack, category)).or_default();
         entry.0 += 1;
         entry.1 += size;
     }
     let mut sites: Vec<Site> = by_stack
         .into_iter()
-        .map(|(stack, (count, bytes))| Site {
+        .map(|((stack, category), (count, bytes))| Site {
             stack,
+            category,
             label: stack_label(timeline.stacks.get(stack)),
             count,
             bytes,
@@ -54,8 +58,26 @@ pub fn live_at_peak(timeline: &Timeline) -> Vec<Site> {
             .cmp(&a.bytes)
             .then(b.count.cmp(&a.count))
             .then_with(|| a.label.cmp(&b.label))
+            .then(a.category.cmp(&b.category))
     });
     sites
+}
+
+/// Live bytes at the peak per category, in the profiler's category order (categories with
+/// no live bytes left out; empty when the source labels nothing).
+pub fn by_category(sites: &[Site]) -> Vec<(Category, u64)> {
+    let mut totals: Vec<(Category, u64)> = Vec::new();
+    for site in sites {
+        let Some(category) = site.category else {
+            continue;
+        };
+        match totals.iter_mut().find(|(c, _)| *c == category) {
+            Some((_, bytes)) => *bytes += site.bytes,
+            None => totals.push((category, site.bytes)),
+        }
+    }
+    totals.sort();
+    totals
 }
 
 #[cfg(test)]
@@ -63,6 +85,39 @@ mod tests {
     use super::*;
     use crate::check::fixture::{Builder, FILE};
     use crate::units::MIB;
+
+    #[test]
+    fn splits_a_stack_by_category_and_totals_categories() {
+        let mut b = Builder::new(1 << 40);
+        b.begin();
+        b.alloc_as(4 * MIB, 40, Category::Parameter);
+        b.alloc_as(2 * MIB, 41, Category::Activation);
+        b.alloc_as(MIB, 41, Category::Gradient);
+        b.alloc_as(MIB, 41, Category::Activation);
+        b.end();
+        let sites = live_at_peak(&b.finish());
+        let rows: Vec<_> = sites
+            .iter()
+            .map(|s| (s.label.clone(), s.category, s.count, s.bytes))
+            .collect();
+        let at = |line| format!("{FILE}:{line} in <module>");
+        assert_eq!(
+            rows,
+            [
+                (at(40), Some(Category::Parameter), 1, 4 * MIB),
+                (at(41), Some(Category::Activation), 2, 3 * MIB),
+                (at(41), Some(Category::Gradient), 1, MIB),
+            ]
+        );
+        assert_eq!(
+            by_category(&sites),
+            [
+                (Category::Parameter, 4 * MIB),
+                (Category::Gradient, MIB),
+                (Category::Activation, 3 * MIB),
+            ]
+        );
+    }
 
     #[test]
     fn groups_live_blocks_by_stack_and_orders_by_bytes() {

@@ -290,3 +290,42 @@ fn empty_timeline_renders_without_panicking() {
     assert!(text.contains("nothing allocated"));
     let _ = human_report(&fixture::scenario(), &fixture::variant(), &t, &[]);
 }
+
+#[test]
+fn labelled_allocations_show_their_category_at_the_peak() {
+    use crate::timeline::Category;
+    let mut b = Builder::new(80 * GIB);
+    b.begin();
+    b.alloc_as(64 * MIB, 3, Category::Parameter);
+    b.alloc_as(64 * MIB, 9, Category::Gradient);
+    b.alloc_as(128 * MIB, 10, Category::OptimizerState);
+    b.end();
+    let timeline = b.finish();
+    let (text, _) = render(&timeline);
+    let at = |line| format!("{FILE}:{line} in <module>");
+    assert!(
+        text.contains(&format!("128 MiB      1 x  optimizer_state  {}", at(10))),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(" 64 MiB      1 x  parameter        {}", at(3))),
+        "{text}"
+    );
+    assert!(
+        text.contains("by category: parameter 64 MiB, gradient 64 MiB, optimizer_state 128 MiB"),
+        "{text}"
+    );
+    let json = serde_json::to_value(json::JsonReport::new(
+        &fixture::scenario(),
+        &fixture::variant(),
+        &timeline,
+        &[],
+    ))
+    .unwrap();
+    assert_eq!(json["sites_at_peak"][0]["category"], "optimizer_state");
+    assert_eq!(json["bytes_at_peak_by_category"][1]["category"], "gradient");
+    assert_eq!(json["bytes_at_peak_by_category"][1]["bytes"], 64 * MIB);
+    // Unlabelled timelines (recorded snapshots) keep the old layout and no totals line.
+    let (plain, _) = render(&sawtooth(3, 1));
+    assert!(!plain.contains("by category"), "{plain}");
+}

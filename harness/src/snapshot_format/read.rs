@@ -845,6 +845,7 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
             allocated: 0,
             reserved: 0,
             device_free: e.device_free,
+            category: None,
         });
     }
     let initial_allocated = start_value(final_allocated, allocated_delta, &mut notes, "allocated");
@@ -908,6 +909,7 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
             allocated: final_allocated,
             reserved: final_reserved,
             device_free: None,
+            category: None,
         });
         timeline
             .approximations

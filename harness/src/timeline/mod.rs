@@ -37,6 +37,33 @@ pub enum Action {
     Oom,
 }
 
+/// What an allocation holds, as PyTorch's memory profiler classifies it
+/// (`torch.profiler._memory_profiler.Category`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Parameter,
+    Gradient,
+    OptimizerState,
+    Activation,
+    Input,
+    #[default]
+    Temporary,
+}
+
+impl Category {
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Parameter => "parameter",
+            Category::Gradient => "gradient",
+            Category::OptimizerState => "optimizer_state",
+            Category::Activation => "activation",
+            Category::Input => "input",
+            Category::Temporary => "temporary",
+        }
+    }
+}
+
 /// One allocator event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemoryEvent {
@@ -54,6 +81,10 @@ pub struct MemoryEvent {
     pub reserved: u64,
     /// Free device memory reported with an OOM event.
     pub device_free: Option<u64>,
+    /// What an `Alloc` event's block holds, when the source knows (the workload model
+    /// does; a recorded snapshot does not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
 }
 
 /// State at one iteration boundary. Iterations are the passes of the workload's outermost

@@ -2,7 +2,8 @@
 //! iteration it happened in, keeps iteration marks, and aggregates cycle reports.
 
 use super::{
-    Action, CycleReport, GcEvent, IterationMark, MemoryEvent, OomReport, StackId, Timeline,
+    Action, Category, CycleReport, GcEvent, IterationMark, MemoryEvent, OomReport, StackId,
+    Timeline,
 };
 
 #[derive(Default)]
@@ -47,6 +48,7 @@ impl Recorder {
         stack: StackId,
         allocated: u64,
         reserved: u64,
+        category: Option<Category>,
     ) {
         let iteration = self.iteration();
         if let Some(i) = self.open {
@@ -63,7 +65,22 @@ impl Recorder {
             allocated,
             reserved,
             device_free,
+            category,
         });
+    }
+
+    /// Re-labels the live allocation at `addr` (a gradient buffer that became `.grad`):
+    /// its latest `Alloc` event gets `category`.
+    pub fn relabel_allocation(&mut self, addr: u64, category: Category) {
+        if let Some(event) = self
+            .timeline
+            .events
+            .iter_mut()
+            .rev()
+            .find(|e| e.addr == addr && e.action == Action::Alloc)
+        {
+            event.category = Some(category);
+        }
     }
 
     pub fn begin_iteration(&mut self, iteration: u32, allocated: u64, reserved: u64) {

@@ -26,8 +26,10 @@
 //! | `sum`, `mean`, `clone`, `to`    | `*Backward0`      | nothing                                                 |
 //! | views (`view`, `t`, ...)        | `ViewBackward0`...| nothing                                                 |
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
-//! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | target; the log-softmax output |
+//! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
 //! | `embedding`                     | `EmbeddingBackward0` | the indices                                          |
+//! | `nn.LSTM`, `nn.GRU` (per step)  | `MmBackward0` ×2 + `ThnnFused*CellBackward0` | see `python/layers.rs`           |
+//! | `stack` (inside those layers)   | `StackBackward0`  | nothing; backward hands out slices                      |
 //!
 //! An op's *input* is saved as the tensor itself (`SavedVariable` keeps the TensorImpl, so
 //! its Python object stays alive as a root). An op's *output* is saved as its data only (a
@@ -68,6 +70,9 @@ pub enum GradFlow {
     /// The incoming gradient is passed on unchanged or as a view (views, `+`, `clone`):
     /// no allocation when shapes agree.
     PassThrough,
+    /// `stack`/`cat`: each input's gradient is a slice (a view) of the incoming one, so
+    /// nothing is allocated; the incoming buffer lives while a slice does.
+    Split,
     /// `AccumulateGrad`: the gradient goes into the leaf's `.grad`.
     Accumulate,
     /// A custom `autograd.Function`: its Python `backward` runs.
@@ -138,27 +143,5 @@ impl GradNode {
     }
 }
 
-/// What the memory profiler calls an allocation's role (`torch.profiler._memory_profiler`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Category {
-    Parameter,
-    Gradient,
-    OptimizerState,
-    Activation,
-    Input,
-    #[default]
-    Temporary,
-}
-
-impl Category {
-    pub fn name(self) -> &'static str {
-        match self {
-            Category::Parameter => "parameter",
-            Category::Gradient => "gradient",
-            Category::OptimizerState => "optimizer_state",
-            Category::Activation => "activation",
-            Category::Input => "input",
-            Category::Temporary => "temporary",
-        }
-    }
-}
+/// What the memory profiler calls an allocation's role; it travels with alloc events.
+pub use crate::timeline::Category;

@@ -127,6 +127,7 @@ fn push(
             allocated,
             reserved,
             device_free: e.device_free,
+            category: None,
         });
         match e.action {
             Action::SegmentAlloc => reserved -= e.size,

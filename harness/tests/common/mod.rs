@@ -1,0 +1,42 @@
+//! Helpers shared by the collector tests: running a workload under a given start state and
+//! reading the live-tensor counts from its timeline.
+
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+use gpumem_harness::timeline::Timeline;
+
+/// Runs `workload` under CPython 3.`minor` rules, starting from `counts` and
+/// `long_lived_total`, with the workload variable `gc_every` set.
+pub fn run_model(
+    workload: &str,
+    minor: u8,
+    counts: [u64; 3],
+    long_lived_total: u64,
+    gc_every: u32,
+) -> Timeline {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let [c0, c1, c2] = counts;
+    let yaml = format!(
+        "name: probe\ndevice: h100-80gb\npython: {{ version: \"3.{minor}\", start: {{ counts: [{c0}, {c1}, {c2}], long_lived_total: {long_lived_total} }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
+    );
+    let scenario = scenario::parse(&yaml, "probe.yaml").expect("probe scenario parses");
+    let variant = scenario.variants().remove(0);
+    run_variant(&scenario, &variant).expect("probe runs")
+}
+
+/// Live device tensors at the end of the last iteration, and the most alive before any
+/// collection (or at the end).
+pub fn peak_and_end_alive(timeline: &Timeline) -> (u64, u64) {
+    let end = timeline
+        .iterations
+        .last()
+        .map_or(0, |m| m.device_tensors_at_end);
+    let peak = timeline
+        .gc_events
+        .iter()
+        .map(|e| e.tensors_alive_before)
+        .chain([end])
+        .max()
+        .unwrap_or(0);
+    (peak, end)
+}

@@ -1,0 +1,206 @@
+//! Embedding, recurrent layers and cross-entropy in the workload model: what each saves for
+//! backward and when backward frees it, stated as `memory_allocated()` assertions inside
+//! workloads (so a wrong save or a late free fails the run).
+
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+
+fn run(workload: &str) -> Result<(), String> {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
+    for v in s.variants() {
+        run_variant(&s, &v).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn ok(workload: &str) {
+    if let Err(e) = run(workload) {
+        panic!("{e}");
+    }
+}
+
+/// `K`, `M`, `nn`, `F` and `BH`: one `[64, 256]` float32 state (64 KiB).
+const PRELUDE: &str = "K = 1024
+M = 1024 * 1024
+nn = torch.nn
+F = torch.nn.functional
+BH = 64 * 256 * 4
+";
+
+#[test]
+fn embedding_saves_the_indices_and_backward_allocates_a_weight_sized_gradient() {
+    ok(&format!(
+        "{PRELUDE}emb = nn.Embedding(1024, 256, device='cuda')
+idx = torch.zeros(64, 128, dtype=torch.long, device='cuda')
+assert torch.cuda.memory_allocated() == M + 64 * K
+y = emb(idx)
+assert len(y.shape) == 3 and y.shape[0] == 64 and y.shape[1] == 128 and y.shape[2] == 256
+assert torch.cuda.memory_allocated() == 9 * M + 64 * K
+del idx
+# EmbeddingBackward0 holds the indices.
+assert torch.cuda.memory_allocated() == 9 * M + 64 * K
+loss = y.sum()
+del y
+assert torch.cuda.memory_allocated() == M + 64 * K + 512
+loss.backward()
+# The indices are released; the weight's gradient is dense (1 MiB).
+assert torch.cuda.memory_allocated() == 2 * M + 512
+assert emb.weight.grad is not None
+"
+    ));
+}
+
+#[test]
+fn embedding_under_no_grad_saves_nothing() {
+    ok(&format!(
+        "{PRELUDE}emb = nn.Embedding(1024, 256, device='cuda')
+idx = torch.zeros(64, 128, dtype=torch.long, device='cuda')
+with torch.no_grad():
+    y = emb(idx)
+del idx
+assert torch.cuda.memory_allocated() == 9 * M
+assert y.grad_fn is None
+"
+    ));
+}
+
+#[test]
+fn embedding_rejects_float_indices() {
+    let e = run("emb = torch.nn.Embedding(10, 4)\ny = emb(torch.zeros(3))\n").unwrap_err();
+    assert!(e.contains("'indices'"), "{e}");
+}
+
+#[test]
+fn cross_entropy_saves_log_probabilities_target_and_total_weight() {
+    ok(&format!(
+        "{PRELUDE}logits = torch.empty(1024, 256, device='cuda', requires_grad=True)
+target = torch.zeros(1024, dtype=torch.long, device='cuda')
+loss = F.cross_entropy(logits, target)
+# log-softmax output (1 MiB), the loss and total_weight (512 bytes each).
+assert torch.cuda.memory_allocated() == 2 * M + 8 * K + 1024
+del target
+assert torch.cuda.memory_allocated() == 2 * M + 8 * K + 1024
+loss.backward()
+# Saved tensors released; logits.grad (1 MiB) appears.
+assert torch.cuda.memory_allocated() == 2 * M + 512
+"
+    ));
+}
+
+#[test]
+fn cross_entropy_module_without_grad_keeps_only_the_loss() {
+    ok(&format!(
+        "{PRELUDE}criterion = nn.CrossEntropyLoss()
+logits = torch.empty(1024, 256, device='cuda')
+target = torch.zeros(1024, dtype=torch.long, device='cuda')
+loss = criterion(logits, target)
+assert torch.cuda.memory_allocated() == M + 8 * K + 512
+per_sample = nn.CrossEntropyLoss(reduction='none')(logits, target)
+assert len(per_sample.shape) == 1 and per_sample.shape[0] == 1024
+"
+    ));
+}
+
+#[test]
+fn cross_entropy_checks_batch_sizes() {
+    let e = run(
+        "loss = torch.nn.functional.cross_entropy(torch.zeros(4, 3), torch.zeros(5, dtype=torch.long))\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("Expected input batch_size (4)"), "{e}");
+}
+
+#[test]
+fn lstm_saves_fourteen_states_per_step_and_frees_them_at_backward() {
+    // T = 8 steps, B = 64, H = I = 256. Per step: two gate products and the workspace
+    // (4 BH each), c' (BH) and h' (BH, saved by the next step's product); h0 and c0 are
+    // saved by the first step. Outputs: output (T BH), h_n and c_n.
+    ok(&format!(
+        "{PRELUDE}lstm = nn.LSTM(256, 256, device='cuda')
+params = torch.cuda.memory_allocated()
+assert params == 2 * M + 8 * K
+x = torch.empty(8, 64, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+out, (h, c) = lstm(x)
+assert len(out.shape) == 3 and out.shape[0] == 8 and out.shape[1] == 64 and out.shape[2] == 256
+assert len(h.shape) == 3 and h.shape[0] == 1 and h.shape[1] == 64 and h.shape[2] == 256
+assert torch.cuda.memory_allocated() == before + (14 * 8 + 1 + 8 + 2) * BH
+del h, c
+assert torch.cuda.memory_allocated() == before + (14 * 8 + 1 + 8) * BH
+out.sum().backward()
+# Saved states released; gradients of the parameters and of x remain.
+assert torch.cuda.memory_allocated() == before + 8 * BH + params + 512 * K
+del out
+assert torch.cuda.memory_allocated() == before + params + 512 * K
+"
+    ));
+}
+
+#[test]
+fn gru_saves_twelve_states_per_step() {
+    ok(&format!(
+        "{PRELUDE}gru = nn.GRU(256, 256, batch_first=True, device='cuda')
+x = torch.empty(64, 8, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+out, h = gru(x)
+assert len(out.shape) == 3 and out.shape[0] == 64 and out.shape[1] == 8 and out.shape[2] == 256
+assert torch.cuda.memory_allocated() == before + (12 * 8 + 8 + 1) * BH
+del out, h
+assert torch.cuda.memory_allocated() == before
+"
+    ));
+}
+
+#[test]
+fn lstm_under_no_grad_keeps_only_its_outputs() {
+    ok(&format!(
+        "{PRELUDE}lstm = nn.LSTM(256, 256, num_layers=2, device='cuda')
+x = torch.empty(8, 64, 256, device='cuda')
+before = torch.cuda.memory_allocated()
+with torch.no_grad():
+    out, (h, c) = lstm(x)
+assert len(h.shape) == 3 and h.shape[0] == 2 and h.shape[1] == 64 and h.shape[2] == 256
+assert torch.cuda.memory_allocated() == before + (8 + 2 + 2) * BH
+"
+    ));
+}
+
+#[test]
+fn hidden_state_carried_without_detach_links_batches() {
+    // The second backward reaches the first batch's released graph: PyTorch's error.
+    let carried = format!(
+        "{PRELUDE}lstm = nn.LSTM(256, 256, device='cuda')
+state = None
+for i in range(2):
+    x = torch.empty(8, 64, 256, device='cuda')
+    out, state = lstm(x, state)
+    out.sum().backward()
+"
+    );
+    let e = run(&carried).unwrap_err();
+    assert!(
+        e.contains("backward through the graph a second time"),
+        "{e}"
+    );
+    ok(&format!(
+        "{PRELUDE}lstm = nn.LSTM(256, 256, device='cuda')
+state = None
+for i in range(3):
+    x = torch.empty(8, 64, 256, device='cuda')
+    out, state = lstm(x, state)
+    out.sum().backward()
+    state = (state[0].detach(), state[1].detach())
+"
+    ));
+}
+
+#[test]
+fn lstm_checks_the_hidden_state_shape() {
+    let e = run(
+        "lstm = torch.nn.LSTM(4, 8)\nx = torch.zeros(3, 2, 4)\nh = torch.zeros(1, 5, 8)\nout = lstm(x, (h, h))\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("Expected hidden[0] size (1, 2, 8)"), "{e}");
+}
