@@ -231,7 +231,11 @@ impl<'d> Converter<'d, '_> {
     }
 
     fn list(&self, value: Value, path: &str) -> Result<&'d [Value], Error> {
-        if self.doc.is_released(value) {
+        let streamed = || {
+            let identity = self.doc.identity(value);
+            self.streamed.iter().any(|(id, _)| Some(*id) == identity)
+        };
+        if self.doc.is_released(value) || streamed() {
             return Err(self.released(path));
         }
         match self.doc.view(value) {

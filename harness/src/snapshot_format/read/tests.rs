@@ -197,3 +197,13 @@ fn a_trace_entry_met_again_after_its_release_is_refused() {
     );
     assert!(e.contains("byte offset"), "{e}");
 }
+
+#[test]
+fn a_trace_list_read_as_something_else_is_refused() {
+    // `segments` is written after `device_traces` and names device 0's trace list (memo 3).
+    let mut p = b"\x80\x02}(\x8c\x0ddevice_traces](]q\x03(".to_vec();
+    p.extend(b"}(\x8c\x06action\x8c\x05alloc\x8c\x04addrK\x10\x8c\x04sizeK\x20u");
+    p.extend(b"eeu\x8c\x08segmentsh\x03s.");
+    let e = read_snapshot(&p[..], "odd.pickle").unwrap_err().to_string();
+    assert!(e.contains("segments") && e.contains("already read"), "{e}");
+}
