@@ -13,7 +13,30 @@ use crate::timeline::Timeline;
 ///
 /// A scenario with `replay:` instead of a workload reads its snapshot and replays the
 /// requests on the variant's device (see `scenario::replay`).
+///
+/// The workload runs on a thread of its own with a large stack: the interpreter recurses with
+/// the workload's calls and expressions, and test runners' threads have small stacks.
 pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("gpumem-workload".into())
+            .stack_size(WORKLOAD_STACK_BYTES)
+            .spawn_scoped(scope, || run_on_this_thread(scenario, variant))
+            .map_err(|e| Error::Usage(format!("could not start the workload thread: {e}")))?;
+        worker.join().unwrap_or_else(|_| {
+            Err(Error::Usage(format!(
+                "internal error: the model panicked while running {} (please report it with the scenario file)",
+                scenario.file
+            )))
+        })
+    })
+}
+
+/// Stack of the workload thread: enough for CPython's 1000-call recursion limit and the
+/// deepest expressions the interpreter accepts (address space, committed only as used).
+const WORKLOAD_STACK_BYTES: usize = 512 << 20;
+
+fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
     if let Some(replay) = &scenario.replay {
         return crate::snapshot_format::check::replay_timeline(
             &replay.path,

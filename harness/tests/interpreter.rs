@@ -256,3 +256,34 @@ fn out_of_memory_ends_the_run_with_torchs_message() {
     );
     assert_eq!(timeline.iterations_completed(), 4);
 }
+
+#[test]
+fn deep_recursion_runs_even_from_a_thread_with_a_small_stack() {
+    let workload = "def f(n):\n    if n == 0:\n        return 0\n    return f(n - 1) + 1\nassert f(990) == 990\nf(5000)\n";
+    let err = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || run("3.11", workload).map(|_| ()).unwrap_err().to_string())
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert!(
+        err.contains("RecursionError") && err.contains("t.yaml:8:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn absurdly_deep_expressions_are_rejected_not_crashed() {
+    let workload = format!("x = {}\n", vec!["1"; 60_000].join(" + "));
+    let err = run("3.11", &workload).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Input {
+                kind: InputErrorKind::Unsupported,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

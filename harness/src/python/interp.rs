@@ -27,6 +27,10 @@ use std::rc::Rc;
 /// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
 const RECURSION_LIMIT: usize = 1000;
 
+/// Nesting of expression evaluation (calls included) beyond which a workload is rejected,
+/// so that the interpreter's recursion stays within its thread's stack.
+const MAX_EVAL_DEPTH: u32 = 50_000;
+
 /// Why evaluation stopped early.
 pub enum Exc {
     /// A workload error (or unsupported construct) at a byte offset of the workload.
@@ -97,6 +101,7 @@ pub struct Interpreter<'a> {
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
     method_free_list_primed: bool,
+    eval_depth: u32,
     /// Formatted reference paths by the shape of the path.
     builtin_cache: FxHashMap<Sym, Option<Value>>,
     module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
@@ -172,6 +177,7 @@ impl<'a> Interpreter<'a> {
             class_bodies_run: Default::default(),
             classes_with_subclasses: Default::default(),
             method_free_list_primed: false,
+            eval_depth: 0,
             builtin_cache: FxHashMap::default(),
             module_attr_cache: FxHashMap::default(),
             described_hits: FxHashMap::default(),
@@ -2152,6 +2158,20 @@ impl<'a> Interpreter<'a> {
 
     /// Evaluates an expression to a new reference.
     pub(crate) fn eval(&mut self, e: &'a Expr) -> R<Value> {
+        self.eval_depth += 1;
+        let result = if self.eval_depth > MAX_EVAL_DEPTH {
+            self.at(e);
+            self.unsupported(format!(
+                "expressions and calls nested deeper than {MAX_EVAL_DEPTH} levels"
+            ))
+        } else {
+            self.eval_expr(e)
+        };
+        self.eval_depth -= 1;
+        result
+    }
+
+    fn eval_expr(&mut self, e: &'a Expr) -> R<Value> {
         match e {
             Expr::Name(n) => {
                 let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
