@@ -703,6 +703,35 @@ pub struct ImportedTimeline {
 
 /// The device a timeline is made of: the one with the most trace entries (the lowest index
 /// among equals), or the lowest device with segments when no device has a trace.
+/// What the reader and the replay look at: the main device's trace and final segments, and
+/// the allocator settings the snapshot was recorded under.
+pub struct DeviceView<'s> {
+    pub device: u32,
+    pub config: AllocatorConfig,
+    pub trace: &'s [TraceEntry],
+    pub segments: Vec<&'s Segment>,
+}
+
+impl<'s> DeviceView<'s> {
+    /// The view of the device [`pick_device`] chooses.
+    pub fn main(snapshot: &'s Snapshot) -> DeviceView<'s> {
+        let device = pick_device(snapshot);
+        DeviceView {
+            device,
+            config: allocator_config(snapshot),
+            trace: snapshot
+                .device_traces
+                .get(device as usize)
+                .map_or(&[][..], Vec::as_slice),
+            segments: snapshot
+                .segments
+                .iter()
+                .filter(|s| s.device == device)
+                .collect(),
+        }
+    }
+}
+
 pub fn pick_device(snapshot: &Snapshot) -> u32 {
     let by_trace = snapshot
         .device_traces
@@ -751,17 +780,12 @@ impl StreamNumbers {
 /// exact. Both start from the final segments minus what the trace did, since a trace usually
 /// starts in the middle of a process (reference §4.14).
 pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
-    let device = pick_device(snapshot);
-    let config = allocator_config(snapshot);
-    let trace: &[TraceEntry] = snapshot
-        .device_traces
-        .get(device as usize)
-        .map_or(&[][..], Vec::as_slice);
-    let segments: Vec<&Segment> = snapshot
-        .segments
-        .iter()
-        .filter(|s| s.device == device)
-        .collect();
+    let DeviceView {
+        device,
+        config,
+        trace,
+        segments,
+    } = DeviceView::main(snapshot);
     let final_blocks: AddressMap<u64> = segments
         .iter()
         .flat_map(|s| s.blocks.iter())

@@ -405,17 +405,12 @@ fn merged(segments: Vec<(u64, Vec<StartBlock>)>) -> Vec<(u64, Vec<StartBlock>)> 
 /// Replays the trace of the snapshot's main device (see [`pick_device`]) through the model
 /// under the snapshot's own allocator settings.
 pub fn replay(snapshot: &Snapshot) -> ReplayReport {
-    let device = pick_device(snapshot);
-    let config = allocator_config(snapshot);
-    let trace: &[TraceEntry] = snapshot
-        .device_traces
-        .get(device as usize)
-        .map_or(&[][..], Vec::as_slice);
-    let segments: Vec<&Segment> = snapshot
-        .segments
-        .iter()
-        .filter(|s| s.device == device)
-        .collect();
+    let super::read::DeviceView {
+        device,
+        config,
+        trace,
+        segments,
+    } = super::read::DeviceView::main(snapshot);
     let mut notes = Vec::new();
     if snapshot
         .allocator_settings
