@@ -287,3 +287,21 @@ fn absurdly_deep_expressions_are_rejected_not_crashed() {
         "{err}"
     );
 }
+
+#[test]
+fn list_comprehensions_and_repetition() {
+    ok("
+i = 'kept'
+squares = [i * i for i in range(5) if i % 2 == 0]
+assert len(squares) == 3 and squares[2] == 16
+assert i == 'kept'
+pairs = [a + b for a in range(3) for b in range(2)]
+assert len(pairs) == 6 and pairs[5] == 3
+buffers = [None] * 4
+assert len(buffers) == 4 and buffers[3] is None
+ts = [torch.zeros(256, device='cuda') for _ in range(4)]
+assert torch.cuda.memory_allocated() == 4 * 1024
+ts = None
+assert torch.cuda.memory_allocated() == 0
+");
+}

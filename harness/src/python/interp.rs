@@ -1624,28 +1624,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn delete_name(&mut self, name: Sym) -> R<()> {
-        let scope = self.scope_of(name);
-        let frame = self.frames.last_mut().expect("a frame");
-        let old = if let Some(ns) = frame.class_namespaces.last_mut() {
-            ns.iter()
-                .position(|(n, _)| *n == name)
-                .map(|i| ns.remove(i).1)
-        } else {
-            match scope {
-                Some(NameScope::Local) => frame.locals.remove(&name),
-                Some(NameScope::Cell) | Some(NameScope::Free) => {
-                    match frame.cells.get(&name).copied() {
-                        Some(c) => match self.heap.kind_mut(c) {
-                            ObjKind::Cell(slot) => slot.take(),
-                            _ => None,
-                        },
-                        None => None,
-                    }
-                }
-                Some(NameScope::Global) | None => self.globals.remove(&name),
-            }
-        };
-        match old {
+        match self.take_name(name) {
             Some(v) => {
                 self.heap.decref(v);
                 Ok(())
@@ -1655,6 +1634,126 @@ impl<'a> Interpreter<'a> {
                 self.names.name(name)
             )),
         }
+    }
+
+    /// Unbinds a name in the current scope and hands its reference to the caller.
+    fn take_name(&mut self, name: Sym) -> Option<Value> {
+        let scope = self.scope_of(name);
+        let frame = self.frames.last_mut().expect("a frame");
+        if let Some(ns) = frame.class_namespaces.last_mut() {
+            return ns
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| ns.remove(i).1);
+        }
+        match scope {
+            Some(NameScope::Local) => frame.locals.remove(&name),
+            Some(NameScope::Cell) | Some(NameScope::Free) => {
+                match frame.cells.get(&name).copied() {
+                    Some(c) => match self.heap.kind_mut(c) {
+                        ObjKind::Cell(slot) => slot.take(),
+                        _ => None,
+                    },
+                    None => None,
+                }
+            }
+            Some(NameScope::Global) | None => self.globals.remove(&name),
+        }
+    }
+
+    /// `[elt for target in iterable if cond ...]`, evaluated in place. The targets are the
+    /// comprehension's own: the enclosing scope's bindings of those names come back after it.
+    /// Up to 3.11 a comprehension is a function object created and dropped around the loop;
+    /// from 3.12 it is inlined (PEP 709) and allocates none.
+    fn eval_list_comprehension(&mut self, c: &'a ast::ExprListComp) -> R<Value> {
+        let mut targets = Vec::new();
+        for g in &c.generators {
+            if g.is_async {
+                self.at(g);
+                return self.unsupported("`async for` in a comprehension");
+            }
+            collect_target_names(&g.target, &mut targets, &mut self.names);
+        }
+        let function = (self.heap.profile.version.minor <= 11).then(|| {
+            ObjKind::Function(Function {
+                code: 0,
+                name: Sym(0),
+                closure: None,
+                defaults: Vec::new(),
+            })
+        });
+        if let Some(f) = &function {
+            self.count_shape(f);
+        }
+        let saved: Vec<(Sym, Option<Value>)> =
+            targets.iter().map(|&n| (n, self.take_name(n))).collect();
+        let list = self.alloc(ObjKind::List(Vec::new()));
+        let result = self.comprehend(&c.generators, &c.elt, list);
+        for (name, old) in saved {
+            if let Some(inner) = self.take_name(name) {
+                self.heap.decref(inner);
+            }
+            if let Some(v) = old {
+                self.store_name(name, v);
+            }
+        }
+        if let Some(f) = &function {
+            self.heap.count_deallocation(f);
+        }
+        match result {
+            Ok(()) => Ok(Value::Obj(list)),
+            Err(e) => {
+                self.heap.decref_id(list);
+                Err(e)
+            }
+        }
+    }
+
+    fn comprehend(
+        &mut self,
+        generators: &'a [ast::Comprehension],
+        elt: &'a Expr,
+        list: ObjId,
+    ) -> R<()> {
+        let Some((first, rest)) = generators.split_first() else {
+            let v = self.eval(elt)?;
+            if let ObjKind::List(items) = self.heap.kind_mut(list) {
+                items.push(v);
+            }
+            return Ok(());
+        };
+        let iterable = self.eval(&first.iter)?;
+        let mut index = 0;
+        let result = loop {
+            let item = match self.next_item(iterable, index) {
+                Ok(Some(item)) => item,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            index += 1;
+            if let Err(e) = self.store(&first.target, item) {
+                break Err(e);
+            }
+            let mut keep = true;
+            for condition in &first.ifs {
+                match self.eval_truth(condition) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        keep = false;
+                        break;
+                    }
+                    Err(e) => {
+                        self.heap.decref(iterable);
+                        return Err(e);
+                    }
+                }
+            }
+            if keep && let Err(e) = self.comprehend(rest, elt, list) {
+                break Err(e);
+            }
+        };
+        self.heap.decref(iterable);
+        result
     }
 
     // ----- targets --------------------------------------------------------------------------
@@ -2333,9 +2432,13 @@ impl<'a> Interpreter<'a> {
                 self.at(e);
                 self.unsupported("a slice outside a subscript")
             }
-            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+            Expr::ListComp(c) => {
                 self.at(e);
-                self.unsupported("comprehensions")
+                self.eval_list_comprehension(c)
+            }
+            Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+                self.at(e);
+                self.unsupported("set and dict comprehensions and generator expressions")
             }
             Expr::Set(_) => {
                 self.at(e);
@@ -2673,6 +2776,22 @@ impl<'a> Interpreter<'a> {
             Value::Device(d) => format!("device(type='{}')", d.name()),
             Value::Native(_) | Value::Module(_) | Value::BoundNative(..) => "<built-in>".into(),
         }
+    }
+}
+
+/// Names a `for` target binds (`i`, `(k, v)`).
+fn collect_target_names(target: &Expr, out: &mut Vec<Sym>, names: &mut Interner) {
+    match target {
+        Expr::Name(n) => out.push(symbol(&n.node_index, n.id.as_str(), names)),
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .for_each(|e| collect_target_names(e, out, names)),
+        Expr::List(t) => t
+            .elts
+            .iter()
+            .for_each(|e| collect_target_names(e, out, names)),
+        _ => {}
     }
 }
 

@@ -1976,6 +1976,27 @@ pub(super) fn scalar_binary(
             let s = format!("{}{}", it.names.name(a), it.names.name(b));
             Ok(Value::Str(it.names.intern(&s)))
         }
+        // `[None] * n`: a new list (or tuple) repeating the items.
+        (Mult, Value::Obj(seq), Value::Int(n)) | (Mult, Value::Int(n), Value::Obj(seq)) => {
+            let (is_list, items) = match it.heap.kind(seq) {
+                ObjKind::List(items) => (true, items.clone()),
+                ObjKind::Tuple(items) => (false, items.clone()),
+                _ => return it.unsupported("`*` on this object"),
+            };
+            let count = usize::try_from(n.max(0)).unwrap_or(0);
+            if items.len().saturating_mul(count) > 100_000_000 {
+                return it.unsupported("sequences of more than 100 000 000 items");
+            }
+            let repeated: Vec<Value> = std::iter::repeat_n(items, count).flatten().collect();
+            for &v in &repeated {
+                it.heap.incref(v);
+            }
+            Ok(Value::Obj(it.alloc(if is_list {
+                ObjKind::List(repeated)
+            } else {
+                ObjKind::Tuple(repeated)
+            })))
+        }
         (Add, Value::Obj(a), Value::Obj(b)) => {
             let (ka, kb) = (it.heap.kind(a), it.heap.kind(b));
             let joined = match (ka, kb) {
