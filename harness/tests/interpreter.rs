@@ -305,3 +305,12 @@ ts = None
 assert torch.cuda.memory_allocated() == 0
 ");
 }
+
+#[test]
+fn sequences_compare_by_value() {
+    ok("
+x = torch.zeros(2, 3)
+assert x.shape == (2, 3) and x.size() == (2, 3) and x.shape != (3, 2)
+assert [1, (2, 3)] == [1, (2, 3)] and [1] != (1,) and (1, 2) != (1, 2, 3)
+");
+}

@@ -2653,15 +2653,7 @@ impl<'a> Interpreter<'a> {
                 _ => None,
             }
         };
-        let equal = |s: &Self, a: Value, b: Value| -> bool {
-            match ordering(a, b) {
-                Some(o) => o == Ordering::Equal,
-                None => match (a, b) {
-                    (Value::Str(x), Value::Str(y)) => s.names.name(x) == s.names.name(y),
-                    _ => a == b,
-                },
-            }
-        };
+        let equal = |s: &Self, a: Value, b: Value| -> bool { s.values_equal(a, b) };
         Ok(match op {
             CmpOp::Is => l == r,
             CmpOp::IsNot => l != r,
@@ -2704,6 +2696,41 @@ impl<'a> Interpreter<'a> {
                 if op == CmpOp::In { found } else { !found }
             }
         })
+    }
+
+    /// `a == b` for values whose equality does not need tensor data: numbers, strings, and
+    /// tuples, lists and `torch.Size` item by item (a `Size` equals a tuple of its dims).
+    fn values_equal(&self, a: Value, b: Value) -> bool {
+        let number = |v: Value| match v {
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            Value::Bool(b) => Some(b as i64 as f64),
+            _ => None,
+        };
+        if let (Some(x), Some(y)) = (number(a), number(b)) {
+            return x == y;
+        }
+        let sequence = |v: Value| -> Option<(bool, Vec<Value>)> {
+            let Value::Obj(id) = v else { return None };
+            match self.heap.kind(id) {
+                ObjKind::Tuple(items) => Some((false, items.clone())),
+                ObjKind::List(items) => Some((true, items.clone())),
+                ObjKind::Size(dims) => Some((false, dims.iter().map(|&d| Value::Int(d)).collect())),
+                _ => None,
+            }
+        };
+        match (a, b) {
+            (Value::Str(x), Value::Str(y)) => self.names.name(x) == self.names.name(y),
+            (Value::Obj(x), Value::Obj(y)) if x == y => true,
+            _ => match (sequence(a), sequence(b)) {
+                (Some((list_a, xs)), Some((list_b, ys))) => {
+                    list_a == list_b
+                        && xs.len() == ys.len()
+                        && xs.iter().zip(&ys).all(|(&x, &y)| self.values_equal(x, y))
+                }
+                _ => a == b,
+            },
+        }
     }
 
     pub(super) fn is_tensor(&self, v: Value) -> bool {
