@@ -16,6 +16,16 @@ fn run(python: &str, workload: &str) -> Result<Timeline, Error> {
     run_variant(&scenario, &variant)
 }
 
+fn is_unsupported(err: &Error) -> bool {
+    matches!(
+        err,
+        Error::Input {
+            kind: InputErrorKind::Unsupported,
+            ..
+        }
+    )
+}
+
 fn ok(workload: &str) -> Timeline {
     for python in ["3.10", "3.11", "3.12"] {
         if let Err(e) = run(python, workload) {
@@ -225,16 +235,7 @@ fn errors_are_located_and_typed() {
         "{err}"
     );
     let err = run("3.11", "try:\n    pass\nfinally:\n    pass\n").unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Input {
-                kind: InputErrorKind::Unsupported,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(is_unsupported(&err), "{err}");
     let err = run("3.11", "assert 1 == 2, 'no'\n").unwrap_err();
     assert!(err.to_string().contains("AssertionError: no"), "{err}");
 }
@@ -276,16 +277,7 @@ fn deep_recursion_runs_even_from_a_thread_with_a_small_stack() {
 fn absurdly_deep_expressions_are_rejected_not_crashed() {
     let workload = format!("x = {}\n", vec!["1"; 60_000].join(" + "));
     let err = run("3.11", &workload).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::Input {
-                kind: InputErrorKind::Unsupported,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(is_unsupported(&err), "{err}");
 }
 
 #[test]

@@ -681,14 +681,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
                 None => Vec::new(),
                 Some(&v) => sequence_items(it, v)?,
             };
-            for &v in &items {
-                it.heap.incref(v);
-            }
-            Ok(Value::Obj(it.alloc(if n == List {
-                ObjKind::List(items)
-            } else {
-                ObjKind::Tuple(items)
-            })))
+            Ok(new_sequence(it, n == List, items))
         }
         Dict => {
             if !p.is_empty() || !a.kw.is_empty() {
@@ -1877,6 +1870,18 @@ pub(super) fn tensor_binary(
     Ok(out)
 }
 
+/// A new list or tuple holding (new references to) borrowed `items`.
+fn new_sequence(it: &mut Interpreter<'_>, is_list: bool, items: Vec<Value>) -> Value {
+    for &v in &items {
+        it.heap.incref(v);
+    }
+    Value::Obj(it.alloc(if is_list {
+        ObjKind::List(items)
+    } else {
+        ObjKind::Tuple(items)
+    }))
+}
+
 /// Arithmetic on ints, floats, strings and sequences (borrowed operands).
 pub(super) fn scalar_binary(
     it: &mut Interpreter<'_>,
@@ -1988,14 +1993,7 @@ pub(super) fn scalar_binary(
                 return it.unsupported("sequences of more than 100 000 000 items");
             }
             let repeated: Vec<Value> = std::iter::repeat_n(items, count).flatten().collect();
-            for &v in &repeated {
-                it.heap.incref(v);
-            }
-            Ok(Value::Obj(it.alloc(if is_list {
-                ObjKind::List(repeated)
-            } else {
-                ObjKind::Tuple(repeated)
-            })))
+            Ok(new_sequence(it, is_list, repeated))
         }
         (Add, Value::Obj(a), Value::Obj(b)) => {
             let (ka, kb) = (it.heap.kind(a), it.heap.kind(b));
@@ -2009,16 +2007,7 @@ pub(super) fn scalar_binary(
                 _ => None,
             };
             match joined {
-                Some((is_list, items)) => {
-                    for &v in &items {
-                        it.heap.incref(v);
-                    }
-                    Ok(Value::Obj(it.alloc(if is_list {
-                        ObjKind::List(items)
-                    } else {
-                        ObjKind::Tuple(items)
-                    })))
-                }
+                Some((is_list, items)) => Ok(new_sequence(it, is_list, items)),
                 None => it.unsupported("`+` on these objects"),
             }
         }
