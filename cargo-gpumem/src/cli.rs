@@ -48,6 +48,8 @@ pub enum Command {
     Accept(FilterArgs),
     /// Reject (delete) pending golden files (all, or those matching FILTER).
     Reject(FilterArgs),
+    /// List the CUDA driver and devices of this machine (for `--device cuda`).
+    Devices,
 }
 
 /// Selects pending golden files by trial name or path.
@@ -75,6 +77,7 @@ pub fn main() -> ExitCode {
         Command::Review(args) => crate::review::review(manifest, args.filter.as_deref()),
         Command::Accept(args) => crate::accept::accept(manifest, args.filter.as_deref()),
         Command::Reject(args) => crate::reject::reject(manifest, args.filter.as_deref()),
+        Command::Devices => crate::devices::devices(),
     };
     match result {
         Ok(exit) => code(exit),

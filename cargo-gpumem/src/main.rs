@@ -4,6 +4,7 @@
 mod accept;
 mod check;
 mod cli;
+mod devices;
 mod diff;
 mod reject;
 mod review;

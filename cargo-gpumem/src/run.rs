@@ -4,7 +4,7 @@
 use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::engine::{self, ReportFormat};
-use gpumem_harness::scenario::{Scenario, Variant};
+use gpumem_harness::scenario::{Device, PRESETS, Scenario, Variant, device_from_str};
 use gpumem_harness::snapshot_format::export_timeline;
 use std::path::Path;
 use std::path::PathBuf;
@@ -24,6 +24,10 @@ pub struct RunArgs {
     /// variant's name goes before the extension: `out.pickle` → `out.size=1024.pickle`.
     #[arg(long, value_name = "FILE")]
     pub export_snapshot: Option<PathBuf>,
+    /// Run every variant on this device instead of the scenario's: `cuda` or `cuda:N` (a real
+    /// GPU: the model's segments become real allocations), a preset, or a capacity.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
@@ -41,11 +45,25 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
     } else {
         ReportFormat::Human
     };
+    let device = args.device.as_deref().map(parse_device).transpose()?;
     let mut all_held = true;
     let variants: Vec<Variant> = engine::variants(&scenario)
         .into_iter()
         .filter(|v| selected(v, &filters))
+        .map(|mut v| {
+            if let Some(device) = &device {
+                v.device = device.clone();
+            }
+            v
+        })
         .collect();
+    // A variant this machine cannot run stops the command before anything runs.
+    if let Some(reason) = variants
+        .iter()
+        .find_map(|v| gpumem_harness::real_device::unavailable(&v.device))
+    {
+        return Err(Error::Usage(reason));
+    }
     for variant in &variants {
         let (report, timeline) = engine::report_variant_with_timeline(&scenario, variant, format)?;
         if let Some(file) = &args.export_snapshot {
@@ -70,6 +88,21 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         }
     }
     Ok(if all_held { SUCCESS } else { FAILED })
+}
+
+/// `--device`: `cuda`, `cuda:N`, a preset or a capacity.
+fn parse_device(text: &str) -> Result<Device, Error> {
+    device_from_str(text).ok_or_else(|| {
+        Error::Usage(format!(
+            "`--device {text}`: expected `cuda` or `cuda:N` (a real GPU), a preset ({}), or a \
+             capacity such as \"24 GiB\"",
+            PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
 }
 
 /// `NAME=VALUE`, checked against the scenario's `vary`.

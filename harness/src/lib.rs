@@ -25,6 +25,9 @@
 //! - [`timeline`]: allocator events, iteration marks, collections, reference paths.
 //! - [`check`] and [`report`]: expectations to verdicts; golden, human and JSON reports.
 //! - [`snapshot_format`]: PyTorch snapshot pickles (safe reader, replay, exporter, diff).
+//! - [`tracked`]: a Rust program's own device allocations as a timeline, with
+//!   [`assert_memory!`] and [`assert_golden!`]; `cuda` (feature `cuda`): real GPUs through
+//!   cudarc, for `device: cuda` scenarios and cudarc programs.
 //! - [`harness`]: discovery, libtest-mimic trials, insta golden files; [`main`] for a
 //!   `harness = false` test target.
 //! - [`error`] and [`exit_code`]: typed errors with file, line and column; the exit codes every
@@ -41,17 +44,25 @@
 
 pub mod allocator;
 pub mod check;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod error;
 pub mod exit_code;
 pub mod harness;
 pub mod heap;
 pub mod python;
+pub mod real_device;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod snapshot_format;
 pub mod timeline;
 pub mod torch;
+pub mod tracked;
 pub mod units;
 
 pub use harness::main;
+
+/// insta, for [`assert_golden!`] (its macros must expand in the caller's crate).
+#[doc(hidden)]
+pub use insta as __insta;

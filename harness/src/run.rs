@@ -1,5 +1,6 @@
 //! Runs one variant of a scenario on the model and returns its timeline.
 
+use crate::allocator::{DeviceMemory, SimulatedDevice};
 use crate::error::Error;
 use crate::heap::Value;
 use crate::python::{self, Interpreter, SourceMap};
@@ -37,6 +38,13 @@ pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, E
 const WORKLOAD_STACK_BYTES: usize = 512 << 20;
 
 fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+    let real_device = variant.device.cuda_ordinal();
+    if let (Some(_), Some(_)) = (&scenario.replay, real_device) {
+        return Err(Error::Usage(format!(
+            "{}: a `replay:` scenario runs on the allocator model only; `device: cuda` needs a workload",
+            scenario.file
+        )));
+    }
     if let Some(replay) = &scenario.replay {
         return crate::snapshot_format::check::replay_timeline(
             &replay.path,
@@ -46,12 +54,22 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
     }
     let module = python::parse(&scenario.workload, &scenario.file)?;
     let map = SourceMap::new(&scenario.workload, &scenario.file);
-    let mut interp = Interpreter::new(
+    let (device, finish_real_device): (Box<dyn DeviceMemory>, _) = match real_device {
+        Some(ordinal) => {
+            let opened = crate::real_device::open(ordinal, &scenario.file)?;
+            (opened.memory, Some(opened.finish))
+        }
+        None => (
+            Box::new(SimulatedDevice::new(variant.device.capacity)),
+            None,
+        ),
+    };
+    let mut interp = Interpreter::with_device(
         &module.body,
         map,
         variant.python.version,
         &variant.python.start,
-        variant.device.capacity,
+        device,
     );
     for (name, value) in &variant.values {
         let v = match value {
@@ -63,8 +81,14 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         };
         interp.set_global(name, v);
     }
-    interp.run()?;
+    let ran = interp.run();
     let mut timeline = interp.finish();
+    // The device is released (its segments freed) with the interpreter, before the driver's
+    // log is read.
+    if let Some(finish) = finish_real_device {
+        finish(&mut timeline)?;
+    }
+    ran?;
     if !variant.python.start_given {
         timeline.approximations.push(format!(
             "The collector starts from the state measured after `import torch` on CPython 3.11 (counts {:?}, {} long-lived objects); collection iterations can shift by a few iterations against a real run.",

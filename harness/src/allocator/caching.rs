@@ -88,6 +88,10 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         &self.device
     }
 
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.device
+    }
+
     /// Allocates `size` bytes on `stream`; pushes the events it causes (`segment_alloc`,
     /// `alloc`, or `segment_free`…, `oom`) to `events`.
     ///

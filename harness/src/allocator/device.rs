@@ -21,6 +21,41 @@ pub trait DeviceMemory {
     fn process_used_bytes(&self) -> u64 {
         self.capacity().saturating_sub(self.free_bytes())
     }
+    /// Called when the workload's iteration `iteration` ends, with the bytes the model holds
+    /// in segments then: a real device samples the driver's own figures here (see
+    /// `crate::real_device`). A model device has nothing to observe.
+    fn iteration_ended(&mut self, iteration: u32, model_reserved: u64) {
+        let _ = (iteration, model_reserved);
+    }
+    /// Whether this is real device memory (a GPU through its driver) rather than a model.
+    fn is_real(&self) -> bool {
+        false
+    }
+}
+
+/// A device chosen at run time (the simulated one, or a real GPU).
+impl<D: DeviceMemory + ?Sized> DeviceMemory for Box<D> {
+    fn capacity(&self) -> u64 {
+        (**self).capacity()
+    }
+    fn free_bytes(&self) -> u64 {
+        (**self).free_bytes()
+    }
+    fn malloc(&mut self, size: u64) -> Option<u64> {
+        (**self).malloc(size)
+    }
+    fn free(&mut self, addr: u64, size: u64) {
+        (**self).free(addr, size)
+    }
+    fn process_used_bytes(&self) -> u64 {
+        (**self).process_used_bytes()
+    }
+    fn iteration_ended(&mut self, iteration: u32, model_reserved: u64) {
+        (**self).iteration_ended(iteration, model_reserved)
+    }
+    fn is_real(&self) -> bool {
+        (**self).is_real()
+    }
 }
 
 /// First address the simulated device hands out.

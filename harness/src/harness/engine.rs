@@ -116,11 +116,11 @@ pub fn report_variant_with_timeline(
 }
 
 /// Why a variant cannot run on this machine (a trial that is then listed as ignored), or
-/// `None`. Every device is simulated today, so nothing is missing yet; a real-GPU device will
-/// report "no CUDA device" here, decided before listing so that nextest shows a skip.
+/// `None`: a `device: cuda` variant without a usable driver or device ("needs a CUDA device:
+/// no driver found"), decided before listing so that nextest shows a skip.
 pub fn missing_requirement(scenario: &Scenario, variant: &Variant) -> Option<String> {
-    let _ = (scenario, variant);
-    None
+    let _ = scenario;
+    crate::real_device::unavailable(&variant.device)
 }
 
 #[cfg(test)]

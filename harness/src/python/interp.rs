@@ -9,7 +9,9 @@ use super::natives::{self, Native};
 use super::scope::{Body, Codes, NameScope, analyze, intern_identifiers, symbol};
 use super::small_map::SmallMap;
 use super::{Interner, SourceMap};
-use crate::allocator::{AllocatorConfig, AllocatorEvent, CachingAllocator, SimulatedDevice};
+use crate::allocator::{
+    AllocatorConfig, AllocatorEvent, CachingAllocator, DeviceMemory, SimulatedDevice,
+};
 use crate::error::{Error, InputErrorKind};
 use crate::heap::{
     Attrs, Class, CycleHit, Edge, Function, GcProfile, Heap, ObjId, ObjKind, Sym, Trigger, Value,
@@ -83,7 +85,8 @@ pub struct Interpreter<'a> {
     module: &'a [Stmt],
     globals: FxHashMap<Sym, Value>,
     frames: Vec<Frame>,
-    pub(super) allocator: CachingAllocator<SimulatedDevice>,
+    /// The simulated device, or a real GPU (`device: cuda`).
+    pub(super) allocator: CachingAllocator<Box<dyn DeviceMemory>>,
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
     events: Vec<AllocatorEvent>,
@@ -128,6 +131,19 @@ impl<'a> Interpreter<'a> {
         start: &GcStartState,
         device_capacity: u64,
     ) -> Interpreter<'a> {
+        let device = Box::new(SimulatedDevice::new(device_capacity));
+        Interpreter::with_device(module, map, version, start, device)
+    }
+
+    /// [`Interpreter::new`] on a given device (a real GPU for `device: cuda`).
+    pub fn with_device(
+        module: &'a [Stmt],
+        map: SourceMap<'a>,
+        version: PyVersion,
+        start: &GcStartState,
+        device: Box<dyn DeviceMemory>,
+    ) -> Interpreter<'a> {
+        let device_capacity = device.capacity();
         let mut names = Interner::default();
         let codes = std::rc::Rc::new(analyze(module, &mut names));
         intern_identifiers(module, &mut names);
@@ -161,10 +177,7 @@ impl<'a> Interpreter<'a> {
                 cells: SmallMap::new(),
                 class_namespaces: Vec::new(),
             }],
-            allocator: CachingAllocator::new(
-                SimulatedDevice::new(device_capacity),
-                AllocatorConfig::default(),
-            ),
+            allocator: CachingAllocator::new(device, AllocatorConfig::default()),
             storages: Storages::default(),
             recorder: Recorder::new(device_capacity),
             events: Vec::new(),
@@ -259,9 +272,12 @@ impl<'a> Interpreter<'a> {
                 self.heap.profile.version
             ));
         }
-        notes.push(
-            "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into(),
-        );
+        // A real device's context and other processes are in its driver's figures.
+        if !self.allocator.device().is_real() {
+            notes.push(
+                "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into(),
+            );
+        }
         notes
     }
 
@@ -603,6 +619,9 @@ impl<'a> Interpreter<'a> {
         let s = self.allocator.stats();
         let (a, r) = (s.allocated_bytes, s.reserved_bytes);
         let alive = self.device_storages_alive;
+        if let Some(iteration) = self.recorder.iteration() {
+            self.allocator.device_mut().iteration_ended(iteration, r);
+        }
         self.recorder.end_iteration(a, r, alive, completed);
     }
 

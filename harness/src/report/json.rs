@@ -29,6 +29,10 @@ pub struct JsonReport {
     pub bytes_at_peak_by_category: Vec<JsonCategoryBytes>,
     pub checks: Vec<JsonCheck>,
     pub approximations: Vec<String>,
+    /// The CUDA driver's figures of a run on a real device (`device: cuda`): its device, and
+    /// at every iteration end the model's reserved bytes next to the driver's in-use bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver: Option<crate::timeline::DriverObservation>,
 }
 
 /// The `vary` values as a JSON object, in `vary` order when serialized directly.
@@ -131,7 +135,12 @@ impl JsonReport {
             variant: VaryValues(variant.values.clone()),
             python: variant.python.version.to_string(),
             device: super::device_name(variant),
-            device_capacity_bytes: variant.device.capacity,
+            // A real device's capacity is the card's, known once the run opened it.
+            device_capacity_bytes: if variant.device.cuda_ordinal().is_some() {
+                timeline.device_capacity
+            } else {
+                variant.device.capacity
+            },
             outcome: if timeline.oom.is_some() {
                 Outcome::Oom
             } else {
@@ -169,6 +178,7 @@ impl JsonReport {
                 })
                 .collect(),
             approximations: timeline.approximations.clone(),
+            driver: timeline.driver.clone(),
         }
     }
 }

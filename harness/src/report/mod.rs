@@ -9,9 +9,11 @@
 
 mod boundaries;
 mod chart;
+mod driver;
 mod json;
 mod sections;
 mod sites;
+mod tracked;
 
 #[cfg(test)]
 mod tests;
@@ -21,6 +23,7 @@ pub use json::{
     JsonSite, Outcome, VaryValues,
 };
 pub use sites::{Site, live_at_peak};
+pub use tracked::tracked_golden_text;
 
 use crate::check::Verdict;
 use crate::scenario::{Scenario, Variant};
@@ -104,6 +107,13 @@ pub fn human_report(
     sections::allocated_chart(&mut out, timeline);
     sections::title(&mut out, "top allocation sites live at the peak");
     sections::top_sites(&mut out, timeline);
+    if let Some(observation) = &timeline.driver {
+        sections::title(
+            &mut out,
+            "CUDA driver (model reserved vs driver-observed use)",
+        );
+        driver::driver_section(&mut out, observation);
+    }
     if !timeline.approximations.is_empty() {
         sections::title(&mut out, "approximations");
         sections::approximations(&mut out, timeline);

@@ -36,11 +36,19 @@ pub fn header(out: &mut Lines, scenario: &Scenario, variant: &Variant) {
         if name.is_empty() { "(none)" } else { &name }
     ));
     out.push(format!("python    {}", variant.python.version));
-    out.push(format!(
-        "device    {}, {}",
-        super::device_name(variant),
-        exact_bytes(variant.device.capacity)
-    ));
+    if variant.device.cuda_ordinal().is_some() {
+        // The card's capacity is in the OOM message and the human report's driver section.
+        out.push(format!(
+            "device    {} (a real GPU through the CUDA driver)",
+            super::device_name(variant)
+        ));
+    } else {
+        out.push(format!(
+            "device    {}, {}",
+            super::device_name(variant),
+            exact_bytes(variant.device.capacity)
+        ));
+    }
 }
 
 pub fn outcome(out: &mut Lines, timeline: &Timeline) {

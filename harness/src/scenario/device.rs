@@ -65,8 +65,50 @@ pub fn preset(name: &str) -> Option<Device> {
     })
 }
 
-/// A preset name, or a byte quantity above zero; `None` for anything else.
-pub(crate) fn device_from_str(text: &str) -> Option<Device> {
+/// What a real device is called in scenario files: `cuda` (ordinal 0) or `cuda:N`.
+const REAL_DEVICE: &str = "cuda";
+
+/// `cuda` → 0, `cuda:N` → N; `None` for anything else.
+fn cuda_ordinal_of(name: &str) -> Option<u32> {
+    match name.strip_prefix(REAL_DEVICE)? {
+        "" => Some(0),
+        rest => {
+            let digits = rest.strip_prefix(':')?;
+            // Digits only: no sign, no spaces (u32's parser would take "+1").
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse().ok()
+        }
+    }
+}
+
+impl Device {
+    /// A real GPU, `cuda:N`: the workload runs on the model and every segment the model
+    /// reserves is allocated on that card. Its capacity is the card's, read from the driver
+    /// when the run starts (0 here).
+    pub fn cuda(ordinal: u32) -> Device {
+        Device {
+            preset: Some(if ordinal == 0 {
+                REAL_DEVICE.to_string()
+            } else {
+                format!("{REAL_DEVICE}:{ordinal}")
+            }),
+            capacity: 0,
+        }
+    }
+
+    /// The ordinal of a real GPU (`device: cuda` or `cuda:N`); `None` for a modelled device.
+    pub fn cuda_ordinal(&self) -> Option<u32> {
+        self.preset.as_deref().and_then(cuda_ordinal_of)
+    }
+}
+
+/// A preset name, `cuda` / `cuda:N`, or a byte quantity above zero; `None` for anything else.
+pub fn device_from_str(text: &str) -> Option<Device> {
+    if let Some(ordinal) = cuda_ordinal_of(text) {
+        return Some(Device::cuda(ordinal));
+    }
     preset(text).or_else(|| {
         parse_bytes(text)
             .ok()
@@ -85,11 +127,18 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
     match &node.value {
         Value::Str(name) => match device_from_str(name) {
             Some(device) => Ok(device),
+            None if name.starts_with(REAL_DEVICE) => Err(cx.error(
+                node.at,
+                format!(
+                    "unknown device {name:?}: a real GPU is `cuda` or `cuda:N`, N being the \
+                     device's ordinal (0, 1, ...)"
+                ),
+            )),
             None => Err(cx.error(
                 node.at,
                 format!(
-                    "unknown device {name:?}: expected a preset ({}) or \
-                         `{{ capacity: \"80 GiB\" }}`",
+                    "unknown device {name:?}: expected a preset ({}), `cuda` / `cuda:N` for a \
+                     real GPU, or `{{ capacity: \"80 GiB\" }}`",
                     preset_names().join(", ")
                 ),
             )),
@@ -140,6 +189,26 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
 mod tests {
     use super::*;
     use crate::units::torch_format_size;
+
+    #[test]
+    fn cuda_names_a_real_device_by_ordinal() {
+        let ordinal = |text: &str| device_from_str(text).and_then(|d| d.cuda_ordinal());
+        assert_eq!(ordinal("cuda"), Some(0));
+        assert_eq!(ordinal("cuda:0"), Some(0));
+        assert_eq!(ordinal("cuda:3"), Some(3));
+        for bad in [
+            "cuda:",
+            "cuda:+1",
+            "cuda: 1",
+            "cuda:x",
+            "cudax",
+            "cuda:99999999999",
+        ] {
+            assert_eq!(device_from_str(bad), None, "{bad}");
+        }
+        assert_eq!(device_from_str("h100-80gb").unwrap().cuda_ordinal(), None);
+        assert_eq!(Device::cuda(2).preset.as_deref(), Some("cuda:2"));
+    }
 
     /// The capacities print as the "total capacity" figures seen in real OOM messages.
     #[test]

@@ -14,7 +14,7 @@ mod vary;
 mod workload;
 mod yaml_tree;
 
-pub use device::{DevicePreset, PRESETS, preset};
+pub use device::{DevicePreset, PRESETS, device_from_str, preset};
 pub use expect::{BLOCK_KEYS, parse_bound};
 pub use model::*;
 pub use parse::{TOP_LEVEL_KEYS, load, parse};

@@ -180,6 +180,34 @@ pub struct Timeline {
     pub oom: Option<OomReport>,
     /// Where the source is known to approximate reality; reports print these verbatim.
     pub approximations: Vec<String>,
+    /// What the CUDA driver reported when the run drove a real device (`device: cuda`). Not
+    /// part of the golden text (it depends on the machine); the human and JSON reports show it.
+    pub driver: Option<DriverObservation>,
+}
+
+/// The driver's view of a run on a real device, next to the model's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DriverObservation {
+    pub ordinal: u32,
+    /// The device's name as the driver reports it.
+    pub device_name: String,
+    /// Total device memory as the driver reports it.
+    pub total_bytes: u64,
+    /// Device memory in use (total minus the driver's free figure) before the run's first
+    /// allocation: the CUDA context and every other process on the card.
+    pub used_before_run: u64,
+    /// One sample at the end of every iteration.
+    pub samples: Vec<DriverSample>,
+}
+
+/// Model and driver figures at one iteration boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DriverSample {
+    pub iteration: u32,
+    /// Bytes the caching-allocator model holds in segments.
+    pub model_reserved: u64,
+    /// Device memory in use according to the driver (`cuMemGetInfo`: total − free).
+    pub driver_used: u64,
 }
 
 impl Timeline {

@@ -132,6 +132,11 @@ impl Recorder {
         self.timeline.approximations.push(note.into());
     }
 
+    /// The timeline so far (an open iteration stays open in the copy).
+    pub fn snapshot(&self) -> Timeline {
+        self.timeline.clone()
+    }
+
     pub fn finish(self) -> Timeline {
         self.timeline
     }
