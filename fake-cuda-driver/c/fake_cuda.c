@@ -5,8 +5,9 @@
  * driver's signatures and error codes, so that tests exercise the real dynamic-loading path
  * (dlopen of "libcuda.so.1", symbol lookup, error mapping) on machines without a GPU.
  * Device memory is host memory (an anonymous mapping per allocation, so that writes through
- * cuMemsetD8 really touch pages) with a capacity per device. Nothing else of a GPU exists:
- * kernels, copies and streams are not modelled, events and synchronisation are no-ops.
+ * cuMemsetD8 and host-to-device copies really touch pages) with a capacity per device. Nothing
+ * else of a GPU exists: no kernels, streams are not ordered, events and synchronisation are
+ * no-ops.
  *
  * Configuration, read once at cuInit:
  *   GPUMEM_FAKE_CUDA_DEVICES        number of devices (default 1; 0 makes cuInit fail with
@@ -328,6 +329,36 @@ CUresult cuMemsetD8_v2(CUdeviceptr address, unsigned char value, size_t size) {
 CUresult cuMemsetD8Async(CUdeviceptr address, unsigned char value, size_t size, CUstream stream) {
     (void)stream;
     return cuMemsetD8_v2(address, value, size);
+}
+
+/* Copies between host memory and a live allocation (device memory is host memory here). */
+static CUresult copy(void *to, const void *from, CUdeviceptr device_side, size_t size) {
+    pthread_mutex_lock(&lock);
+    struct allocation *a = containing(device_side, size);
+    pthread_mutex_unlock(&lock);
+    if (a == NULL || from == NULL || to == NULL) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memcpy(to, from, size);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t size) {
+    return copy((void *)(uintptr_t)dst, src, dst, size);
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t size, CUstream stream) {
+    (void)stream;
+    return cuMemcpyHtoD_v2(dst, src, size);
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t size) {
+    return copy(dst, (const void *)(uintptr_t)src, src, size);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t size, CUstream stream) {
+    (void)stream;
+    return cuMemcpyDtoH_v2(dst, src, size);
 }
 
 CUresult cuEventCreate(CUevent *event, unsigned int flags) {
