@@ -7,6 +7,8 @@
 
 mod bad_input;
 mod cargo_test;
+#[cfg(feature = "cuda")]
+mod cuda_device;
 mod golden_workflow;
 mod listing_and_filters;
 mod project;

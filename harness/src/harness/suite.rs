@@ -156,10 +156,34 @@ impl Suite {
             asserted: Arc::clone(&asserted),
             progress: progress.clone(),
         };
+        let missing: Vec<(String, String)> = self
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Variant {
+                    name,
+                    missing: Some(reason),
+                    ..
+                } => Some((name.clone(), reason.clone())),
+                _ => None,
+            })
+            .collect();
         let trials: Vec<Trial> = self
             .entries
             .into_iter()
             .map(|entry| make_trial(entry, &shared))
+            .collect();
+        // libtest prints an ignored trial without its reason: say it once the run is over,
+        // on stderr so that `--format json` stays parseable.
+        let selected: std::collections::HashSet<&str> = trials
+            .iter()
+            .filter(|t| !args.is_filtered_out(t))
+            .map(|t| t.name())
+            .collect();
+        let ignored_notes: Vec<String> = missing
+            .iter()
+            .filter(|(name, _)| selected.contains(name.as_str()) && !args.ignored && !args.list)
+            .map(|(name, reason)| format!("ignored {name}: {reason}"))
             .collect();
         progress.set_total(
             trials
@@ -169,6 +193,9 @@ impl Suite {
         );
         let conclusion = libtest_mimic::run(args, trials);
         progress.finish();
+        for note in &ignored_notes {
+            eprintln!("{note}");
+        }
         let mut awaiting_review: Vec<String> = asserted
             .lock()
             .map(|files| files.clone())
