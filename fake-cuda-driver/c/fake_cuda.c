@@ -17,6 +17,9 @@
  *                                   retained (default 0; real contexts take a few hundred MiB)
  *   GPUMEM_FAKE_CUDA_LOG            a file to which every allocation, free, memset and
  *                                   out-of-memory refusal is appended, one line each
+ *   GPUMEM_FAKE_CUDA_BACKING        "host" (default): allocations are host memory;
+ *                                   "none": accounting only (addresses from a counter, writes
+ *                                   and copies only checked), for benchmarks of the caller
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -66,6 +69,8 @@ static size_t used[MAX_DEVICES];
 static struct fake_context contexts[MAX_DEVICES];
 static struct allocation *live;
 static FILE *log_file;
+static int host_backing = 1;
+static CUdeviceptr next_unbacked = (CUdeviceptr)1 << 44;
 static __thread CUcontext current;
 
 static size_t env_size(const char *name, size_t fallback) {
@@ -93,6 +98,8 @@ CUresult cuInit(unsigned int flags) {
         device_count = devices > MAX_DEVICES ? MAX_DEVICES : (int)devices;
         capacity = env_size("GPUMEM_FAKE_CUDA_CAPACITY", capacity);
         context_bytes = env_size("GPUMEM_FAKE_CUDA_CONTEXT_BYTES", 0);
+        const char *backing = getenv("GPUMEM_FAKE_CUDA_BACKING");
+        host_backing = backing == NULL || strcmp(backing, "none") != 0;
         const char *path = getenv("GPUMEM_FAKE_CUDA_LOG");
         if (path != NULL && *path != '\0') {
             log_file = fopen(path, "a");
@@ -262,8 +269,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *address, size_t size) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     struct allocation *a = malloc(sizeof *a);
-    void *host = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *host;
+    if (host_backing) {
+        host = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    } else {
+        host = (void *)(uintptr_t)next_unbacked;
+        next_unbacked += (size + 511) / 512 * 512;
+    }
     if (a == NULL || host == MAP_FAILED) {
         free(a);
         if (host != MAP_FAILED) {
@@ -298,7 +311,9 @@ CUresult cuMemFree_v2(CUdeviceptr address) {
     *link = a->next;
     used[a->device] -= a->size;
     pthread_mutex_unlock(&lock);
-    munmap((void *)(uintptr_t)a->address, a->size);
+    if (host_backing) {
+        munmap((void *)(uintptr_t)a->address, a->size);
+    }
     log_line("free %llu %llu\n", a->size, (unsigned long long)a->device);
     free(a);
     return CUDA_SUCCESS;
@@ -321,7 +336,9 @@ CUresult cuMemsetD8_v2(CUdeviceptr address, unsigned char value, size_t size) {
     if (a == NULL) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    memset((void *)(uintptr_t)address, value, size);
+    if (host_backing) {
+        memset((void *)(uintptr_t)address, value, size);
+    }
     log_line("memset %llu %llu\n", size, (unsigned long long)a->device);
     return CUDA_SUCCESS;
 }
@@ -339,7 +356,9 @@ static CUresult copy(void *to, const void *from, CUdeviceptr device_side, size_t
     if (a == NULL || from == NULL || to == NULL) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    memcpy(to, from, size);
+    if (host_backing) {
+        memcpy(to, from, size);
+    }
     return CUDA_SUCCESS;
 }
 

@@ -23,6 +23,8 @@ pub mod env {
     pub const CONTEXT_BYTES: &str = "GPUMEM_FAKE_CUDA_CONTEXT_BYTES";
     /// A file that receives one line per allocation, free, memset and refusal.
     pub const LOG: &str = "GPUMEM_FAKE_CUDA_LOG";
+    /// `host` (default): allocations are host memory; `none`: accounting only.
+    pub const BACKING: &str = "GPUMEM_FAKE_CUDA_BACKING";
 }
 
 /// `LD_LIBRARY_PATH` with the fake driver's folder first.

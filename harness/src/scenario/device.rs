@@ -210,6 +210,32 @@ mod tests {
         assert_eq!(Device::cuda(2).preset.as_deref(), Some("cuda:2"));
     }
 
+    fn scenario_with(device_lines: &str) -> Result<crate::scenario::Scenario, Error> {
+        let text = format!(
+            "name: t\npython: \"3.11\"\n{device_lines}workload: |\n  x = 1\n"
+        );
+        crate::scenario::parse(&text, "s.yaml")
+    }
+
+    #[test]
+    fn scenario_files_name_real_devices_like_any_device() {
+        let scenario = scenario_with("device: cuda:1\n").unwrap();
+        assert_eq!(scenario.device.cuda_ordinal(), Some(1));
+        let varied = scenario_with("device: h100-80gb\nvary:\n  device: [h100-80gb, cuda]\n")
+            .unwrap();
+        let ordinals: Vec<_> = varied
+            .variants()
+            .iter()
+            .map(|v| v.device.cuda_ordinal())
+            .collect();
+        assert_eq!(ordinals, vec![None, Some(0)]);
+        let error = scenario_with("device: cuda:one\n").unwrap_err().to_string();
+        assert!(
+            error.starts_with("s.yaml:3:9:") && error.contains("`cuda` or `cuda:N`"),
+            "{error}"
+        );
+    }
+
     /// The capacities print as the "total capacity" figures seen in real OOM messages.
     #[test]
     fn presets_print_like_the_oom_messages_of_those_cards() {

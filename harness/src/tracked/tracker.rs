@@ -2,9 +2,10 @@
 //! allocations into a [`Timeline`], with the caller's source location and an optional label
 //! as the allocation site, and iteration marks from [`Tracker::iteration`].
 
-use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use rustc_hash::FxHashMap;
 
 use crate::allocator::{AllocatorEvent, OutOfMemory};
 use crate::timeline::{Action, Frame, OomReport, Recorder, StackId, Timeline};
@@ -18,6 +19,13 @@ pub struct Site {
 }
 
 impl Site {
+    /// Identity of the site for the stack cache: a call site's `Location` is one static, so
+    /// its address (with the label's) identifies it without hashing the file name.
+    fn key(&self) -> (usize, usize) {
+        let label = self.label.map_or(0, |l| l.as_ptr() as usize ^ (l.len() << 48));
+        (self.location as *const Location<'static> as usize, label)
+    }
+
     /// The caller's location (through every `#[track_caller]` function above).
     #[track_caller]
     pub fn caller(label: Option<&'static str>) -> Site {
@@ -41,11 +49,11 @@ pub struct Tracker {
 struct State {
     recorder: Recorder,
     /// Interned stacks by site, so that a hot allocation site costs one hash lookup.
-    stacks: HashMap<Site, StackId>,
+    stacks: FxHashMap<(usize, usize), StackId>,
     allocated: u64,
     reserved: u64,
     /// Live allocations: address → the bytes counted as allocated.
-    live: HashMap<u64, u64>,
+    live: FxHashMap<u64, u64>,
     next_iteration: u32,
     /// Whether an out-of-memory error ended the open iteration early.
     oom_in_iteration: bool,
@@ -57,10 +65,10 @@ impl Tracker {
         Tracker {
             state: Arc::new(Mutex::new(State {
                 recorder: Recorder::new(capacity),
-                stacks: HashMap::new(),
+                stacks: FxHashMap::default(),
                 allocated: 0,
                 reserved: 0,
-                live: HashMap::new(),
+                live: FxHashMap::default(),
                 next_iteration: 0,
                 oom_in_iteration: false,
             })),
@@ -185,7 +193,7 @@ impl Tracker {
 
 impl State {
     fn stack(&mut self, site: Site) -> StackId {
-        if let Some(&id) = self.stacks.get(&site) {
+        if let Some(&id) = self.stacks.get(&site.key()) {
             return id;
         }
         let frame = Frame {
@@ -194,7 +202,7 @@ impl State {
             name: site.label.unwrap_or(UNLABELLED).to_string(),
         };
         let id = self.recorder.stacks().intern(vec![frame]);
-        self.stacks.insert(site, id);
+        self.stacks.insert(site.key(), id);
         id
     }
 
