@@ -87,7 +87,10 @@ fn run(driver: &str) {
             tracker.record_pass_through_free(black_box(i << 20), site);
         }
     });
-    println!("{driver}: {} ({BYTES} bytes each)", ctx.name().unwrap_or_default());
+    println!(
+        "{driver}: {} ({BYTES} bytes each)",
+        ctx.name().unwrap_or_default()
+    );
     println!("  raw cudarc alloc + free:                {raw:8.0} ns per pair");
     println!(
         "  TrackedStream alloc + free:             {tracked:8.0} ns per pair ({:+.0} ns, {events} events recorded)",

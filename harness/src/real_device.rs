@@ -24,10 +24,24 @@ fn unavailable_ordinal(_ordinal: u32) -> Option<String> {
     Some("needs a CUDA device: gpumem-harness was built without its `cuda` feature".to_string())
 }
 
+/// Held for the whole of a run on a real device: trials run on several threads, and two runs
+/// sharing a card would see each other's memory (and run out of it at other iterations). Runs
+/// in separate processes (nextest) are not serialised by this; see the README.
+pub fn exclusive_use() -> std::sync::MutexGuard<'static, ()> {
+    static REAL_DEVICE_IN_USE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    REAL_DEVICE_IN_USE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Called once the run is over (and the device released): adds the driver's observation to
+/// the timeline, or fails with the driver error that made the run untrustworthy.
+pub type FinishRun = Box<dyn FnOnce(&mut Timeline) -> Result<(), Error>>;
+
 /// A real device opened for one run, and what reads its driver log afterwards.
 pub struct OpenedDevice {
     pub memory: Box<dyn DeviceMemory>,
-    pub finish: Box<dyn FnOnce(&mut Timeline) -> Result<(), Error>>,
+    pub finish: FinishRun,
 }
 
 /// Opens CUDA device `ordinal` for a run of `file` (the scenario, for messages).

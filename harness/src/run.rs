@@ -54,6 +54,7 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
     }
     let module = python::parse(&scenario.workload, &scenario.file)?;
     let map = SourceMap::new(&scenario.workload, &scenario.file);
+    let _exclusive = real_device.map(|_| crate::real_device::exclusive_use());
     let (device, finish_real_device): (Box<dyn DeviceMemory>, _) = match real_device {
         Some(ordinal) => {
             let opened = crate::real_device::open(ordinal, &scenario.file)?;

@@ -30,6 +30,11 @@ fn main() -> ExitCode {
         .into_iter()
         .map(|t| t.with_ignored_flag(missing.is_some()))
         .collect();
+    // One card: the trials would see each other's memory if they ran at the same time.
+    let args = Arguments {
+        test_threads: Some(1),
+        ..args
+    };
     if let Some(reason) = &missing {
         eprintln!("ignored (every trial): {reason}");
     }
@@ -37,7 +42,11 @@ fn main() -> ExitCode {
 }
 
 fn check(condition: bool, message: impl FnOnce() -> String) -> Result<(), Failed> {
-    if condition { Ok(()) } else { Err(message().into()) }
+    if condition {
+        Ok(())
+    } else {
+        Err(message().into())
+    }
 }
 
 fn driver_used(ctx: &CudaContext) -> Result<u64, Failed> {
@@ -64,7 +73,9 @@ fn tracked_stream() -> Result<(), Failed> {
     drop(buffer);
     let timeline = tracker.timeline();
     gpumem_harness::assert_memory!(timeline, peak_allocated == "256 MiB");
-    check(tracker.allocated_bytes() == 0, || "free not recorded".into())
+    check(tracker.allocated_bytes() == 0, || {
+        "free not recorded".into()
+    })
 }
 
 /// The caching-allocator model on the card: each segment is a cuMemAlloc the driver sees.
@@ -79,7 +90,9 @@ fn model_segments() -> Result<(), Failed> {
     device.free(a);
     device.empty_cache();
     let end = device.allocator().device().driver_used()?;
-    check(end < after, || format!("empty_cache left {end} bytes in use"))
+    check(end < after, || {
+        format!("empty_cache left {end} bytes in use")
+    })
 }
 
 /// A seed scenario on the card next to the model: prints both outcomes (for the README's
@@ -92,8 +105,8 @@ fn seed_scenario(name: &str) -> Result<(), Failed> {
     for variant in scenario.variants() {
         let mut on_card = variant.clone();
         on_card.device = Device::cuda(0);
-        let real = gpumem_harness::run::run_variant(&scenario, &on_card)
-            .map_err(|e| e.to_string())?;
+        let real =
+            gpumem_harness::run::run_variant(&scenario, &on_card).map_err(|e| e.to_string())?;
         let driver = real.driver.as_ref().ok_or("no driver observation")?;
         // The model with the memory the card left to this process when the run began.
         let mut matched = variant.clone();
@@ -101,12 +114,12 @@ fn seed_scenario(name: &str) -> Result<(), Failed> {
             preset: None,
             capacity: driver.total_bytes - driver.used_before_run,
         };
-        let model = gpumem_harness::run::run_variant(&scenario, &matched)
-            .map_err(|e| e.to_string())?;
+        let model =
+            gpumem_harness::run::run_variant(&scenario, &matched).map_err(|e| e.to_string())?;
         let describe = |t: &gpumem_harness::timeline::Timeline| {
             format!(
                 "oom at {:?}, peak allocated {} B, peak reserved {} B",
-                t.oom.as_ref().map(|o| o.iteration),
+                t.oom.as_ref().and_then(|o| o.iteration),
                 t.peak_allocated(),
                 t.peak_reserved()
             )
@@ -120,7 +133,10 @@ fn seed_scenario(name: &str) -> Result<(), Failed> {
             describe(&model)
         );
         check(model.oom.is_some() == real.oom.is_some(), || {
-            format!("{}: the model and the card disagree on the OOM", variant.name())
+            format!(
+                "{}: the model and the card disagree on the OOM",
+                variant.name()
+            )
         })?;
     }
     Ok(())

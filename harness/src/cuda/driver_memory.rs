@@ -49,7 +49,7 @@ impl CudaDriverMemory {
         let (free, total) = ctx
             .mem_get_info()
             .map_err(|e| format!("CUDA device {ordinal}: cuMemGetInfo: {}", describe(e)))?;
-        let name = ctx.name().unwrap_or_else(|e| describe(e));
+        let name = ctx.name().unwrap_or_else(describe);
         Ok(CudaDriverMemory {
             ctx,
             ordinal,

@@ -211,9 +211,7 @@ mod tests {
     }
 
     fn scenario_with(device_lines: &str) -> Result<crate::scenario::Scenario, Error> {
-        let text = format!(
-            "name: t\npython: \"3.11\"\n{device_lines}workload: |\n  x = 1\n"
-        );
+        let text = format!("name: t\npython: \"3.11\"\n{device_lines}workload: |\n  x = 1\n");
         crate::scenario::parse(&text, "s.yaml")
     }
 
@@ -221,8 +219,8 @@ mod tests {
     fn scenario_files_name_real_devices_like_any_device() {
         let scenario = scenario_with("device: cuda:1\n").unwrap();
         assert_eq!(scenario.device.cuda_ordinal(), Some(1));
-        let varied = scenario_with("device: h100-80gb\nvary:\n  device: [h100-80gb, cuda]\n")
-            .unwrap();
+        let varied =
+            scenario_with("device: h100-80gb\nvary:\n  device: [h100-80gb, cuda]\n").unwrap();
         let ordinals: Vec<_> = varied
             .variants()
             .iter()

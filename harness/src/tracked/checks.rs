@@ -105,33 +105,43 @@ pub fn golden_text(name: &str, timeline: &Timeline) -> String {
 /// ```
 #[macro_export]
 macro_rules! assert_memory {
-    ($timeline:expr $(, $($checks:tt)*)?) => {{
-        let mut checks = ::std::vec::Vec::new();
-        $crate::__memory_checks!(checks; $($($checks)*)?);
-        $crate::tracked::assert_checks(&$timeline, checks, (file!(), line!(), column!()))
-    }};
+    ($timeline:expr $(, $($checks:tt)*)?) => {
+        $crate::tracked::assert_checks(
+            &$timeline,
+            $crate::__memory_checks!([] $($($checks)*)?),
+            (file!(), line!(), column!()),
+        )
+    };
 }
 
-/// The check list of [`assert_memory!`], one check at a time.
+/// The check list of [`assert_memory!`]: one check at a time into an accumulator, then a
+/// `vec!` of them.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __memory_checks {
-    ($c:ident;) => {};
-    ($c:ident; steady_state ( warmup = $warmup:expr, tolerance = $tolerance:expr $(,)? ) $(, $($rest:tt)*)?) => {
-        $c.push($crate::tracked::steady_state_check($warmup, $tolerance));
-        $crate::__memory_checks!($c; $($($rest)*)?);
+    ([$($done:expr,)*]) => {
+        ::std::vec![$($done),*]
     };
-    ($c:ident; steady_state $(, $($rest:tt)*)?) => {
-        $c.push($crate::tracked::steady_state_check(1, "0 B"));
-        $crate::__memory_checks!($c; $($($rest)*)?);
+    ([$($done:expr,)*] steady_state ( warmup = $warmup:expr, tolerance = $tolerance:expr $(,)? ) $(, $($rest:tt)*)?) => {
+        $crate::__memory_checks!(
+            [$($done,)* $crate::tracked::steady_state_check($warmup, $tolerance),] $($($rest)*)?
+        )
     };
-    ($c:ident; oom = $expected:expr $(, $($rest:tt)*)?) => {
-        $c.push($crate::tracked::oom_check($expected));
-        $crate::__memory_checks!($c; $($($rest)*)?);
+    ([$($done:expr,)*] steady_state $(, $($rest:tt)*)?) => {
+        $crate::__memory_checks!(
+            [$($done,)* $crate::tracked::steady_state_check(1, "0 B"),] $($($rest)*)?
+        )
     };
-    ($c:ident; $name:ident $op:tt $bound:expr $(, $($rest:tt)*)?) => {
-        $c.push($crate::tracked::bound_check(stringify!($name), stringify!($op), $bound));
-        $crate::__memory_checks!($c; $($($rest)*)?);
+    ([$($done:expr,)*] oom = $expected:expr $(, $($rest:tt)*)?) => {
+        $crate::__memory_checks!(
+            [$($done,)* $crate::tracked::oom_check($expected),] $($($rest)*)?
+        )
+    };
+    ([$($done:expr,)*] $name:ident $op:tt $bound:expr $(, $($rest:tt)*)?) => {
+        $crate::__memory_checks!(
+            [$($done,)* $crate::tracked::bound_check(stringify!($name), stringify!($op), $bound),]
+            $($($rest)*)?
+        )
     };
 }
 

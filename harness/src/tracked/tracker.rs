@@ -22,7 +22,9 @@ impl Site {
     /// Identity of the site for the stack cache: a call site's `Location` is one static, so
     /// its address (with the label's) identifies it without hashing the file name.
     fn key(&self) -> (usize, usize) {
-        let label = self.label.map_or(0, |l| l.as_ptr() as usize ^ (l.len() << 48));
+        let label = self
+            .label
+            .map_or(0, |l| l.as_ptr() as usize ^ (l.len() << 48));
         (self.location as *const Location<'static> as usize, label)
     }
 
