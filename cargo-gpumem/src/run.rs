@@ -4,7 +4,7 @@
 use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::engine::{self, ReportFormat};
-use gpumem_harness::scenario::{Scenario, Variant};
+use gpumem_harness::scenario::{Limits, Scenario, Variant};
 use gpumem_harness::snapshot_format::export_timeline;
 use std::path::Path;
 use std::path::PathBuf;
@@ -24,13 +24,21 @@ pub struct RunArgs {
     /// variant's name goes before the extension: `out.pickle` → `out.size=1024.pickle`.
     #[arg(long, value_name = "FILE")]
     pub export_snapshot: Option<PathBuf>,
+    /// Budgets of the run over the scenario's `limits:`: `steps=N,memory=2GiB,seconds=S`.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub limits: Option<String>,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
 /// the run with that error (exit code 2).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let display = args.file.to_string_lossy().replace('\\', "/");
-    let scenario = engine::load_scenario(&args.file, &display)?;
+    let mut scenario = engine::load_scenario(&args.file, &display)?;
+    if let Some(text) = &args.limits {
+        let limits = Limits::parse_assignments(text)
+            .map_err(|e| Error::Usage(format!("`--limits {text}`: {e}")))?;
+        scenario.limits = limits.merged_over(scenario.limits);
+    }
     let filters = args
         .vars
         .iter()

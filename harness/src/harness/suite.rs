@@ -128,6 +128,19 @@ impl Suite {
         }
     }
 
+    /// Every variant runs with `limits` over its scenario's own `limits:` (the command line's).
+    pub fn with_limits(mut self, limits: crate::scenario::Limits) -> Suite {
+        for entry in &mut self.entries {
+            if let Entry::Variant { scenario, .. } = entry {
+                let merged = limits.merged_over(scenario.limits);
+                if merged != scenario.limits {
+                    Arc::make_mut(scenario).limits = merged;
+                }
+            }
+        }
+        self
+    }
+
     /// Trial names in run order.
     pub fn names(&self) -> Vec<&str> {
         self.entries
@@ -316,6 +329,7 @@ mod tests {
             },
             replay: None,
             expect: Vec::new(),
+            limits: Default::default(),
         }
     }
 

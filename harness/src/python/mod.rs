@@ -9,6 +9,9 @@
 //! the construct.
 
 mod autograd;
+pub mod budget;
+mod depth;
+mod int_ops;
 mod interp;
 mod layers;
 mod natives;
@@ -31,6 +34,8 @@ use rustc_hash::FxHashMap;
 pub struct Interner {
     names: Vec<std::rc::Rc<str>>,
     index: FxHashMap<std::rc::Rc<str>, Sym>,
+    /// Bytes of the interned text (the workload's strings are never freed in the model).
+    bytes: u64,
 }
 
 impl Interner {
@@ -40,9 +45,15 @@ impl Interner {
         }
         let sym = Sym(self.names.len() as u32);
         let text: std::rc::Rc<str> = s.into();
+        self.bytes += s.len() as u64 + 2 * std::mem::size_of::<std::rc::Rc<str>>() as u64;
         self.names.push(text.clone());
         self.index.insert(text, sym);
         sym
+    }
+
+    /// Bytes held by the interned strings.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes
     }
 
     pub fn name(&self, sym: Sym) -> &str {
