@@ -18,6 +18,7 @@ mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod syntax_check;
 mod torchlib;
 
 pub use interp::{Interpreter, RunEnd};
@@ -68,7 +69,7 @@ impl Interner {
 
 /// Parses the workload, reporting a syntax error at its place in the scenario file.
 pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
-    ruff_python_parser::parse_module(&workload.source)
+    let module = ruff_python_parser::parse_module(&workload.source)
         .map(|parsed| parsed.into_syntax())
         .map_err(|e| {
             let map = SourceMap::new(workload, file);
@@ -77,5 +78,14 @@ pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
                 map.location(e.location.start().to_u32()),
                 e.error.to_string(),
             )
-        })
+        })?;
+    if let Some((offset, message)) = syntax_check::first_error(&module.body) {
+        let map = SourceMap::new(workload, file);
+        return Err(Error::input(
+            InputErrorKind::PythonSyntax,
+            map.location(offset),
+            format!("SyntaxError: {message}"),
+        ));
+    }
+    Ok(module)
 }

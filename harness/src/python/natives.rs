@@ -863,7 +863,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let Some(&data) = p.first() else {
                 return it.error("TypeError: tensor() missing data");
             };
-            let (shape, all_int) = nested_shape(it, data)?;
+            let (shape, all_int) = nested_shape(it, data, 0)?;
             let dtype = dtype_kw(it, a)?.unwrap_or(if all_int {
                 Dtype::Int64
             } else {
@@ -1104,7 +1104,14 @@ fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
     Ok(shape)
 }
 
-fn nested_shape(it: &Interpreter<'_>, v: Value) -> R<(Vec<i64>, bool)> {
+/// Most dimensions `torch.tensor` accepts from nested data (torch's `MAX_DIMS`); deeper
+/// (or self-referential) data raises its `ValueError` before any deep walk.
+const TENSOR_DATA_MAX_DIMS: usize = 128;
+
+fn nested_shape(it: &Interpreter<'_>, v: Value, depth: usize) -> R<(Vec<i64>, bool)> {
+    if depth > TENSOR_DATA_MAX_DIMS {
+        return it.error("ValueError: too many dimensions 'list'");
+    }
     match v {
         Value::Int(_) | Value::Bool(_) => Ok((vec![], true)),
         Value::Float(_) => Ok((vec![], false)),
@@ -1113,7 +1120,7 @@ fn nested_shape(it: &Interpreter<'_>, v: Value) -> R<(Vec<i64>, bool)> {
             let mut inner: Option<Vec<i64>> = None;
             let mut all_int = true;
             for item in &items {
-                let (s, i) = nested_shape(it, *item)?;
+                let (s, i) = nested_shape(it, *item, depth + 1)?;
                 all_int &= i;
                 match &inner {
                     Some(prev) if *prev != s => {
