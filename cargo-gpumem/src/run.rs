@@ -5,7 +5,7 @@ use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::engine::{self, ReportFormat};
 use gpumem_harness::scenario::{Limits, Scenario, Variant};
-use gpumem_harness::snapshot_format::export_timeline;
+use gpumem_harness::snapshot_format::{export_file, export_timeline};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -62,10 +62,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             } else {
                 file.clone()
             };
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            std::fs::write(&path, export_timeline(&timeline)).map_err(|e| Error::io(&path, e))?;
+            export_file::write_export(&path, &export_timeline(&timeline))?;
         }
         all_held &= report.all_held;
         if args.json {
@@ -115,16 +112,9 @@ pub(crate) fn selected(variant: &Variant, filters: &[(String, String)]) -> bool 
 }
 
 /// `out.pickle` with variant `size=1024` → `out.size=1024.pickle` (`out` → `out.size=1024`).
+/// Variant names become safe file-name components (see `export_file`).
 fn with_variant_name(file: &Path, variant: &str) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match file.extension() {
-        Some(ext) => format!("{stem}.{variant}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.{variant}"),
-    };
-    file.with_file_name(name)
+    export_file::variant_export_path(file, variant)
 }
 
 #[cfg(test)]

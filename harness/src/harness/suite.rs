@@ -112,7 +112,15 @@ impl Suite {
             }
             owners.push((scenario.name.clone(), file.display.clone()));
             let scenario = Arc::new(scenario);
-            for variant in engine::variants(&scenario) {
+            let variants = engine::variants(&scenario);
+            if let Err(error) = golden::check_file_names(&file.display, &scenario.name, &variants) {
+                entries.push(Entry::BadFile {
+                    name: file.display.clone(),
+                    error,
+                });
+                continue;
+            }
+            for variant in variants {
                 entries.push(Entry::Variant {
                     name: trial_name(&scenario.name, &variant.name()),
                     missing: engine::missing_requirement(&scenario, &variant),
@@ -281,7 +289,12 @@ fn run_variant(
             target.variant,
         ));
     }
-    let golden = golden::assert_golden(&target, &run.golden).map_err(Failed::from)?;
+    let golden = golden::assert_golden(&target, &run.golden).map_err(|error| {
+        // A golden file that cannot be read or written is a problem of the workspace, not a
+        // changed timeline.
+        shared.bad_input.fetch_add(1, Ordering::SeqCst);
+        Failed::from(error)
+    })?;
     match failure(&run.failed_checks, &golden, &shared.root) {
         None => Ok(Completion::Completed),
         Some(message) => Err(Failed::from(message)),

@@ -19,6 +19,7 @@ pub fn load(path: &std::path::Path, display_path: &str) -> Result<Scenario, Erro
     // `replay:` is relative to the scenario file wherever the process runs.
     if let Some(replay) = &mut scenario.replay {
         replay.path = replay::beside(path, &replay.written);
+        replay::confine(path, replay)?;
     }
     Ok(scenario)
 }
