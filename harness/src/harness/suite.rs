@@ -513,6 +513,54 @@ mod tests {
     }
 
     #[test]
+    fn a_panicking_variant_fails_alone() {
+        fn panics_on_one(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Error> {
+            if variant.name() == "n=1" {
+                panic!("model bug");
+            }
+            echo_runner(scenario, variant)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let golden = root.join("scenarios/snapshots/a@n=2.snap");
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, "---\nsource: x\n---\nscenario a\nvariant n=2\n").unwrap();
+        let suite = Suite::from_parsed(
+            root.to_path_buf(),
+            vec![(
+                file(root, "a"),
+                Ok(scenario(
+                    "a",
+                    vec![("n", vec![VarValue::Int(1), VarValue::Int(2)])],
+                )),
+            )],
+        );
+        let outcome = suite.run_with(&quiet_args(), panics_on_one, false);
+        assert_eq!(outcome.conclusion.num_failed, 1);
+        assert_eq!(outcome.conclusion.num_passed, 1);
+    }
+
+    #[test]
+    fn variants_sharing_a_golden_file_are_a_bad_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let suite = Suite::from_parsed(
+            root.to_path_buf(),
+            vec![(
+                file(root, "a"),
+                Ok(scenario(
+                    "a",
+                    vec![(
+                        "p",
+                        vec![VarValue::Str("x/y".into()), VarValue::Str("x\\y".into())],
+                    )],
+                )),
+            )],
+        );
+        assert_eq!(suite.names(), ["scenarios/a.yaml"]);
+    }
+
+    #[test]
     fn failure_message_lists_checks_then_the_golden_diff() {
         let mismatch = super::golden::GoldenMismatch {
             snapshot: PathBuf::from("/w/scenarios/snapshots/a.snap"),
