@@ -61,6 +61,7 @@ pub struct FilterArgs {
 
 /// Parses the arguments, runs the command and maps its result to an exit code.
 pub fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = match Cli::try_parse_from(args_without_subcommand_name(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
@@ -85,6 +86,16 @@ pub fn main() -> ExitCode {
             eprintln!("error: {e}");
             code(e.exit_code())
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing to a closed pipe (`cargo gpumem test | head -1`) fails
+/// and `println!` panics. Command-line tools end quietly instead: restore the default action.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any thread starts; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

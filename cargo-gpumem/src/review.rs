@@ -3,7 +3,7 @@
 //! the non-interactive commands.
 
 use gpumem_harness::error::Error;
-use gpumem_harness::exit_code::SUCCESS;
+use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::{PendingSnapshot, Workspace, diff, find_pending};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -26,6 +26,7 @@ pub fn review(manifest: Option<&Path>, filter: Option<&str>) -> Result<i32, Erro
     let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
     let mut input = std::io::stdin().lock();
     for (index, snapshot) in pending.iter().enumerate() {
+        snapshot.refuse_links()?;
         let (old, new) = snapshot.texts();
         println!();
         println!(
@@ -62,7 +63,12 @@ pub fn review(manifest: Option<&Path>, filter: Option<&str>) -> Result<i32, Erro
         }
     }
     println!("accepted {accepted}, rejected {rejected}, skipped {skipped}");
-    Ok(SUCCESS)
+    Ok(exit_after_review(skipped))
+}
+
+/// Exit 1 while golden files still await review (some were skipped), as `test` does.
+fn exit_after_review(skipped: usize) -> i32 {
+    if skipped > 0 { FAILED } else { SUCCESS }
 }
 
 enum Decision {
@@ -109,4 +115,15 @@ pub fn pending_in(
 /// A path as messages show it: relative to the workspace root.
 pub fn show(workspace: &Workspace, path: &Path) -> String {
     workspace.display_path(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skipped_golden_files_mean_exit_one() {
+        assert_eq!(exit_after_review(0), SUCCESS);
+        assert_eq!(exit_after_review(2), FAILED);
+    }
 }

@@ -4,8 +4,8 @@
 use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::engine::{self, ReportFormat};
-use gpumem_harness::scenario::{Device, PRESETS, Scenario, Variant, device_from_str};
-use gpumem_harness::snapshot_format::export_timeline;
+use gpumem_harness::scenario::{Device, Limits, PRESETS, Scenario, Variant, device_from_str};
+use gpumem_harness::snapshot_format::{export_file, export_timeline};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -28,13 +28,21 @@ pub struct RunArgs {
     /// GPU: the model's segments become real allocations), a preset, or a capacity.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
+    /// Budgets of the run over the scenario's `limits:`: `steps=N,memory=2GiB,seconds=S`.
+    #[arg(long, value_name = "KEY=VALUE,...")]
+    pub limits: Option<String>,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
 /// the run with that error (exit code 2).
 pub fn run(args: &RunArgs) -> Result<i32, Error> {
     let display = args.file.to_string_lossy().replace('\\', "/");
-    let scenario = engine::load_scenario(&args.file, &display)?;
+    let mut scenario = engine::load_scenario(&args.file, &display)?;
+    if let Some(text) = &args.limits {
+        let limits = Limits::parse_assignments(text)
+            .map_err(|e| Error::Usage(format!("`--limits {text}`: {e}")))?;
+        scenario.limits = limits.merged_over(scenario.limits);
+    }
     let filters = args
         .vars
         .iter()
@@ -72,10 +80,7 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             } else {
                 file.clone()
             };
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-            }
-            std::fs::write(&path, export_timeline(&timeline)).map_err(|e| Error::io(&path, e))?;
+            export_file::write_export(&path, &export_timeline(&timeline))?;
         }
         all_held &= report.all_held;
         if args.json {
@@ -140,16 +145,9 @@ pub(crate) fn selected(variant: &Variant, filters: &[(String, String)]) -> bool 
 }
 
 /// `out.pickle` with variant `size=1024` → `out.size=1024.pickle` (`out` → `out.size=1024`).
+/// Variant names become safe file-name components (see `export_file`).
 fn with_variant_name(file: &Path, variant: &str) -> PathBuf {
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match file.extension() {
-        Some(ext) => format!("{stem}.{variant}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.{variant}"),
-    };
-    file.with_file_name(name)
+    export_file::variant_export_path(file, variant)
 }
 
 #[cfg(test)]

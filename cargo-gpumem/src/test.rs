@@ -2,6 +2,7 @@
 
 use gpumem_harness::error::Error;
 use gpumem_harness::harness::{self, Suite};
+use gpumem_harness::scenario::Limits;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,9 @@ pub struct TestArgs {
 
 /// Runs the trials; the exit code follows `SuiteOutcome::exit_code`.
 pub fn test(manifest: Option<&Path>, args: TestArgs) -> Result<i32, Error> {
-    let (manifest_in_args, libtest_args) = split_args(args.args)?;
+    let mut args = args.args;
+    let limits = take_limits(&mut args)?;
+    let (manifest_in_args, libtest_args) = split_args(args)?;
     let manifest = manifest_in_args.as_deref().or(manifest);
     let libtest = libtest_mimic::Arguments::from_iter(
         std::iter::once("cargo gpumem test".to_string()).chain(libtest_args),
@@ -34,7 +37,7 @@ pub fn test(manifest: Option<&Path>, args: TestArgs) -> Result<i32, Error> {
     let workspace = crate::cli::workspace(manifest)?;
     // SAFETY: single-threaded so far; trials start inside `run` below.
     unsafe { harness::prepare_process(&workspace.root) };
-    let suite = Suite::load(&workspace)?;
+    let suite = Suite::load(&workspace)?.with_limits(limits);
     if suite.names().is_empty() {
         eprintln!(
             "note: no scenario files found: looked in `scenarios/` at the workspace root and in \
@@ -58,6 +61,33 @@ pub fn test(manifest: Option<&Path>, args: TestArgs) -> Result<i32, Error> {
         }
     }
     Ok(outcome.exit_code())
+}
+
+/// Takes `--limits KEY=VALUE,...` (before any `--`) out of the arguments: budgets for every
+/// trial over the scenarios' own `limits:`.
+fn take_limits(args: &mut Vec<String>) -> Result<Limits, Error> {
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let Some(at) = args[..end]
+        .iter()
+        .position(|a| a == "--limits" || a.starts_with("--limits="))
+    else {
+        return Ok(Limits::default());
+    };
+    let text = match args[at].strip_prefix("--limits=") {
+        Some(text) => {
+            let text = text.to_string();
+            args.remove(at);
+            text
+        }
+        None => {
+            if at + 1 >= end {
+                return Err(Error::Usage("`--limits` needs a value".to_string()));
+            }
+            args.remove(at);
+            args.remove(at)
+        }
+    };
+    Limits::parse_assignments(&text).map_err(|e| Error::Usage(format!("`--limits {text}`: {e}")))
 }
 
 /// Drops the first `--` separator and takes out a `--manifest-path` given after `test` but
@@ -113,6 +143,16 @@ mod tests {
         let (manifest, rest) = split_args(strings(&["--list", "--format", "terse"])).unwrap();
         assert_eq!(manifest, None);
         assert_eq!(rest, strings(&["--list", "--format", "terse"]));
+    }
+
+    #[test]
+    fn limits_are_taken_out_before_the_separator() {
+        let mut args = strings(&["cycle", "--limits", "steps=10", "--", "--limits=x"]);
+        assert_eq!(take_limits(&mut args).unwrap().steps, Some(10));
+        assert_eq!(args, strings(&["cycle", "--", "--limits=x"]));
+        let mut args = strings(&["--limits=memory=1GiB"]);
+        assert_eq!(take_limits(&mut args).unwrap().memory, Some(1 << 30));
+        assert!(take_limits(&mut strings(&["--limits=bogus=1"])).is_err());
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub enum InputErrorKind {
     Runtime,
     /// A snapshot or other data file is malformed.
     Data,
+    /// The workload ran past its budget (`limits:` steps, memory or seconds).
+    Budget,
 }
 
 impl fmt::Display for InputErrorKind {
@@ -56,6 +58,7 @@ impl fmt::Display for InputErrorKind {
             InputErrorKind::Unsupported => "unsupported construct",
             InputErrorKind::Runtime => "workload error",
             InputErrorKind::Data => "data error",
+            InputErrorKind::Budget => "budget",
         })
     }
 }

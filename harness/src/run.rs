@@ -72,6 +72,7 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         &variant.python.start,
         device,
     );
+    interp.set_limits(scenario.limits);
     for (name, value) in &variant.values {
         let v = match value {
             VarValue::None => Value::None,

@@ -15,6 +15,7 @@ mod project;
 mod review;
 mod run_command;
 mod snapshots;
+mod untrusted_input;
 
 pub use project::{Output, Project};
 

@@ -240,6 +240,7 @@ pub fn scenario() -> Scenario {
         },
         replay: None,
         expect: Vec::new(),
+        limits: Default::default(),
     }
 }
 

@@ -152,7 +152,9 @@ impl Workspace {
                 let mut children: Vec<PathBuf> = std::fs::read_dir(&folder)
                     .map_err(|e| Error::io(&folder, e))?
                     .filter_map(|entry| entry.ok().map(|e| e.path()))
-                    .filter(|p| p.is_dir())
+                    // Linked folders are not followed: a link back into the tree (`a -> .`)
+                    // would loop, and one out of it would run another tree's scenarios.
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
                     .filter(|p| {
                         p.file_name()
                             .and_then(|n| n.to_str())

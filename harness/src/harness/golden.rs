@@ -32,6 +32,42 @@ pub fn snapshot_name(scenario: &str, variant: &str) -> String {
     name.replace(['/', '\\'], "__")
 }
 
+/// Longest file name most file systems accept, in bytes.
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// Checks that every variant of a scenario gets a golden file of its own with a name the
+/// file system accepts (pending name included), before anything is written.
+pub fn check_file_names(
+    display: &str,
+    scenario: &str,
+    variants: &[crate::scenario::Variant],
+) -> Result<(), String> {
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for variant in variants {
+        let variant_name = variant.name();
+        let name = snapshot_name(scenario, &variant_name);
+        let pending = format!("{name}.snap.new");
+        if pending.len() > MAX_FILE_NAME_BYTES {
+            return Err(format!(
+                "{display}: the golden file name of variant `{variant_name}` would be {} bytes long, over the {MAX_FILE_NAME_BYTES} a file name may have; use shorter `vary` values or scenario name",
+                pending.len()
+            ));
+        }
+        if name.contains('\0') {
+            return Err(format!(
+                "{display}: variant `{}` would give a golden file name with a NUL character",
+                variant_name.escape_debug()
+            ));
+        }
+        if let Some(other) = seen.insert(name.clone(), variant_name.clone()) {
+            return Err(format!(
+                "{display}: variants `{other}` and `{variant_name}` would share the golden file {name}.snap; make their `vary` values differ in more than `/` and `\\`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The pending file insta writes beside a golden file.
 pub fn pending_file(snapshot_file: &Path) -> PathBuf {
     snapshot_file.with_extension("snap.new")
@@ -103,6 +139,8 @@ impl GoldenMismatch {
 /// insta failure that is not a mismatch, such as a file that could not be written.
 pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutcome, String> {
     let file = snapshot_file(target.snapshot_dir, target.scenario, target.variant);
+    refuse_link(&file)?;
+    refuse_link(&pending_file(&file))?;
     let old_text = read_snapshot_text(&file);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(target.snapshot_dir);
@@ -125,7 +163,11 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
         Err(payload) => {
             let message = panic_message(payload.as_ref());
             if !message.starts_with("snapshot assertion for") {
-                return Err(format!("golden file {}: {message}", file.display()));
+                let reason = message.lines().next().unwrap_or_default();
+                return Err(format!(
+                    "cannot compare or write the golden file {}: {reason} (is the folder writable?)",
+                    file.display()
+                ));
             }
             let pending = pending_file(&file);
             if pending.is_file() {
@@ -138,6 +180,22 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
                 snapshot: file,
             }))
         }
+    }
+}
+
+/// Golden and pending files are regular files, never followed through a symbolic link: a
+/// link could make the harness read or overwrite any file the user can reach.
+pub fn refuse_link(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(format!(
+            "{} is a symbolic link; golden and pending files must be regular files (remove the link)",
+            path.display()
+        )),
+        Ok(meta) if !meta.is_file() => Err(format!(
+            "{} is not a regular file; golden and pending files must be regular files",
+            path.display()
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -49,6 +49,13 @@ impl PendingSnapshot {
         }
     }
 
+    /// Refuses a pending or golden file that is a symbolic link (or not a regular file).
+    pub fn refuse_links(&self) -> Result<(), Error> {
+        golden::refuse_link(&self.pending)
+            .and_then(|()| golden::refuse_link(&self.golden))
+            .map_err(Error::Usage)
+    }
+
     /// Golden text now on disk (empty when there is none) and the pending text.
     pub fn texts(&self) -> (String, String) {
         let old = golden::read_snapshot_text(&self.golden).unwrap_or_default();
@@ -58,6 +65,7 @@ impl PendingSnapshot {
 
     /// Makes the pending file the golden file.
     pub fn accept(&self) -> Result<(), Error> {
+        self.refuse_links()?;
         let text =
             std::fs::read_to_string(&self.pending).map_err(|e| Error::io(&self.pending, e))?;
         write_atomically(&self.golden, &without_review_fields(&text))?;
@@ -66,6 +74,7 @@ impl PendingSnapshot {
 
     /// Deletes the pending file and keeps the golden file as it is.
     pub fn reject(&self) -> Result<(), Error> {
+        self.refuse_links()?;
         std::fs::remove_file(&self.pending).map_err(|e| Error::io(&self.pending, e))
     }
 }
@@ -79,9 +88,11 @@ pub fn find_pending(snapshot_dirs: &[PathBuf]) -> Result<Vec<PendingSnapshot>, E
         }
         for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
             let path = entry.map_err(|e| Error::io(dir, e))?.path();
-            if path.is_file()
-                && let Some(pending) = PendingSnapshot::from_path(&path)
-            {
+            // Links are listed (not followed) so that accepting or reviewing them is refused
+            // with their name rather than skipped silently.
+            let listed = std::fs::symlink_metadata(&path)
+                .is_ok_and(|m| m.is_file() || m.file_type().is_symlink());
+            if listed && let Some(pending) = PendingSnapshot::from_path(&path) {
                 found.push(pending);
             }
         }

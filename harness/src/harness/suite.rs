@@ -112,7 +112,15 @@ impl Suite {
             }
             owners.push((scenario.name.clone(), file.display.clone()));
             let scenario = Arc::new(scenario);
-            for variant in engine::variants(&scenario) {
+            let variants = engine::variants(&scenario);
+            if let Err(error) = golden::check_file_names(&file.display, &scenario.name, &variants) {
+                entries.push(Entry::BadFile {
+                    name: file.display.clone(),
+                    error,
+                });
+                continue;
+            }
+            for variant in variants {
                 entries.push(Entry::Variant {
                     name: trial_name(&scenario.name, &variant.name()),
                     missing: engine::missing_requirement(&scenario, &variant),
@@ -126,6 +134,19 @@ impl Suite {
             workspace_root,
             entries,
         }
+    }
+
+    /// Every variant runs with `limits` over its scenario's own `limits:` (the command line's).
+    pub fn with_limits(mut self, limits: crate::scenario::Limits) -> Suite {
+        for entry in &mut self.entries {
+            if let Entry::Variant { scenario, .. } = entry {
+                let merged = limits.merged_over(scenario.limits);
+                if merged != scenario.limits {
+                    Arc::make_mut(scenario).limits = merged;
+                }
+            }
+        }
+        self
     }
 
     /// Trial names in run order.
@@ -295,7 +316,12 @@ fn run_variant(
             target.variant,
         ));
     }
-    let golden = golden::assert_golden(&target, &run.golden).map_err(Failed::from)?;
+    let golden = golden::assert_golden(&target, &run.golden).map_err(|error| {
+        // A golden file that cannot be read or written is a problem of the workspace, not a
+        // changed timeline.
+        shared.bad_input.fetch_add(1, Ordering::SeqCst);
+        Failed::from(error)
+    })?;
     match failure(&run.failed_checks, &golden, &shared.root) {
         None => Ok(Completion::Completed),
         Some(message) => Err(Failed::from(message)),
@@ -343,6 +369,7 @@ mod tests {
             },
             replay: None,
             expect: Vec::new(),
+            limits: Default::default(),
         }
     }
 
@@ -510,6 +537,54 @@ mod tests {
         // A failed check fails the trial even when the golden text matches.
         let third = load().run_with(&quiet_args(), failing_check_runner, false);
         assert_eq!(third.exit_code(), FAILED);
+    }
+
+    #[test]
+    fn a_panicking_variant_fails_alone() {
+        fn panics_on_one(scenario: &Scenario, variant: &Variant) -> Result<TrialRun, Error> {
+            if variant.name() == "n=1" {
+                panic!("model bug");
+            }
+            echo_runner(scenario, variant)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let golden = root.join("scenarios/snapshots/a@n=2.snap");
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, "---\nsource: x\n---\nscenario a\nvariant n=2\n").unwrap();
+        let suite = Suite::from_parsed(
+            root.to_path_buf(),
+            vec![(
+                file(root, "a"),
+                Ok(scenario(
+                    "a",
+                    vec![("n", vec![VarValue::Int(1), VarValue::Int(2)])],
+                )),
+            )],
+        );
+        let outcome = suite.run_with(&quiet_args(), panics_on_one, false);
+        assert_eq!(outcome.conclusion.num_failed, 1);
+        assert_eq!(outcome.conclusion.num_passed, 1);
+    }
+
+    #[test]
+    fn variants_sharing_a_golden_file_are_a_bad_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let suite = Suite::from_parsed(
+            root.to_path_buf(),
+            vec![(
+                file(root, "a"),
+                Ok(scenario(
+                    "a",
+                    vec![(
+                        "p",
+                        vec![VarValue::Str("x/y".into()), VarValue::Str("x\\y".into())],
+                    )],
+                )),
+            )],
+        );
+        assert_eq!(suite.names(), ["scenarios/a.yaml"]);
     }
 
     #[test]

@@ -313,6 +313,11 @@ impl Heap {
         matches!(self.objects.get(id.0 as usize), Some(Some(_)))
     }
 
+    /// The kinds of every live object (for measuring the model's memory).
+    pub fn live_kinds(&self) -> impl Iterator<Item = &ObjKind> {
+        self.objects.iter().flatten().map(|o| &o.kind)
+    }
+
     pub fn live_objects(&self) -> usize {
         self.objects.len() - self.free_slots.len()
     }

@@ -121,6 +121,8 @@ pub struct Interpreter<'a> {
     pub(super) ctx_nodes: FxHashMap<ObjId, ObjId>,
     /// `(rank, world_size)` after `dist.init_process_group`.
     pub(super) process_group: Option<(i64, i64)>,
+    pub(super) budget: super::budget::Budget,
+    pub(super) data_depth: super::depth::DepthGuard,
 }
 
 impl<'a> Interpreter<'a> {
@@ -163,6 +165,8 @@ impl<'a> Interpreter<'a> {
             torch_classes,
             ctx_nodes: FxHashMap::default(),
             process_group: None,
+            budget: Default::default(),
+            data_depth: Default::default(),
             heap,
             names,
             codes,
@@ -644,6 +648,7 @@ impl<'a> Interpreter<'a> {
         if let Some(f) = self.frames.last_mut() {
             f.line = line;
         }
+        self.budget_step()?;
         let flow = self.exec_inner(stmt)?;
         self.release_dropped_storages(None);
         Ok(flow)
@@ -965,9 +970,7 @@ impl<'a> Interpreter<'a> {
                     Ok(item)
                 }
                 &ObjKind::Range { start, stop, step } => {
-                    let v = start + step * index as i64;
-                    let inside = if step > 0 { v < stop } else { v > stop };
-                    Ok(inside.then_some(Value::Int(v)))
+                    Ok(super::int_ops::range_item(start, stop, step, index as u64).map(Value::Int))
                 }
                 other => {
                     let t = other.type_name();
@@ -1750,6 +1753,10 @@ impl<'a> Interpreter<'a> {
                 Err(e) => break Err(e),
             };
             index += 1;
+            if let Err(e) = self.budget_step() {
+                self.heap.decref(item);
+                break Err(e);
+            }
             if let Err(e) = self.store(&first.target, item) {
                 break Err(e);
             }
@@ -2639,7 +2646,9 @@ impl<'a> Interpreter<'a> {
         for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
             let right = self.eval(right_expr)?;
             self.offset = c.range.start().to_u32();
-            let result = self.compare(*op, left, right);
+            let result = self
+                .compare(*op, left, right)
+                .and_then(|ok| self.data_depth_checked(ok));
             self.heap.decref(left);
             let ok = match result {
                 Ok(b) => b,
@@ -2720,6 +2729,9 @@ impl<'a> Interpreter<'a> {
     /// `a == b` for values whose equality does not need tensor data: numbers, strings, and
     /// tuples, lists and `torch.Size` item by item (a `Size` equals a tuple of its dims).
     fn values_equal(&self, a: Value, b: Value) -> bool {
+        let Some(_level) = self.data_depth.enter() else {
+            return false;
+        };
         let number = |v: Value| match v {
             Value::Int(i) => Some(i as f64),
             Value::Float(f) => Some(f),

@@ -9,12 +9,16 @@
 //! the construct.
 
 mod autograd;
+pub mod budget;
+mod depth;
+mod int_ops;
 mod interp;
 mod layers;
 mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod syntax_check;
 mod torchlib;
 
 pub use interp::{Interpreter, RunEnd};
@@ -31,6 +35,8 @@ use rustc_hash::FxHashMap;
 pub struct Interner {
     names: Vec<std::rc::Rc<str>>,
     index: FxHashMap<std::rc::Rc<str>, Sym>,
+    /// Bytes of the interned text (the workload's strings are never freed in the model).
+    bytes: u64,
 }
 
 impl Interner {
@@ -40,9 +46,15 @@ impl Interner {
         }
         let sym = Sym(self.names.len() as u32);
         let text: std::rc::Rc<str> = s.into();
+        self.bytes += s.len() as u64 + 2 * std::mem::size_of::<std::rc::Rc<str>>() as u64;
         self.names.push(text.clone());
         self.index.insert(text, sym);
         sym
+    }
+
+    /// Bytes held by the interned strings.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes
     }
 
     pub fn name(&self, sym: Sym) -> &str {
@@ -57,7 +69,7 @@ impl Interner {
 
 /// Parses the workload, reporting a syntax error at its place in the scenario file.
 pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
-    ruff_python_parser::parse_module(&workload.source)
+    let module = ruff_python_parser::parse_module(&workload.source)
         .map(|parsed| parsed.into_syntax())
         .map_err(|e| {
             let map = SourceMap::new(workload, file);
@@ -66,5 +78,14 @@ pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
                 map.location(e.location.start().to_u32()),
                 e.error.to_string(),
             )
-        })
+        })?;
+    if let Some((offset, message)) = syntax_check::first_error(&module.body) {
+        let map = SourceMap::new(workload, file);
+        return Err(Error::input(
+            InputErrorKind::PythonSyntax,
+            map.location(offset),
+            format!("SyntaxError: {message}"),
+        ));
+    }
+    Ok(module)
 }

@@ -5,6 +5,7 @@
 //! (a list item, a dict value) takes its own reference.
 
 use super::autograd::{self, Save};
+use super::int_ops;
 use super::interp::{Interpreter, R};
 use crate::heap::{NativeId, ObjId, ObjKind, Sym, Value};
 use crate::torch::{self, Category, DeviceKind, Dtype, GradFlow};
@@ -619,7 +620,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             [] => Ok(Value::Int(0)),
             [Value::Int(i)] => Ok(Value::Int(*i)),
             [Value::Bool(b)] => Ok(Value::Int(*b as i64)),
-            [Value::Float(f)] => Ok(Value::Int(f.trunc() as i64)),
+            [Value::Float(f)] => int_ops::to_value(it, int_ops::from_float(*f)),
             [Value::Str(s)] => match it.names.name(*s).trim().parse::<i64>() {
                 Ok(i) => Ok(Value::Int(i)),
                 Err(_) => it.error("ValueError: invalid literal for int()"),
@@ -643,7 +644,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             None => Ok(Value::Bool(false)),
         },
         Abs => match p.as_slice() {
-            [Value::Int(i)] => Ok(Value::Int(i.abs())),
+            [Value::Int(i)] => int_ops::to_value(it, int_ops::absolute(*i)),
             [Value::Float(f)] => Ok(Value::Float(f.abs())),
             _ => it.unsupported("abs() of this value"),
         },
@@ -862,7 +863,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let Some(&data) = p.first() else {
                 return it.error("TypeError: tensor() missing data");
             };
-            let (shape, all_int) = nested_shape(it, data)?;
+            let (shape, all_int) = nested_shape(it, data, 0)?;
             let dtype = dtype_kw(it, a)?.unwrap_or(if all_int {
                 Dtype::Int64
             } else {
@@ -1031,13 +1032,12 @@ fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
             ObjKind::List(items) | ObjKind::Tuple(items) => Ok(items.clone()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
             &ObjKind::Range { start, stop, step } => {
-                let mut out = Vec::new();
-                let mut x = start;
-                while (step > 0 && x < stop) || (step < 0 && x > stop) {
-                    out.push(Value::Int(x));
-                    x += step;
-                }
-                Ok(out)
+                let len = int_ops::range_len(start, stop, step);
+                it.budget_items(len)?;
+                Ok((0..len)
+                    .map_while(|i| int_ops::range_item(start, stop, step, i))
+                    .map(Value::Int)
+                    .collect())
             }
             other => {
                 let t = other.type_name();
@@ -1060,7 +1060,13 @@ fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
                 None => return it.error("TypeError: len() of a 0-d tensor"),
             },
             &ObjKind::Range { start, stop, step } => {
-                ((stop - start + step - step.signum()) / step).max(0)
+                match i64::try_from(int_ops::range_len(start, stop, step)) {
+                    Ok(n) => n,
+                    Err(_) => {
+                        return it
+                            .error("OverflowError: Python int too large to convert to C ssize_t");
+                    }
+                }
             }
             other => {
                 let t = other.type_name();
@@ -1098,7 +1104,14 @@ fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
     Ok(shape)
 }
 
-fn nested_shape(it: &Interpreter<'_>, v: Value) -> R<(Vec<i64>, bool)> {
+/// Most dimensions `torch.tensor` accepts from nested data (torch's `MAX_DIMS`); deeper
+/// (or self-referential) data raises its `ValueError` before any deep walk.
+const TENSOR_DATA_MAX_DIMS: usize = 128;
+
+fn nested_shape(it: &Interpreter<'_>, v: Value, depth: usize) -> R<(Vec<i64>, bool)> {
+    if depth > TENSOR_DATA_MAX_DIMS {
+        return it.error("ValueError: too many dimensions 'list'");
+    }
     match v {
         Value::Int(_) | Value::Bool(_) => Ok((vec![], true)),
         Value::Float(_) => Ok((vec![], false)),
@@ -1107,7 +1120,7 @@ fn nested_shape(it: &Interpreter<'_>, v: Value) -> R<(Vec<i64>, bool)> {
             let mut inner: Option<Vec<i64>> = None;
             let mut all_int = true;
             for item in &items {
-                let (s, i) = nested_shape(it, *item)?;
+                let (s, i) = nested_shape(it, *item, depth + 1)?;
                 all_int &= i;
                 match &inner {
                     Some(prev) if *prev != s => {
@@ -1916,43 +1929,14 @@ pub(super) fn scalar_binary(
                 }
                 Ok(Value::Float(a as f64 / b as f64))
             }
-            FloorDiv | Mod => {
-                if b == 0 {
-                    return it.error("ZeroDivisionError: integer division or modulo by zero");
-                }
-                let q = a.div_euclid(b);
-                let q = if b < 0 && a.rem_euclid(b) != 0 {
-                    q + 1
-                } else {
-                    q
-                };
-                let (q, m) = if b < 0 {
-                    let m = a - q * b;
-                    if m != 0 && (m < 0) != (b < 0) {
-                        (q - 1, m + b)
-                    } else {
-                        (q, m)
-                    }
-                } else {
-                    (q, a - q * b)
-                };
-                Ok(Value::Int(if op == FloorDiv { q } else { m }))
-            }
-            Pow => {
-                if b < 0 {
-                    return Ok(Value::Float((a as f64).powf(b as f64)));
-                }
-                match u32::try_from(b).ok().and_then(|e| a.checked_pow(e)) {
-                    Some(v) => Ok(Value::Int(v)),
-                    None => overflow(it),
-                }
-            }
-            LShift => u32::try_from(b)
-                .ok()
-                .and_then(|s| a.checked_shl(s))
-                .filter(|v| v >> b == a)
-                .map_or_else(|| overflow(it), |v| Ok(Value::Int(v))),
-            RShift => Ok(Value::Int(a >> b.clamp(0, 63))),
+            FloorDiv => int_ops::to_value(it, int_ops::floor_div(a, b)),
+            Mod => int_ops::to_value(it, int_ops::modulo(a, b)),
+            Pow if b < 0 => int_ops::negative_power(a, b)
+                .map(Value::Float)
+                .or_else(|fault| fault.raise(it)),
+            Pow => int_ops::to_value(it, int_ops::power(a, b)),
+            LShift => int_ops::to_value(it, int_ops::shift_left(a, b)),
+            RShift => int_ops::to_value(it, int_ops::shift_right(a, b)),
             BitAnd => Ok(Value::Int(a & b)),
             BitOr => Ok(Value::Int(a | b)),
             BitXor => Ok(Value::Int(a ^ b)),
@@ -1978,6 +1962,7 @@ pub(super) fn scalar_binary(
     }
     match (op, l, r) {
         (Add, Value::Str(a), Value::Str(b)) => {
+            it.budget_bytes((it.names.name(a).len() + it.names.name(b).len()) as u64)?;
             let s = format!("{}{}", it.names.name(a), it.names.name(b));
             Ok(Value::Str(it.names.intern(&s)))
         }
@@ -1989,6 +1974,7 @@ pub(super) fn scalar_binary(
                 _ => return it.unsupported("`*` on this object"),
             };
             let count = usize::try_from(n.max(0)).unwrap_or(0);
+            it.budget_items(items.len().saturating_mul(count) as u64)?;
             if items.len().saturating_mul(count) > 100_000_000 {
                 return it.unsupported("sequences of more than 100 000 000 items");
             }

@@ -83,16 +83,44 @@ pub fn analyze<'a>(module: &'a [Stmt], names: &mut Interner) -> Codes<'a> {
     for s in module {
         collect_stmt(s, &mut facts, names);
     }
+    let mut enclosing = Enclosing::default();
     for child in facts.children {
-        resolve(child, &[], &mut codes, names);
+        resolve(child, &mut enclosing, &mut codes, names);
     }
     codes
+}
+
+/// The locals of the enclosing functions, as counts per name: pushing and popping a scope
+/// costs its own names only, so deeply nested lambdas stay linear in time and memory.
+#[derive(Default)]
+struct Enclosing {
+    bound: FxHashMap<Sym, u32>,
+}
+
+impl Enclosing {
+    fn contains(&self, name: &Sym) -> bool {
+        self.bound.get(name).is_some_and(|&n| n > 0)
+    }
+
+    fn push(&mut self, locals: &FxHashSet<Sym>) {
+        for &n in locals {
+            *self.bound.entry(n).or_default() += 1;
+        }
+    }
+
+    fn pop(&mut self, locals: &FxHashSet<Sym>) {
+        for n in locals {
+            if let Some(count) = self.bound.get_mut(n) {
+                *count -= 1;
+            }
+        }
+    }
 }
 
 /// Resolves one nested scope; returns the names it needs from enclosing functions.
 fn resolve<'a>(
     child: Child<'a>,
-    enclosing: &[&FxHashSet<Sym>],
+    enclosing: &mut Enclosing,
     codes: &mut Codes<'a>,
     names: &mut Interner,
 ) -> FxHashSet<Sym> {
@@ -107,7 +135,7 @@ fn resolve<'a>(
                 needs.extend(resolve(c, enclosing, codes, names));
             }
             needs.extend(facts.used.difference(&facts.bound).copied());
-            needs.retain(|n| enclosing.iter().any(|e| e.contains(n)));
+            needs.retain(|n| enclosing.contains(n));
             needs
         }
         Child::Function(body) => {
@@ -137,19 +165,19 @@ fn resolve<'a>(
                 .filter(|n| !facts.globals.contains(n) && !facts.nonlocals.contains(n))
                 .copied()
                 .collect();
-            let mut inner_enclosing = enclosing.to_vec();
-            inner_enclosing.push(&locals);
+            enclosing.push(&locals);
             let mut child_needs: FxHashSet<Sym> = FxHashSet::default();
             for c in std::mem::take(&mut facts.children) {
-                child_needs.extend(resolve(c, &inner_enclosing, codes, names));
+                child_needs.extend(resolve(c, enclosing, codes, names));
             }
+            enclosing.pop(&locals);
             let mut cellvars: Vec<Sym> = locals.intersection(&child_needs).copied().collect();
             cellvars.sort();
             let mut free: FxHashSet<Sym> = facts
                 .used
                 .union(&child_needs)
                 .filter(|n| !locals.contains(n) && !facts.globals.contains(n))
-                .filter(|n| enclosing.iter().any(|e| e.contains(n)))
+                .filter(|n| enclosing.contains(n))
                 .copied()
                 .collect();
             free.extend(facts.nonlocals.iter().copied());

@@ -6,6 +6,7 @@
 
 mod device;
 mod expect;
+mod limits;
 mod model;
 mod parse;
 mod python_profile;
@@ -16,6 +17,7 @@ mod yaml_tree;
 
 pub use device::{DevicePreset, PRESETS, device_from_str, preset};
 pub use expect::{BLOCK_KEYS, parse_bound};
+pub use limits::{LIMIT_KEYS, Limits};
 pub use model::*;
 pub use parse::{TOP_LEVEL_KEYS, load, parse};
 pub use python_profile::SUPPORTED_MINORS;

@@ -177,6 +177,8 @@ pub struct Scenario {
     /// recorded PyTorch snapshot instead of a workload run on the model.
     pub replay: Option<ReplaySource>,
     pub expect: Vec<ExpectBlock>,
+    /// `limits:`: the run's budgets (defaults where not given).
+    pub limits: super::limits::Limits,
 }
 
 /// A recorded snapshot a scenario replays. Its timeline is the snapshot's (exact when the

@@ -3,12 +3,12 @@
 
 use super::model::{Device, PythonProfile, Scenario, VarValue, Workload};
 use super::yaml_tree::{self, Node, Position, Value};
-use super::{device, expect, python_profile, replay, vary, workload};
+use super::{device, expect, limits, python_profile, replay, vary, workload};
 use crate::error::{Error, InputErrorKind, Location};
 
 /// The keys a scenario file may have at the top level, in the order the documentation lists them.
 pub const TOP_LEVEL_KEYS: &[&str] = &[
-    "name", "about", "device", "python", "vary", "workload", "replay", "expect",
+    "name", "about", "device", "python", "vary", "workload", "replay", "expect", "limits",
 ];
 
 /// Reads and validates a scenario file. `display_path` is how the file is named in every message
@@ -19,6 +19,7 @@ pub fn load(path: &std::path::Path, display_path: &str) -> Result<Scenario, Erro
     // `replay:` is relative to the scenario file wherever the process runs.
     if let Some(replay) = &mut scenario.replay {
         replay.path = replay::beside(path, &replay.written);
+        replay::confine(path, replay)?;
     }
     Ok(scenario)
 }
@@ -148,6 +149,11 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         None => Vec::new(),
     };
 
+    let limits = match keys.get("limits") {
+        Some(node) => limits::parse_limits(&cx, node)?,
+        None => limits::Limits::default(),
+    };
+
     Ok(Scenario {
         file: display_path.to_string(),
         name,
@@ -166,6 +172,7 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         workload,
         replay,
         expect,
+        limits,
     })
 }
 

@@ -48,6 +48,36 @@ pub(crate) fn parse_replay(
     })
 }
 
+/// Refuses a `replay:` path that resolves (links followed) outside the scenario's package: the
+/// nearest folder above the scenario file holding `Cargo.toml` or `.git`, else the scenario
+/// file's own folder. A scenario file from elsewhere must not read arbitrary files.
+pub(crate) fn confine(scenario_file: &Path, replay: &ReplaySource) -> Result<(), Error> {
+    let Ok(target) = replay.path.canonicalize() else {
+        // Missing: reading it reports the error; nothing outside is read.
+        return Ok(());
+    };
+    let Ok(file) = scenario_file.canonicalize() else {
+        return Ok(());
+    };
+    let folder = file.parent().unwrap_or(Path::new("/"));
+    let root = folder
+        .ancestors()
+        .find(|d| d.join("Cargo.toml").is_file() || d.join(".git").exists())
+        .unwrap_or(folder);
+    if target.starts_with(root) {
+        return Ok(());
+    }
+    Err(Error::input(
+        crate::error::InputErrorKind::Schema,
+        replay.location.clone(),
+        format!(
+            "`replay: {}` resolves to a file outside the package that holds this scenario file; \
+             a replayed snapshot must be inside the package or workspace",
+            replay.written
+        ),
+    ))
+}
+
 /// `written` relative to the folder of `scenario_file`.
 pub(crate) fn beside(scenario_file: &Path, written: &str) -> PathBuf {
     match scenario_file.parent() {

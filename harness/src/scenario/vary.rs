@@ -62,6 +62,27 @@ pub(crate) fn parse_vary<'n>(cx: &Context<'_>, node: &'n Node) -> Result<Vec<Var
                     format!("`vary.{name}` lists the value {value} twice"),
                 ));
             }
+            // Variants are named by their printed values (test names, golden files): values
+            // that print alike would be two trials sharing one golden file.
+            let printed = value.to_string();
+            if let Some((other, _)) = values.iter().find(|(v, _)| v.to_string() == printed) {
+                return Err(cx.error(
+                    item.at,
+                    format!(
+                        "`vary.{name}`: {} and {} both print as `{printed}`, and variants are named by their printed values; keep one of them",
+                        describe(other),
+                        describe(&value)
+                    ),
+                ));
+            }
+            if let Some(c) = printed.chars().find(|c| c.is_control()) {
+                return Err(cx.error(
+                    item.at,
+                    format!(
+                        "`vary.{name}`: the value {printed:?} contains the control character {c:?}; variant values name tests and golden files"
+                    ),
+                ));
+            }
             values.push((value, item));
         }
         product = product.saturating_mul(values.len());
@@ -103,6 +124,17 @@ pub(crate) fn validate_overrides<'n>(
         }
     }
     Ok(vars)
+}
+
+/// A value with its type, for messages about values that print alike.
+fn describe(value: &VarValue) -> String {
+    match value {
+        VarValue::None => "null".to_string(),
+        VarValue::Bool(b) => format!("the boolean {b}"),
+        VarValue::Int(i) => format!("the integer {i}"),
+        VarValue::Float(x) => format!("the number {x:?}"),
+        VarValue::Str(s) => format!("the string {s:?}"),
+    }
 }
 
 fn is_python_identifier(name: &str) -> bool {

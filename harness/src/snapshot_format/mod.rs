@@ -14,5 +14,6 @@ pub mod check;
 #[cfg(test)]
 pub(crate) mod corpus;
 pub mod diff;
+pub mod export_file;
 pub mod replay;
 pub mod write;

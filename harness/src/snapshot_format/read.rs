@@ -28,10 +28,24 @@ use std::path::Path;
 /// does the exporter); a writer that appends a whole trace at once is read all the same,
 /// holding that trace's tree until its single `APPENDS`.
 pub fn read_snapshot(input: impl Read, file: &str) -> Result<Snapshot, Error> {
+    read_snapshot_within(input, file, DECODED_ALLOWANCE)
+}
+
+/// [`read_snapshot`] with `allowance` bytes of decoded data allowed beyond
+/// [`MAX_DECODED_FACTOR`] times the input.
+fn read_snapshot_within(input: impl Read, file: &str, allowance: u64) -> Result<Snapshot, Error> {
     let mut sink = TraceSink {
         file,
-        state: ConvertState::default(),
+        state: ConvertState {
+            decoded_allowance: allowance,
+            ..ConvertState::default()
+        },
         traces: Vec::new(),
+        trace_slots: HashMap::new(),
+    };
+    let input = CountingReader {
+        inner: input,
+        count: std::rc::Rc::clone(&sink.state.input_bytes),
     };
     let doc = pickle::decode_with(input, file, &mut sink)?;
     let TraceSink {
@@ -51,12 +65,15 @@ pub fn read_snapshot(input: impl Read, file: &str) -> Result<Snapshot, Error> {
 #[cfg(test)]
 fn read_snapshot_whole(input: impl Read, file: &str) -> Result<Snapshot, Error> {
     let doc = pickle::decode(input, file)?;
-    let mut state = ConvertState::default();
+    let mut state = ConvertState {
+        decoded_allowance: u64::MAX,
+        ..ConvertState::default()
+    };
     let converter = Converter {
         doc: &doc,
         file,
         state: &mut state,
-        streamed: Vec::new(),
+        streamed: HashMap::new(),
     };
     converter.snapshot()
 }
@@ -81,6 +98,33 @@ struct ConvertState {
     /// (its trace entry was converted) is still found here when another entry shares it.
     stack_of_list: Vec<u32>,
     scratch: Vec<u32>,
+    /// Bytes of the input read so far (shared with the reader that counts them).
+    input_bytes: std::rc::Rc<std::cell::Cell<u64>>,
+    /// Bytes of strings and frames produced so far: a string shared through the memo is
+    /// copied wherever it is used, so this can outgrow the input ([`MAX_DECODED_FACTOR`]).
+    decoded_bytes: std::cell::Cell<u64>,
+    /// Decoded bytes allowed beyond the factor.
+    decoded_allowance: u64,
+}
+
+/// Most bytes of decoded strings and stacks per byte of input (beyond a fixed allowance):
+/// real snapshots stay far below it, a crafted one that references one long string through
+/// the memo millions of times is refused instead of exhausting memory.
+const MAX_DECODED_FACTOR: u64 = 256;
+const DECODED_ALLOWANCE: u64 = 256 << 20;
+
+/// Counts the bytes the decoder reads, for the decoded-size bound.
+struct CountingReader<R> {
+    inner: R,
+    count: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
 }
 
 /// Takes the entries of trace lists while the pickle is decoded (see [`read_snapshot`]).
@@ -89,6 +133,8 @@ struct TraceSink<'f> {
     state: ConvertState,
     /// (trace list's identity, its converted entries), in order of first append.
     traces: Vec<(u64, Vec<TraceEntry>)>,
+    /// Identity → index into `traces`.
+    trace_slots: HashMap<u64, usize>,
 }
 
 impl pickle::AppendSink for TraceSink<'_> {
@@ -96,8 +142,8 @@ impl pickle::AppendSink for TraceSink<'_> {
         let Some(identity) = doc.identity(list) else {
             return Ok(false);
         };
-        let slot = match self.traces.iter().position(|(id, _)| *id == identity) {
-            Some(slot) => slot,
+        let slot = match self.trace_slots.get(&identity) {
+            Some(&slot) => slot,
             None => {
                 // A trace list is an empty list whose first item is a dict with a str
                 // `action` (no other dict of a snapshot has one). Anything else stays generic.
@@ -112,6 +158,7 @@ impl pickle::AppendSink for TraceSink<'_> {
                     return Ok(false);
                 }
                 self.traces.push((identity, Vec::new()));
+                self.trace_slots.insert(identity, self.traces.len() - 1);
                 self.traces.len() - 1
             }
         };
@@ -120,7 +167,7 @@ impl pickle::AppendSink for TraceSink<'_> {
             doc,
             file: self.file,
             state: &mut self.state,
-            streamed: Vec::new(),
+            streamed: HashMap::new(),
         };
         let result = items.iter().try_for_each(|item| {
             // The entry's path is only spelled out for an error message: converting it again
@@ -152,8 +199,8 @@ struct Converter<'d, 's> {
     doc: &'d Doc,
     file: &'d str,
     state: &'s mut ConvertState,
-    /// Trace lists converted while decoding: (identity, entries until taken).
-    streamed: Vec<(u64, Option<Vec<TraceEntry>>)>,
+    /// Trace lists converted while decoding: identity → entries until taken.
+    streamed: HashMap<u64, Option<Vec<TraceEntry>>>,
 }
 
 impl<'d> Converter<'d, '_> {
@@ -181,15 +228,23 @@ impl<'d> Converter<'d, '_> {
                 ));
             }
         };
+        let (mut reserved, mut allocated) = (0u64, 0u64);
         for (i, seg) in self.list(segments, "segments")?.iter().enumerate() {
-            let segment = self.segment(*seg, &format!("segments[{i}]"))?;
+            let path = format!("segments[{i}]");
+            let segment = self.segment(*seg, &path)?;
+            // Every later pass sums these: a snapshot whose totals overflow is malformed.
+            reserved = reserved
+                .checked_add(segment.total_size)
+                .ok_or_else(|| self.error(&path, "segment sizes add up to more than 64 bits"))?;
+            allocated = allocated
+                .checked_add(segment.allocated_size.max(segment.active_size))
+                .ok_or_else(|| self.error(&path, "segment sizes add up to more than 64 bits"))?;
             snapshot.segments.push(segment);
         }
         if let Some(traces) = self.doc.get(root, "device_traces") {
             for (d, trace) in self.list(traces, "device_traces")?.iter().enumerate() {
                 if let Some(identity) = self.doc.identity(*trace)
-                    && let Some((_, entries)) =
-                        self.streamed.iter_mut().find(|(id, _)| *id == identity)
+                    && let Some(entries) = self.streamed.get_mut(&identity)
                 {
                     let entries = entries.take().ok_or_else(|| {
                         self.error(
@@ -233,7 +288,7 @@ impl<'d> Converter<'d, '_> {
     fn list(&self, value: Value, path: &str) -> Result<&'d [Value], Error> {
         let streamed = || {
             let identity = self.doc.identity(value);
-            self.streamed.iter().any(|(id, _)| Some(*id) == identity)
+            identity.is_some_and(|id| self.streamed.contains_key(&id))
         };
         if self.doc.is_released(value) || streamed() {
             return Err(self.released(path));
@@ -321,10 +376,34 @@ impl<'d> Converter<'d, '_> {
         }
     }
 
+    /// Counts `bytes` more of decoded data; refuses past the bound on decoded size.
+    fn charge(&self, bytes: u64, path: &str) -> Result<(), Error> {
+        let decoded = self.state.decoded_bytes.get().saturating_add(bytes);
+        self.state.decoded_bytes.set(decoded);
+        let input = self.state.input_bytes.get();
+        let limit = input
+            .saturating_mul(MAX_DECODED_FACTOR)
+            .saturating_add(self.state.decoded_allowance);
+        if decoded > limit {
+            return Err(self.error(
+                path,
+                format!(
+                    "decoding would produce more than {MAX_DECODED_FACTOR} times the file's \
+                     size in strings and stacks ({decoded} bytes from {input} bytes read); \
+                     refused as malformed"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn opt_str(&self, dict: Value, key: &str, path: &str) -> Result<Option<String>, Error> {
         match self.doc.get(dict, key).map(|v| self.doc.view(v)) {
             None | Some(View::None) => Ok(None),
-            Some(View::Str(s)) => Ok(Some(s.to_string())),
+            Some(View::Str(s)) => {
+                self.charge(s.len() as u64, path)?;
+                Ok(Some(s.to_string()))
+            }
             Some(other) => Err(self.error(
                 path,
                 format!("`{key}` should be a str, found a {}", other.type_name()),
@@ -369,28 +448,34 @@ impl<'d> Converter<'d, '_> {
             next_address = block.address.saturating_add(block.size);
             blocks.push(block);
         }
-        let sum = |f: &dyn Fn(&Block) -> u64| blocks.iter().map(f).sum::<u64>();
+        let overflow = || self.error(path, "block sizes add up to more than 64 bits");
+        let sum = |f: &dyn Fn(&Block) -> u64| {
+            blocks
+                .iter()
+                .try_fold(0u64, |total, b| total.checked_add(f(b)))
+                .ok_or_else(overflow)
+        };
         let allocated = sum(&|b| {
             if b.state == BlockState::ActiveAllocated {
                 b.size
             } else {
                 0
             }
-        });
+        })?;
         let active = sum(&|b| {
             if b.state != BlockState::Inactive {
                 b.size
             } else {
                 0
             }
-        });
+        })?;
         let requested = sum(&|b| {
             if b.state != BlockState::Inactive {
                 b.requested_size
             } else {
                 0
             }
-        });
+        })?;
         Ok(Segment {
             device: self.opt_u32(seg, "device", path)?.unwrap_or(0),
             address,
@@ -510,7 +595,13 @@ impl<'d> Converter<'d, '_> {
             }
         }
         entry.action = match action.map(|a| self.doc.view(a)) {
-            Some(View::Str(s)) => TraceAction::parse(s),
+            Some(View::Str(s)) => {
+                let action = TraceAction::parse(s);
+                if let TraceAction::Other(name) = &action {
+                    self.charge(name.len() as u64, path)?;
+                }
+                action
+            }
             Some(other) => {
                 return Err(self.error(
                     path,
@@ -626,10 +717,15 @@ impl<'d> Converter<'d, '_> {
         let stack = match self.state.stack_ids.get(&key) {
             Some(id) => *id,
             None => {
-                let frames = key
+                let frames: Vec<Frame> = key
                     .iter()
                     .filter_map(|id| self.state.frames.get(*id as usize).cloned())
                     .collect();
+                let bytes: u64 = frames
+                    .iter()
+                    .map(|f| (std::mem::size_of::<Frame>() + f.file.len() + f.name.len()) as u64)
+                    .sum();
+                self.charge(bytes, path)?;
                 let id = self.state.stacks.intern(frames);
                 self.state.stack_ids.insert(key.clone(), id);
                 id
@@ -792,8 +888,12 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
         .filter(|b| b.state != BlockState::Inactive)
         .map(|b| (b.address, b.size))
         .collect();
-    let final_allocated: u64 = segments.iter().map(|s| s.allocated_size).sum();
-    let final_reserved: u64 = segments.iter().map(|s| s.total_size).sum();
+    let final_allocated: u64 = segments
+        .iter()
+        .fold(0u64, |t, s| t.saturating_add(s.allocated_size));
+    let final_reserved: u64 = segments
+        .iter()
+        .fold(0u64, |t, s| t.saturating_add(s.total_size));
 
     // The last alloc at each address that is still live at the end takes its final block size.
     let mut last_alloc: AddressMap<usize> = AddressMap::default();
@@ -883,15 +983,16 @@ pub fn to_timeline(snapshot: &Snapshot) -> ImportedTimeline {
         event.reserved = (initial_reserved as i128 + r).max(0) as u64;
     }
 
+    let segment_devices: std::collections::BTreeSet<u32> =
+        snapshot.segments.iter().map(|s| s.device).collect();
     let devices_with_data = (0..snapshot.device_traces.len().max(1) as u32)
-        .chain(snapshot.segments.iter().map(|s| s.device))
         .filter(|d| {
             snapshot
                 .device_traces
                 .get(*d as usize)
                 .is_some_and(|t| !t.is_empty())
-                || snapshot.segments.iter().any(|s| s.device == *d)
         })
+        .chain(segment_devices.iter().copied())
         .collect::<std::collections::BTreeSet<_>>();
     if devices_with_data.len() > 1 {
         notes.push(format!(

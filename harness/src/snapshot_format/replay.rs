@@ -221,13 +221,14 @@ fn start_state(
             });
         }
     }
+    let mut known: std::collections::HashSet<u64> = out.iter().map(|s| s.address).collect();
     for e in trace {
         if e.action == TraceAction::SegmentFree
             && matches!(
                 segment_first.get(&e.addr),
                 Some((TraceAction::SegmentFree, _))
             )
-            && !out.iter().any(|s| s.address == e.addr)
+            && known.insert(e.addr)
         {
             out.push(StartSegment {
                 address: e.addr,
@@ -441,28 +442,33 @@ pub fn replay(snapshot: &Snapshot) -> ReplayReport {
         let s = model.stats();
         series.push((s.allocated_bytes, s.reserved_bytes));
     };
+    // For each entry, the action of the first later entry that is not a segment event: found
+    // in one backward pass (searching forward from every segment event was quadratic).
+    let mut next_requests: Vec<Option<&TraceAction>> = vec![None; trace.len()];
+    let mut next: Option<&TraceAction> = None;
+    for (i, e) in trace.iter().enumerate().rev() {
+        next_requests[i] = next;
+        if !matches!(
+            e.action,
+            TraceAction::SegmentFree | TraceAction::SegmentAlloc
+        ) {
+            next = Some(&e.action);
+        }
+    }
     for (i, e) in trace.iter().enumerate() {
         match &e.action {
             TraceAction::SegmentAlloc | TraceAction::SegmentFree => {
                 counts.segments_total += (e.action == TraceAction::SegmentAlloc) as u64;
                 pending_segments.push(e);
                 // A run of segment_free that no request follows is an `empty_cache()` call.
-                let next_request = trace[i + 1..].iter().find(|n| {
-                    !matches!(
-                        n.action,
-                        TraceAction::SegmentFree | TraceAction::SegmentAlloc
-                    )
-                });
+                let next_request = next_requests[i];
                 let ends_run = !matches!(
                     trace.get(i + 1).map(|n| &n.action),
                     Some(TraceAction::SegmentFree | TraceAction::SegmentAlloc)
                 );
                 if ends_run
                     && e.action == TraceAction::SegmentFree
-                    && !matches!(
-                        next_request.map(|n| &n.action),
-                        Some(TraceAction::Alloc | TraceAction::Oom)
-                    )
+                    && !matches!(next_request, Some(TraceAction::Alloc | TraceAction::Oom))
                 {
                     model.empty_cache(&mut events);
                     pending_segments.clear();
@@ -492,15 +498,20 @@ pub fn replay(snapshot: &Snapshot) -> ReplayReport {
                 dev.refusals = 0;
                 dev.pending.clear();
                 drop(dev);
-                for p in pending_segments
+                if pending_segments
                     .iter()
-                    .filter(|p| p.action == TraceAction::SegmentAlloc)
+                    .any(|p| p.action == TraceAction::SegmentAlloc)
                 {
-                    if events.iter().any(|m| {
-                        m.action == Action::SegmentAlloc && m.addr == p.addr && m.size == p.size
-                    }) {
-                        counts.segments_predicted += 1;
-                    }
+                    let created: std::collections::HashSet<(u64, u64)> = events
+                        .iter()
+                        .filter(|m| m.action == Action::SegmentAlloc)
+                        .map(|m| (m.addr, m.size))
+                        .collect();
+                    counts.segments_predicted += pending_segments
+                        .iter()
+                        .filter(|p| p.action == TraceAction::SegmentAlloc)
+                        .filter(|p| created.contains(&(p.addr, p.size)))
+                        .count() as u64;
                 }
                 pending_segments.clear();
                 if e.action == TraceAction::Alloc {

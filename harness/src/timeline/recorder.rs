@@ -29,6 +29,15 @@ impl Recorder {
         self.open.map(|i| self.timeline.iterations[i].iteration)
     }
 
+    /// Bytes held by the records so far (counted in a run's memory budget: a loop of many
+    /// cheap iterations grows these, not the object heap).
+    pub fn record_bytes(&self) -> u64 {
+        let t = &self.timeline;
+        (t.events.capacity() * std::mem::size_of::<MemoryEvent>()
+            + t.iterations.capacity() * std::mem::size_of::<IterationMark>()
+            + t.gc_events.capacity() * std::mem::size_of::<GcEvent>()) as u64
+    }
+
     pub fn events_len(&self) -> usize {
         self.timeline.events.len()
     }

@@ -207,3 +207,37 @@ fn a_trace_list_read_as_something_else_is_refused() {
     let e = read_snapshot(&p[..], "odd.pickle").unwrap_err().to_string();
     assert!(e.contains("segments") && e.contains("already read"), "{e}");
 }
+
+/// `{segments: [], external_annotations: [{name: S}, {name: S}, ...]}` where `S` is one
+/// `len`-byte string written once and referenced `count` times through the memo.
+fn one_string_many_references(len: usize, count: usize) -> Vec<u8> {
+    let mut p = b"\x80\x02}(\x8c\x08segments]\x8c\x14external_annotations](".to_vec();
+    p.extend(b"}(\x8c\x04nameX");
+    p.extend((len as u32).to_le_bytes());
+    p.extend(std::iter::repeat_n(b'f', len));
+    p.extend(b"q\x01u");
+    for _ in 1..count {
+        p.extend(b"}(\x8c\x04nameh\x01u");
+    }
+    p.extend(b"eu.");
+    p
+}
+
+#[test]
+fn a_string_referenced_through_the_memo_cannot_blow_up_the_decoded_size() {
+    // 64 KiB referenced 20 000 times: 1.3 GB of copies from 284 KB of input.
+    let bytes = one_string_many_references(64 << 10, 20_000);
+    let e = read_snapshot_within(&bytes[..], "bomb.pickle", 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("bomb.pickle:1:1: data error: not a memory snapshot: external_annotations["),
+        "{e}"
+    );
+    assert!(e.contains("more than 256 times the file's size"), "{e}");
+    // A few references stay within the bound and read as usual.
+    let fine = one_string_many_references(64 << 10, 10);
+    let snapshot = read_snapshot_within(&fine[..], "fine.pickle", 0).unwrap();
+    assert_eq!(snapshot.annotations.len(), 10);
+    assert_eq!(snapshot.annotations[9].name.len(), 64 << 10);
+}
