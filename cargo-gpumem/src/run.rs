@@ -58,6 +58,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
             std::fs::write(&path, export_timeline(&timeline)).map_err(|e| Error::io(&path, e))?;
+            // On stderr, so that `--json` output stays one object per line.
+            eprintln!("wrote {}", path.display());
         }
         all_held &= report.all_held;
         if args.json {

@@ -8,8 +8,9 @@ pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
 
 /// Parses a byte quantity. Binary units (KiB, MiB, GiB, TiB) are powers of 1024, decimal
-/// units (kB, MB, GB, TB) powers of 1000; a bare number is bytes. Fractions are allowed
-/// ("1.5 GiB") and rounded down to a whole byte.
+/// units (kB, MB, GB, TB) powers of 1000, `B` is bytes. The unit is required: a bare "256"
+/// reads as bytes to some and as MiB to others, so it is refused with a suggestion.
+/// Fractions are allowed ("1.5 GiB") and rounded down to a whole byte.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t
@@ -26,7 +27,8 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("expected a number before the unit, found {num:?}"))?;
     let scale: u64 = match unit.trim() {
-        "" | "B" | "bytes" => 1,
+        "" => return Err(missing_unit(&num)),
+        "B" | "bytes" => 1,
         "KiB" => KIB,
         "MiB" => MIB,
         "GiB" => GIB,
@@ -46,6 +48,14 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         return Err(format!("byte quantity {text:?} is out of range"));
     }
     Ok(bytes as u64)
+}
+
+/// The message for a number written without a unit.
+pub fn missing_unit(number: &str) -> String {
+    format!(
+        "{number:?} has no unit: write \"{number} B\" for bytes (or KiB, MiB, GiB, TiB, kB, MB, \
+         GB, TB)"
+    )
 }
 
 /// Formats bytes exactly like PyTorch's `format_size` (used in its OOM message):
@@ -98,7 +108,9 @@ mod tests {
         assert_eq!(parse_bytes("52 GiB").unwrap(), 52 * GIB);
         assert_eq!(parse_bytes("80GB").unwrap(), 80_000_000_000);
         assert_eq!(parse_bytes("1.5 MiB").unwrap(), 3 * MIB / 2);
-        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert_eq!(parse_bytes("4096 B").unwrap(), 4096);
+        let bare = parse_bytes("4096").unwrap_err();
+        assert!(bare.contains("has no unit: write \"4096 B\""), "{bare}");
         assert_eq!(parse_bytes("1_024 KiB").unwrap(), MIB);
         assert!(
             parse_bytes("12 parsecs")

@@ -9,9 +9,11 @@ mod bad_input;
 mod cargo_test;
 mod golden_workflow;
 mod listing_and_filters;
+mod no_cargo;
 mod project;
 mod review;
 mod run_command;
+mod schema;
 mod snapshots;
 
 pub use project::{Output, Project};

@@ -38,6 +38,16 @@ impl Project {
         project
     }
 
+    /// A repository without any cargo file (a PyTorch project): only a `.git` folder, which
+    /// bounds the upward search for scenarios as a real repository root does.
+    pub fn without_cargo() -> Project {
+        let project = Project {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        };
+        std::fs::create_dir_all(project.path(".git")).expect("create .git");
+        project
+    }
+
     pub fn root(&self) -> &Path {
         self.dir.path()
     }

@@ -49,7 +49,7 @@ fn check_on_a_corpus_file_predicts_every_address_and_judges_the_flags() {
     assert_eq!(json["checks"][0]["passed"], true);
 
     // A bound just below the measured peak fails the command with exit 1.
-    let below = format!("< {peak}");
+    let below = format!("< {peak} B");
     let human = project.gpumem(&["check", &path, "--peak-allocated", &below, "--oom", "false"]);
     assert_eq!(human.code, 1, "{}", human.all());
     assert!(
@@ -104,6 +104,13 @@ fn export_then_check_round_trips_and_a_truncated_export_is_refused() {
         project.files_under("out"),
         ["run.size=1024.pickle", "run.size=4096.pickle"]
     );
+    for file in ["out/run.size=1024.pickle", "out/run.size=4096.pickle"] {
+        assert!(
+            run.stderr.contains(&format!("wrote {file}")),
+            "{}",
+            run.all()
+        );
+    }
     for (report, file) in json_lines(&run.stdout)
         .iter()
         .zip(["out/run.size=1024.pickle", "out/run.size=4096.pickle"])
@@ -188,4 +195,25 @@ fn diff_of_two_scenario_variants_reports_the_peak_delta() {
 
     let bad = project.gpumem(&["diff", "small_loop.yaml", "nowhere.pickle"]);
     assert_eq!(bad.code, 2, "{}", bad.all());
+}
+
+#[test]
+fn check_refuses_a_scenario_file_and_steady_state_up_front() {
+    let project = Project::new();
+    project.write("small_loop.yaml", SMALL_LOOP);
+    let out = project.gpumem(&["check", "small_loop.yaml"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("small_loop.yaml is a scenario file: use `cargo gpumem run small_loop.yaml`"),
+        "{}",
+        out.all()
+    );
+    let out = project.gpumem(&["check", "any.pickle", "--steady-state"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("records no iteration boundaries"),
+        "{}",
+        out.all()
+    );
 }

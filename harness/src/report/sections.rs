@@ -46,12 +46,13 @@ pub fn header(out: &mut Lines, scenario: &Scenario, variant: &Variant) {
 pub fn outcome(out: &mut Lines, timeline: &Timeline) {
     let completed = timeline.iterations_completed();
     match &timeline.oom {
+        None if timeline.iterations.is_empty() => {
+            out.push("completed (the trace marks no iterations)".to_string())
+        }
+        None if completed == 1 => out.push("completed 1 iteration".to_string()),
         None => out.push(format!("completed {completed} iterations")),
         Some(oom) => {
-            let when = match oom.iteration {
-                Some(i) => format!("iteration {i}"),
-                None => "outside any iteration".to_string(),
-            };
+            let when = locate::oom_when(timeline, oom.iteration);
             let line = timeline
                 .stacks
                 .get(oom.stack)
@@ -59,7 +60,7 @@ pub fn outcome(out: &mut Lines, timeline: &Timeline) {
                 .map(|f| format!(" at {}", frame_label(f)))
                 .unwrap_or_default();
             out.push(format!(
-                "OOM at {when} after {completed} completed iterations: requested {}{line}",
+                "OOM{when}: requested {}{line}",
                 exact_bytes(oom.requested_bytes)
             ));
             for text in oom.message.lines() {

@@ -97,8 +97,8 @@ impl SnapshotCheck {
             if failed == 0 { "ok" } else { "FAILED" },
             match (self.verdicts.len(), failed) {
                 (0, _) => "no checks".to_string(),
-                (n, 0) => format!("{n} checks held"),
-                (n, f) => format!("{f} of {n} checks failed"),
+                (n, 0) => format!("{} held", crate::check::locate::checks(n)),
+                (n, f) => format!("{f} of {} failed", crate::check::locate::checks(n)),
             },
             self.imported.device
         );
