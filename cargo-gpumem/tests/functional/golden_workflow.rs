@@ -125,7 +125,10 @@ fn a_changed_golden_timeline_is_coloured_only_where_colour_is_wanted() {
     let plain = project.gpumem_with(&["test"], &[("CI", "true")]);
     assert_eq!(plain.code, 1, "{}", plain.all());
     assert!(!plain.stdout.contains('\u{1b}'), "{}", plain.all());
-    let coloured = project.gpumem_with(&["test"], &[("CI", "true"), ("CLICOLOR_FORCE", "1")]);
+    let coloured = project.gpumem_with(
+        &["test"],
+        &[("CI", "true"), ("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")],
+    );
     assert_eq!(coloured.code, 1, "{}", coloured.all());
     // Removed lines red, added lines green, as `review` shows them.
     assert!(

@@ -53,7 +53,7 @@ fn the_whole_flow_runs_in_a_repository_without_cargo_toml() {
     // The copies live at different paths: sites still match by workload position and text.
     assert!(
         diff.stdout.contains(
-            "appeared    +16 KiB (a 0 B, b 16 KiB): workload:3 in <module> \
+            "appeared    +32 KiB (a 0 B, b 32 KiB): workload:3 in <module> \
              `b = torch.zeros(size * 4, device=\"cuda\")`"
         ),
         "{}",

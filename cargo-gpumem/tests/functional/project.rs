@@ -81,7 +81,7 @@ impl Project {
         self.gpumem_with(args, &[])
     }
 
-    /// Runs `cargo gpumem <args>` with extra environment variables.
+    /// Runs `cargo gpumem <args>` with extra environment variables (an empty value removes one).
     pub fn gpumem_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         self.gpumem_in(self.root(), args, env)
     }
@@ -117,8 +117,13 @@ impl Project {
         ] {
             command.env_remove(key);
         }
+        // An empty value removes the variable (e.g. the default `NO_COLOR`).
         for (key, value) in env {
-            command.env(key, value);
+            if value.is_empty() {
+                command.env_remove(key);
+            } else {
+                command.env(key, value);
+            }
         }
         let output = command.output().expect("run cargo gpumem");
         Output {
