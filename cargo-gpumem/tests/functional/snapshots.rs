@@ -217,3 +217,51 @@ fn check_refuses_a_scenario_file_and_steady_state_up_front() {
         out.all()
     );
 }
+
+#[test]
+fn a_replay_on_a_smaller_device_reports_the_replayed_run_in_valid_json() {
+    let project = Project::new();
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../harness/src/snapshot_format/fixtures"
+    );
+    for file in ["replay_two_tensors.yaml", "two_tensors.pickle"] {
+        std::fs::copy(format!("{fixtures}/{file}"), project.path(file)).expect("copy fixture");
+    }
+    let out = project.gpumem(&["run", "replay_two_tensors.yaml", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.all());
+    for line in &lines {
+        crate::schema::assert_valid_run_json(line);
+    }
+    let reports = json_lines(&out.stdout);
+    let small = &reports[1];
+    assert_eq!(small["device_capacity_bytes"], 3 << 20, "{small}");
+    assert_eq!(small["outcome"], "oom", "{small}");
+    assert_eq!(small["passed"], true, "{small}");
+    // The replayed run, not the recording: its peaks fit the small device.
+    let capacity = 3u64 << 20;
+    assert!(
+        small["peak_reserved_bytes"].as_u64().unwrap() <= capacity,
+        "{small}"
+    );
+    assert!(
+        small["peak_allocated_bytes"].as_u64().unwrap()
+            < reports[0]["peak_allocated_bytes"].as_u64().unwrap(),
+        "{small}"
+    );
+    let human = project.gpumem(&["run", "replay_two_tensors.yaml", "--var", "device=3 MiB"]);
+    assert_eq!(human.code, 0, "{}", human.all());
+    let shares: Vec<f64> = human
+        .stdout
+        .split("% of the device")
+        .filter_map(|before| before.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert!(!shares.is_empty(), "{}", human.all());
+    assert!(
+        shares.iter().all(|&p| p <= 100.0),
+        "{shares:?}\n{}",
+        human.all()
+    );
+}
