@@ -19,8 +19,14 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     if num.is_empty() {
+        if t.starts_with('-') {
+            return Err(format!(
+                "a byte quantity cannot be negative, found {t:?}; bounds compare sizes, so \
+                 write a size of 0 B or more"
+            ));
+        }
         return Err(format!(
-            "expected a byte quantity such as \"52 GiB\", found {text:?}"
+            "expected a byte quantity such as \"52 GiB\", found {t:?}"
         ));
     }
     let value: f64 = num
@@ -109,6 +115,11 @@ mod tests {
         assert_eq!(parse_bytes("80GB").unwrap(), 80_000_000_000);
         assert_eq!(parse_bytes("1.5 MiB").unwrap(), 3 * MIB / 2);
         assert_eq!(parse_bytes("4096 B").unwrap(), 4096);
+        let negative = parse_bytes(" -1 KiB").unwrap_err();
+        assert!(
+            negative.starts_with("a byte quantity cannot be negative, found \"-1 KiB\""),
+            "{negative}"
+        );
         let bare = parse_bytes("4096").unwrap_err();
         assert!(bare.contains("has no unit: write \"4096 B\""), "{bare}");
         assert_eq!(parse_bytes("1_024 KiB").unwrap(), MIB);
