@@ -265,3 +265,62 @@ fn a_replay_on_a_smaller_device_reports_the_replayed_run_in_valid_json() {
         human.all()
     );
 }
+
+/// Every shipped scenario file, absolute.
+fn shipped_scenarios() -> Vec<PathBuf> {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"));
+    let mut found = Vec::new();
+    for dir in [root.clone(), root.join("pitfalls")] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("scenario folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        found.extend(files);
+    }
+    found
+}
+
+/// Property: for every variant of every shipped scenario, `run` → `--export-snapshot` →
+/// `check` reproduces the run's peaks, and the replay predicts every address and segment and
+/// ends with the same layout.
+#[test]
+fn every_shipped_scenario_round_trips_through_an_exported_snapshot() {
+    let project = Project::new();
+    let scenarios = shipped_scenarios();
+    assert!(scenarios.len() >= 9, "{scenarios:?}");
+    let mut variants = 0;
+    for scenario in &scenarios {
+        let name = scenario.file_stem().unwrap().to_string_lossy().into_owned();
+        let out_dir = project.path(&format!("out/{name}"));
+        let export = out_dir.join("run.pickle");
+        let run = project.gpumem(&[
+            "run",
+            &scenario.to_string_lossy(),
+            "--json",
+            "--export-snapshot",
+            &export.to_string_lossy(),
+        ]);
+        assert!(run.code == 0 || run.code == 1, "{name}: {}", run.all());
+        let reports = json_lines(&run.stdout);
+        let written: Vec<String> = run
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("wrote "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(written.len(), reports.len(), "{name}: {}", run.all());
+        for (report, file) in reports.iter().zip(&written) {
+            let check = project.gpumem(&["check", file, "--json"]);
+            assert_eq!(check.code, 0, "{file}: {}", check.all());
+            let checked = &json_lines(&check.stdout)[0];
+            for field in ["peak_allocated_bytes", "peak_reserved_bytes"] {
+                assert_eq!(checked[field], report[field], "{file}: {field}");
+            }
+            assert_eq!(checked["replay_exact"], true, "{file}: {checked}");
+            variants += 1;
+        }
+    }
+    assert!(variants >= 42, "{variants} variants");
+}
