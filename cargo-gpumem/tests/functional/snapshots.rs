@@ -259,6 +259,14 @@ fn a_replay_on_a_smaller_device_reports_the_replayed_run_in_valid_json() {
         .filter_map(|before| before.rsplit(' ').next()?.parse().ok())
         .collect();
     assert!(!shares.is_empty(), "{}", human.all());
+    // No interpreter ran: no Python version, no collections section.
+    assert!(
+        human.stdout.contains("replayed snapshot"),
+        "{}",
+        human.all()
+    );
+    assert!(!human.stdout.contains("python 3."), "{}", human.all());
+    assert!(!human.stdout.contains("== collections"), "{}", human.all());
     assert!(
         shares.iter().all(|&p| p <= 100.0),
         "{shares:?}\n{}",

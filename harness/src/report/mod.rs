@@ -41,13 +41,16 @@ pub fn golden_text(scenario: &Scenario, variant: &Variant, timeline: &Timeline) 
     sections::peaks(&mut out, timeline);
     sections::title(&mut out, "allocated at iteration ends");
     sections::steady_state_table(&mut out, timeline);
-    sections::title(&mut out, "collections");
-    sections::collections(&mut out, timeline);
-    sections::title(
-        &mut out,
-        "cycle paths (device tensors freed by the collector)",
-    );
-    sections::cycle_paths(&mut out, timeline);
+    // A replayed snapshot has no collector to report on.
+    if scenario.replay.is_none() {
+        sections::title(&mut out, "collections");
+        sections::collections(&mut out, timeline);
+        sections::title(
+            &mut out,
+            "cycle paths (device tensors freed by the collector)",
+        );
+        sections::cycle_paths(&mut out, timeline);
+    }
     sections::title(&mut out, "allocated memory");
     sections::allocated_chart(&mut out, timeline);
     sections::title(&mut out, "top allocation sites live at the peak");
@@ -74,7 +77,7 @@ pub fn human_report(
     };
     let failed = verdicts.iter().filter(|v| !v.passed).count();
     out.push(format!(
-        "{}{variant_name}: {} ({}), python {}, {}",
+        "{}{variant_name}: {} ({}), {}, {}",
         scenario.name,
         if failed == 0 { "ok" } else { "FAILED" },
         match (verdicts.len(), failed) {
@@ -82,7 +85,11 @@ pub fn human_report(
             (n, 0) => format!("{} held", crate::check::locate::checks(n)),
             (n, f) => format!("{f} of {} failed", crate::check::locate::checks(n)),
         },
-        variant.python.version,
+        if scenario.replay.is_none() {
+            format!("python {}", variant.python.version)
+        } else {
+            "replayed snapshot".to_string()
+        },
         device_name(variant)
     ));
     sections::verdicts(&mut out, verdicts, true);
@@ -91,8 +98,10 @@ pub fn human_report(
     sections::title(&mut out, "memory");
     sections::peaks(&mut out, timeline);
     sections::steady_state_summary(&mut out, timeline);
-    sections::title(&mut out, "collections");
-    sections::collections(&mut out, timeline);
+    if scenario.replay.is_none() {
+        sections::title(&mut out, "collections");
+        sections::collections(&mut out, timeline);
+    }
     if !timeline.cycle_reports.is_empty() {
         sections::title(&mut out, "cycle paths");
         sections::cycle_paths(&mut out, timeline);

@@ -35,7 +35,12 @@ pub fn header(out: &mut Lines, scenario: &Scenario, variant: &Variant) {
         "variant   {}",
         if name.is_empty() { "(none)" } else { &name }
     ));
-    out.push(format!("python    {}", variant.python.version));
+    // A replayed snapshot ran no interpreter: no Python version to show.
+    if scenario.replay.is_none() {
+        out.push(format!("python    {}", variant.python.version));
+    } else {
+        out.push("source    replayed snapshot (no interpreter modelled)".to_string());
+    }
     out.push(format!(
         "device    {}, {}",
         super::device_name(variant),
