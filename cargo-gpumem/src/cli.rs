@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | every check and golden timeline held |
-//! | 1    | a check or golden timeline failed, or golden files await review |
+//! | 1    | a check or golden timeline failed, golden files await review, no scenario found, or a `diff --fail-if` gate exceeded |
 //! | 2    | bad input (scenario file, snapshot), bad usage, or a configuration error |
 
 use clap::{Parser, Subcommand};
@@ -20,8 +20,9 @@ use std::process::ExitCode;
     bin_name = "cargo gpumem",
     version,
     about,
-    after_help = "Exit codes: 0 all held; 1 a check or golden timeline failed, or golden files \
-                  await review; 2 bad input, usage or configuration."
+    after_help = "Exit codes: 0 all held; 1 a check or golden timeline failed, golden files \
+                  await review, `test` found no scenario, or a `diff --fail-if` gate was \
+                  exceeded; 2 bad input, usage or configuration."
 )]
 pub struct Cli {
     /// Path to Cargo.toml of the workspace whose scenarios `test`, `review`, `accept` and
@@ -40,9 +41,9 @@ pub enum Command {
     Run(crate::run::RunArgs),
     /// Check a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle).
     Check(crate::check::CheckArgs),
-    /// Compare two snapshots or scenario runs: peaks, steady state, allocation sites.
+    /// Compare two snapshots or scenario runs: peaks, allocated at the end, allocation sites.
     Diff(crate::diff::DiffArgs),
-    /// Walk pending golden files interactively: accept, reject or skip each.
+    /// Walk pending golden files interactively, one key each: accept, reject, skip, all, quit.
     Review(FilterArgs),
     /// Accept pending golden files (all, or those matching FILTER).
     Accept(FilterArgs),
