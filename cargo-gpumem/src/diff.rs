@@ -62,7 +62,19 @@ pub fn diff_command(args: &DiffArgs) -> Result<i32, Error> {
     let b = side(&args.b, args.vars.iter().chain(&args.vars_b), "B")?;
     let d = diff(&a.timeline, &b.timeline);
     if args.json {
-        let mut json = serde_json::json!({ "a": a.label, "b": b.label });
+        let gate_results: Vec<serde_json::Value> = gates
+            .iter()
+            .map(|g| {
+                let (quantity, _) = g.quantity(&d);
+                serde_json::json!({ "gate": g.text, "exceeded": g.exceeded(quantity) })
+            })
+            .collect();
+        let mut json = serde_json::json!({
+            "schema_version": gpumem_harness::report::SCHEMA_VERSION,
+            "a": a.label,
+            "b": b.label,
+            "gates": gate_results,
+        });
         if let (Some(object), Ok(serde_json::Value::Object(fields))) =
             (json.as_object_mut(), serde_json::to_value(&d))
         {

@@ -71,6 +71,25 @@ fn the_whole_flow_runs_in_a_repository_without_cargo_toml() {
     ]);
     assert_eq!(gate.code, 1, "the peak grew 5-fold:\n{}", gate.all());
     assert!(gate.stdout.contains("peak_allocated"), "{}", gate.all());
+    let gate_json = project.gpumem(&[
+        "diff",
+        "before.yaml",
+        "scenarios/small_loop.yaml",
+        "--var",
+        "size=1024",
+        "--json",
+        "--fail-if",
+        "peak_reserved>+5%",
+    ]);
+    assert_eq!(
+        gate_json.code,
+        0,
+        "reserved did not grow:\n{}",
+        gate_json.all()
+    );
+    let value: serde_json::Value = serde_json::from_str(gate_json.stdout.trim()).unwrap();
+    assert_eq!(value["schema_version"], 1);
+    assert_eq!(value["gates"][0]["exceeded"], false, "{value}");
 
     let json = project.gpumem(&["run", "scenarios/small_loop.yaml", "--json"]);
     assert_eq!(json.code, 0, "{}", json.all());

@@ -47,6 +47,8 @@ fn check_on_a_corpus_file_predicts_every_address_and_judges_the_flags() {
     assert!(peak > 0 && json["peak_reserved_bytes"].as_u64().unwrap() >= peak);
     assert_eq!(json["checks"][0]["name"], "peak_allocated");
     assert_eq!(json["checks"][0]["passed"], true);
+    assert_eq!(json["passed"], true);
+    assert_eq!(json["schema_version"], 1);
 
     // A bound just below the measured peak fails the command with exit 1.
     let below = format!("< {peak} B");

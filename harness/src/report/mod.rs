@@ -20,7 +20,7 @@ mod tests;
 
 pub use json::{
     CycleFreed, JsonCategoryBytes, JsonCheck, JsonCyclePath, JsonGcEvent, JsonOom, JsonReport,
-    JsonSite, Outcome, VaryValues,
+    JsonSite, Outcome, SCHEMA_VERSION, VaryValues,
 };
 pub use sites::{Site, live_at_peak};
 

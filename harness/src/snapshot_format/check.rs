@@ -133,6 +133,8 @@ impl SnapshotCheck {
     pub fn json_report(&self) -> SnapshotJson {
         let t = &self.imported.timeline;
         SnapshotJson {
+            schema_version: crate::report::SCHEMA_VERSION,
+            passed: self.verdicts.iter().all(|v| v.passed),
             snapshot: self.file.clone(),
             device: self.imported.device,
             device_capacity_bytes: t.device_capacity,
@@ -172,6 +174,10 @@ impl SnapshotCheck {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SnapshotJson {
+    /// The same version as `run --json`'s: both change together.
+    pub schema_version: u32,
+    /// Every check held.
+    pub passed: bool,
     pub snapshot: String,
     pub device: u32,
     /// 0: a snapshot does not record the capacity.
