@@ -1,5 +1,5 @@
-//! `cargo gpumem check SNAPSHOT [--json] [--peak-allocated B] [--peak-reserved B] [--oom BOOL]
-//! [--steady-state]`: a recorded `torch.cuda.memory._dump_snapshot` pickle checked like a
+//! `cargo gpumem check SNAPSHOT [--json] [--peak-allocated BOUND] [--peak-reserved BOUND]
+//! [--oom BOOL]`: a recorded `torch.cuda.memory._dump_snapshot` pickle checked like a
 //! scenario run.
 
 use gpumem_harness::error::Error;
@@ -27,15 +27,32 @@ pub struct CheckArgs {
     /// Whether the trace is expected to hold an out-of-memory error.
     #[arg(long, value_name = "BOOL")]
     pub oom: Option<bool>,
-    /// Allocated bytes return to the same level at every iteration boundary (needs a
-    /// timeline with iterations; a snapshot has none, so the check reports that).
-    #[arg(long)]
+    /// Refused: a snapshot records no iteration boundaries to judge a steady state on; use
+    /// a `replay:` scenario whose workload marks iterations, or `diff` two snapshots.
+    #[arg(long, hide = true)]
     pub steady_state: bool,
 }
 
 /// Exit 0 when every check held, 1 when one did not; a bad file is an error (exit 2).
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     let display = args.snapshot.to_string_lossy().replace('\\', "/");
+    if matches!(
+        args.snapshot.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    ) {
+        return Err(Error::Usage(format!(
+            "{display} is a scenario file: use `cargo gpumem run {display}` (`check` reads \
+             PyTorch memory snapshots)"
+        )));
+    }
+    if args.steady_state {
+        return Err(Error::Usage(
+            "`--steady-state` cannot be judged on a snapshot: a snapshot records no iteration \
+             boundaries; check `--peak-allocated`/`--peak-reserved`, or compare two snapshots \
+             with `cargo gpumem diff --fail-if`"
+                .to_string(),
+        ));
+    }
     let flags = CheckFlags {
         peak_allocated: args.peak_allocated.clone(),
         peak_reserved: args.peak_reserved.clone(),

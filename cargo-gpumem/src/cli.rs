@@ -3,9 +3,8 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0    | every check and golden timeline held |
-//! | 1    | a check or golden timeline failed, or golden files await review |
+//! | 1    | a check or golden timeline failed, golden files await review, no scenario found, or a `diff --fail-if` gate exceeded |
 //! | 2    | bad input (scenario file, snapshot), bad usage, or a configuration error |
-//! | 101  | a build the command needed failed (no command builds anything today) |
 
 use clap::{Parser, Subcommand};
 use gpumem_harness::error::Error;
@@ -21,12 +20,14 @@ use std::process::ExitCode;
     bin_name = "cargo gpumem",
     version,
     about,
-    after_help = "Exit codes: 0 all held; 1 a check or golden timeline failed, or golden files \
-                  await review; 2 bad input, usage or configuration."
+    after_help = "Exit codes: 0 all held; 1 a check or golden timeline failed, golden files \
+                  await review, `test` found no scenario, or a `diff --fail-if` gate was \
+                  exceeded; 2 bad input, usage or configuration."
 )]
 pub struct Cli {
-    /// Path to Cargo.toml of the workspace (default: found from the current directory).
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Path to Cargo.toml of the workspace whose scenarios `test`, `review`, `accept` and
+    /// `reject` use (default: found from the current directory).
+    #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -34,15 +35,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run every scenario of the repository as a test, with golden timelines.
+    Test(crate::test::TestArgs),
     /// Run one scenario file and print its report.
     Run(crate::run::RunArgs),
     /// Check a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle).
     Check(crate::check::CheckArgs),
-    /// Compare two snapshots or scenario runs: peaks, steady state, allocation sites.
+    /// Compare two snapshots or scenario runs: peaks, allocated at the end, allocation sites.
     Diff(crate::diff::DiffArgs),
-    /// Run every scenario of the workspace as a test, with golden timelines.
-    Test(crate::test::TestArgs),
-    /// Walk pending golden files interactively: accept, reject or skip each.
+    /// Walk pending golden files interactively, one key each: accept, reject, skip, all, quit.
     Review(FilterArgs),
     /// Accept pending golden files (all, or those matching FILTER).
     Accept(FilterArgs),
@@ -57,6 +58,16 @@ pub enum Command {
 pub struct FilterArgs {
     /// Only files whose trial name (`<scenario>::<variant>`) or path contains FILTER.
     pub filter: Option<String>,
+    /// Path to Cargo.toml of the workspace (default: found from the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+}
+
+impl FilterArgs {
+    /// This command's `--manifest-path`, else the one given before the command.
+    fn manifest<'a>(&'a self, before: Option<&'a Path>) -> Option<&'a Path> {
+        self.manifest_path.as_deref().or(before)
+    }
 }
 
 /// Parses the arguments, runs the command and maps its result to an exit code.
@@ -75,9 +86,15 @@ pub fn main() -> ExitCode {
         Command::Check(args) => crate::check::check(&args),
         Command::Diff(args) => crate::diff::diff_command(&args),
         Command::Test(args) => crate::test::test(manifest, args),
-        Command::Review(args) => crate::review::review(manifest, args.filter.as_deref()),
-        Command::Accept(args) => crate::accept::accept(manifest, args.filter.as_deref()),
-        Command::Reject(args) => crate::reject::reject(manifest, args.filter.as_deref()),
+        Command::Review(args) => {
+            crate::review::review(args.manifest(manifest), args.filter.as_deref())
+        }
+        Command::Accept(args) => {
+            crate::accept::accept(args.manifest(manifest), args.filter.as_deref())
+        }
+        Command::Reject(args) => {
+            crate::reject::reject(args.manifest(manifest), args.filter.as_deref())
+        }
         Command::Devices => crate::devices::devices(),
     };
     match result {
@@ -143,9 +160,32 @@ mod tests {
     }
 
     #[test]
-    fn manifest_path_is_global() {
+    fn manifest_path_is_taken_only_where_it_is_used() {
         let cli = parse(&["cargo-gpumem", "reject", "--manifest-path", "w/Cargo.toml"]).unwrap();
-        assert_eq!(cli.manifest_path, Some(PathBuf::from("w/Cargo.toml")));
+        let Command::Reject(args) = &cli.command else {
+            panic!("expected reject");
+        };
+        assert_eq!(args.manifest(None), Some(Path::new("w/Cargo.toml")));
+        let before = parse(&["cargo-gpumem", "--manifest-path", "v/Cargo.toml", "accept"]).unwrap();
+        assert_eq!(before.manifest_path, Some(PathBuf::from("v/Cargo.toml")));
+        for command in ["run", "check", "diff"] {
+            let err = parse(&["cargo-gpumem", command, "a", "--manifest-path", "x"]).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{command}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_comes_first_in_help() {
+        use clap::CommandFactory;
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert_eq!(names.first().map(String::as_str), Some("test"), "{names:?}");
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! `cargo gpumem review [FILTER]`: each pending golden file with a coloured diff, then
-//! accept, reject or skip. Interactive only: without a terminal on stdin it refuses and names
-//! the non-interactive commands.
+//! `cargo gpumem review [FILTER]`: each pending golden file with a coloured diff, then one key
+//! as in cargo-insta: `a` accept, `r` reject, `s` skip, `A` accept this and every remaining
+//! one, `q` quit. The trial and its files are printed again above the prompt, so a long diff
+//! does not scroll them away. Interactive only: without a terminal on stdin it refuses and
+//! names the non-interactive commands.
 
 use gpumem_harness::error::Error;
 use gpumem_harness::exit_code::{FAILED, SUCCESS};
 use gpumem_harness::harness::{PendingSnapshot, Workspace, diff, find_pending};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 pub fn review(manifest: Option<&Path>, filter: Option<&str>) -> Result<i32, Error> {
@@ -24,29 +26,43 @@ pub fn review(manifest: Option<&Path>, filter: Option<&str>) -> Result<i32, Erro
     let colour = console::colors_enabled();
     let total = pending.len();
     let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
-    let mut input = std::io::stdin().lock();
+    let terminal = console::Term::stdout();
+    let mut accept_rest = false;
     for (index, snapshot) in pending.iter().enumerate() {
         snapshot.refuse_links()?;
         let (old, new) = snapshot.texts();
-        println!();
-        println!(
-            "{} ({} of {total})",
-            console::style(&snapshot.trial).bold(),
-            index + 1
-        );
         let golden = show(&workspace, &snapshot.golden);
-        if snapshot.golden.is_file() {
-            println!("golden:  {golden}");
-        } else {
-            println!("golden:  {golden} (new)");
+        let header = format!(
+            "{} ({} of {total}): {golden}{}",
+            console::style(&snapshot.trial).bold(),
+            index + 1,
+            if snapshot.golden.is_file() {
+                ""
+            } else {
+                " (new)"
+            }
+        );
+        if accept_rest {
+            snapshot.accept()?;
+            accepted += 1;
+            println!("accepted {header}");
+            continue;
         }
+        println!();
+        println!("{header}");
         println!("pending: {}", show(&workspace, &snapshot.pending));
         if colour {
             print!("{}", diff::coloured(&old, &new));
         } else {
             print!("{}", diff::unified(&old, &new));
         }
-        match ask(&mut input)? {
+        println!("{header}");
+        match ask(&terminal)? {
+            Decision::AcceptAll => {
+                snapshot.accept()?;
+                accepted += 1;
+                accept_rest = true;
+            }
             Decision::Accept => {
                 snapshot.accept()?;
                 accepted += 1;
@@ -71,31 +87,47 @@ fn exit_after_review(skipped: usize) -> i32 {
     if skipped > 0 { FAILED } else { SUCCESS }
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum Decision {
     Accept,
+    AcceptAll,
     Reject,
     Skip,
     Quit,
 }
 
-fn ask(input: &mut impl BufRead) -> Result<Decision, Error> {
+/// One key, without Enter; the end of input quits.
+fn ask(terminal: &console::Term) -> Result<Decision, Error> {
+    print!("a accept  r reject  s skip  A accept all remaining  q quit > ");
+    let _ = std::io::stdout().flush();
     loop {
-        print!("[a]ccept  [r]eject  [s]kip  [q]uit > ");
-        let _ = std::io::stdout().flush();
-        let mut line = String::new();
-        let read = input
-            .read_line(&mut line)
-            .map_err(|e| Error::io("<stdin>", e))?;
-        if read == 0 {
-            return Ok(Decision::Quit);
+        let key = match terminal.read_char() {
+            Ok(key) => key,
+            Err(_) => {
+                println!();
+                return Ok(Decision::Quit);
+            }
+        };
+        if let Some(decision) = decision_for(key) {
+            println!("{key}");
+            return Ok(decision);
         }
-        match line.trim() {
-            "a" | "accept" => return Ok(Decision::Accept),
-            "r" | "reject" => return Ok(Decision::Reject),
-            "s" | "skip" | "" => return Ok(Decision::Skip),
-            "q" | "quit" => return Ok(Decision::Quit),
-            other => println!("unknown answer `{other}`"),
+        if !key.is_whitespace() {
+            print!("\n`{key}` is not an answer: a, r, s, A or q > ");
+            let _ = std::io::stdout().flush();
         }
+    }
+}
+
+fn decision_for(key: char) -> Option<Decision> {
+    match key {
+        'a' => Some(Decision::Accept),
+        'A' => Some(Decision::AcceptAll),
+        'r' => Some(Decision::Reject),
+        's' => Some(Decision::Skip),
+        // Ctrl-C and Ctrl-D arrive as characters in raw mode.
+        'q' | '\u{3}' | '\u{4}' => Some(Decision::Quit),
+        _ => None,
     }
 }
 
@@ -125,5 +157,16 @@ mod tests {
     fn skipped_golden_files_mean_exit_one() {
         assert_eq!(exit_after_review(0), SUCCESS);
         assert_eq!(exit_after_review(2), FAILED);
+    }
+
+    #[test]
+    fn single_keys_decide_and_case_matters() {
+        assert_eq!(decision_for('a'), Some(Decision::Accept));
+        assert_eq!(decision_for('A'), Some(Decision::AcceptAll));
+        assert_eq!(decision_for('r'), Some(Decision::Reject));
+        assert_eq!(decision_for('s'), Some(Decision::Skip));
+        assert_eq!(decision_for('q'), Some(Decision::Quit));
+        assert_eq!(decision_for('\n'), None);
+        assert_eq!(decision_for('x'), None);
     }
 }

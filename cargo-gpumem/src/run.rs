@@ -81,6 +81,8 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
                 file.clone()
             };
             export_file::write_export(&path, &export_timeline(&timeline))?;
+            // On stderr, so that `--json` output stays one object per line.
+            eprintln!("wrote {}", path.display());
         }
         all_held &= report.all_held;
         if args.json {

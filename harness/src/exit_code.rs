@@ -6,5 +6,7 @@ pub const SUCCESS: i32 = 0;
 pub const FAILED: i32 = 1;
 /// Bad input (scenario or data file), bad usage, or a configuration error.
 pub const BAD_INPUT: i32 = 2;
-/// A build that the command needed failed (same code cargo uses for a failed build).
-pub const BUILD_FAILED: i32 = 101;
+/// What a `harness = false` test target ([`crate::main`]) returns when a trial failed: the
+/// code of a failed libtest binary, so `cargo test` and nextest read it as one. `cargo gpumem`
+/// itself never returns it.
+pub const LIBTEST_FAILED: i32 = 101;

@@ -8,8 +8,9 @@ pub const MIB: u64 = 1 << 20;
 pub const GIB: u64 = 1 << 30;
 
 /// Parses a byte quantity. Binary units (KiB, MiB, GiB, TiB) are powers of 1024, decimal
-/// units (kB, MB, GB, TB) powers of 1000; a bare number is bytes. Fractions are allowed
-/// ("1.5 GiB") and rounded down to a whole byte.
+/// units (kB, MB, GB, TB) powers of 1000, `B` is bytes. The unit is required: a bare "256"
+/// reads as bytes to some and as MiB to others, so it is refused with a suggestion.
+/// Fractions are allowed ("1.5 GiB") and rounded down to a whole byte.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t
@@ -18,15 +19,22 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let (num, unit) = t.split_at(split);
     let num: String = num.chars().filter(|&c| c != '_').collect();
     if num.is_empty() {
+        if t.starts_with('-') {
+            return Err(format!(
+                "a byte quantity cannot be negative, found {t:?}; bounds compare sizes, so \
+                 write a size of 0 B or more"
+            ));
+        }
         return Err(format!(
-            "expected a byte quantity such as \"52 GiB\", found {text:?}"
+            "expected a byte quantity such as \"52 GiB\", found {t:?}"
         ));
     }
     let value: f64 = num
         .parse()
         .map_err(|_| format!("expected a number before the unit, found {num:?}"))?;
     let scale: u64 = match unit.trim() {
-        "" | "B" | "bytes" => 1,
+        "" => return Err(missing_unit(&num)),
+        "B" | "bytes" => 1,
         "KiB" => KIB,
         "MiB" => MIB,
         "GiB" => GIB,
@@ -46,6 +54,14 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         return Err(format!("byte quantity {text:?} is out of range"));
     }
     Ok(bytes as u64)
+}
+
+/// The message for a number written without a unit.
+pub fn missing_unit(number: &str) -> String {
+    format!(
+        "{number:?} has no unit: write \"{number} B\" for bytes (or KiB, MiB, GiB, TiB, kB, MB, \
+         GB, TB)"
+    )
 }
 
 /// Formats bytes exactly like PyTorch's `format_size` (used in its OOM message):
@@ -98,7 +114,14 @@ mod tests {
         assert_eq!(parse_bytes("52 GiB").unwrap(), 52 * GIB);
         assert_eq!(parse_bytes("80GB").unwrap(), 80_000_000_000);
         assert_eq!(parse_bytes("1.5 MiB").unwrap(), 3 * MIB / 2);
-        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert_eq!(parse_bytes("4096 B").unwrap(), 4096);
+        let negative = parse_bytes(" -1 KiB").unwrap_err();
+        assert!(
+            negative.starts_with("a byte quantity cannot be negative, found \"-1 KiB\""),
+            "{negative}"
+        );
+        let bare = parse_bytes("4096").unwrap_err();
+        assert!(bare.contains("has no unit: write \"4096 B\""), "{bare}");
         assert_eq!(parse_bytes("1_024 KiB").unwrap(), MIB);
         assert!(
             parse_bytes("12 parsecs")

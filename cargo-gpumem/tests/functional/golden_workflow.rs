@@ -114,3 +114,31 @@ fn a_failed_expectation_fails_with_its_location() {
     let at = crate::location_of(&out.stdout, "scenarios/small_loop.yaml");
     assert_eq!(at.map(|(line, _)| line), Some(11), "{}", out.all());
 }
+
+#[test]
+fn a_changed_golden_timeline_is_coloured_only_where_colour_is_wanted() {
+    let project = Project::new();
+    project.write("scenarios/small_loop.yaml", SMALL_LOOP);
+    assert_eq!(project.gpumem(&["test"]).code, 1);
+    assert_eq!(project.gpumem(&["accept"]).code, 0);
+    project.write("scenarios/small_loop.yaml", SMALL_LOOP_CHANGED);
+    let plain = project.gpumem_with(&["test"], &[("CI", "true")]);
+    assert_eq!(plain.code, 1, "{}", plain.all());
+    assert!(!plain.stdout.contains('\u{1b}'), "{}", plain.all());
+    let coloured = project.gpumem_with(
+        &["test"],
+        &[("CI", "true"), ("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")],
+    );
+    assert_eq!(coloured.code, 1, "{}", coloured.all());
+    // Removed lines red, added lines green, as `review` shows them.
+    assert!(
+        coloured.stdout.contains("\u{1b}[31m-"),
+        "{}",
+        coloured.all()
+    );
+    assert!(
+        coloured.stdout.contains("\u{1b}[32m+"),
+        "{}",
+        coloured.all()
+    );
+}

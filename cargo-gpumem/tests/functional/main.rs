@@ -11,9 +11,11 @@ mod cargo_test;
 mod cuda_device;
 mod golden_workflow;
 mod listing_and_filters;
+mod no_cargo;
 mod project;
 mod review;
 mod run_command;
+mod schema;
 mod snapshots;
 mod untrusted_input;
 

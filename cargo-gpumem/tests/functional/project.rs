@@ -38,6 +38,16 @@ impl Project {
         project
     }
 
+    /// A repository without any cargo file (a PyTorch project): only a `.git` folder, which
+    /// bounds the upward search for scenarios as a real repository root does.
+    pub fn without_cargo() -> Project {
+        let project = Project {
+            dir: tempfile::tempdir().expect("temporary directory"),
+        };
+        std::fs::create_dir_all(project.path(".git")).expect("create .git");
+        project
+    }
+
     pub fn root(&self) -> &Path {
         self.dir.path()
     }
@@ -71,7 +81,7 @@ impl Project {
         self.gpumem_with(args, &[])
     }
 
-    /// Runs `cargo gpumem <args>` with extra environment variables.
+    /// Runs `cargo gpumem <args>` with extra environment variables (an empty value removes one).
     pub fn gpumem_with(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         self.gpumem_in(self.root(), args, env)
     }
@@ -107,8 +117,13 @@ impl Project {
         ] {
             command.env_remove(key);
         }
+        // An empty value removes the variable (e.g. the default `NO_COLOR`).
         for (key, value) in env {
-            command.env(key, value);
+            if value.is_empty() {
+                command.env_remove(key);
+            } else {
+                command.env(key, value);
+            }
         }
         let output = command.output().expect("run cargo gpumem");
         Output {

@@ -110,3 +110,33 @@ fn review_on_a_terminal_shows_diffs_and_applies_decisions() {
         ["a@n=1.snap", "c.snap.new"]
     );
 }
+
+#[test]
+fn review_accepts_every_remaining_file_on_capital_a() {
+    let project = Project::new();
+    for name in ["a", "b", "c"] {
+        project.write(
+            &format!("scenarios/snapshots/{name}.snap.new"),
+            &format!("---\nsource: x\n---\n{name}\n"),
+        );
+    }
+    // One key each, no Enter: skip the first, accept the rest at once.
+    let Some(out) = review_on_a_terminal(&project, "sA") else {
+        eprintln!("`script` is not installed: interactive review not exercised");
+        return;
+    };
+    assert_eq!(out.code, 0, "{}", out.all());
+    let text = out.all();
+    assert!(text.contains("accepted 2, rejected 0, skipped 1"), "{text}");
+    assert_eq!(
+        project.files_under("scenarios/snapshots"),
+        ["a.snap.new", "b.snap", "c.snap"]
+    );
+    // The header with the trial and its golden file is repeated above the prompt.
+    assert!(
+        text.matches("a (1 of 3): scenarios/snapshots/a.snap (new)")
+            .count()
+            >= 2,
+        "{text}"
+    );
+}

@@ -47,9 +47,11 @@ fn check_on_a_corpus_file_predicts_every_address_and_judges_the_flags() {
     assert!(peak > 0 && json["peak_reserved_bytes"].as_u64().unwrap() >= peak);
     assert_eq!(json["checks"][0]["name"], "peak_allocated");
     assert_eq!(json["checks"][0]["passed"], true);
+    assert_eq!(json["passed"], true);
+    assert_eq!(json["schema_version"], 1);
 
     // A bound just below the measured peak fails the command with exit 1.
-    let below = format!("< {peak}");
+    let below = format!("< {peak} B");
     let human = project.gpumem(&["check", &path, "--peak-allocated", &below, "--oom", "false"]);
     assert_eq!(human.code, 1, "{}", human.all());
     assert!(
@@ -104,6 +106,13 @@ fn export_then_check_round_trips_and_a_truncated_export_is_refused() {
         project.files_under("out"),
         ["run.size=1024.pickle", "run.size=4096.pickle"]
     );
+    for file in ["out/run.size=1024.pickle", "out/run.size=4096.pickle"] {
+        assert!(
+            run.stderr.contains(&format!("wrote {file}")),
+            "{}",
+            run.all()
+        );
+    }
     for (report, file) in json_lines(&run.stdout)
         .iter()
         .zip(["out/run.size=1024.pickle", "out/run.size=4096.pickle"])
@@ -188,4 +197,140 @@ fn diff_of_two_scenario_variants_reports_the_peak_delta() {
 
     let bad = project.gpumem(&["diff", "small_loop.yaml", "nowhere.pickle"]);
     assert_eq!(bad.code, 2, "{}", bad.all());
+}
+
+#[test]
+fn check_refuses_a_scenario_file_and_steady_state_up_front() {
+    let project = Project::new();
+    project.write("small_loop.yaml", SMALL_LOOP);
+    let out = project.gpumem(&["check", "small_loop.yaml"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr
+            .contains("small_loop.yaml is a scenario file: use `cargo gpumem run small_loop.yaml`"),
+        "{}",
+        out.all()
+    );
+    let out = project.gpumem(&["check", "any.pickle", "--steady-state"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("records no iteration boundaries"),
+        "{}",
+        out.all()
+    );
+}
+
+#[test]
+fn a_replay_on_a_smaller_device_reports_the_replayed_run_in_valid_json() {
+    let project = Project::new();
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../harness/src/snapshot_format/fixtures"
+    );
+    for file in ["replay_two_tensors.yaml", "two_tensors.pickle"] {
+        std::fs::copy(format!("{fixtures}/{file}"), project.path(file)).expect("copy fixture");
+    }
+    let out = project.gpumem(&["run", "replay_two_tensors.yaml", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.all());
+    for line in &lines {
+        crate::schema::assert_valid_run_json(line);
+    }
+    let reports = json_lines(&out.stdout);
+    let small = &reports[1];
+    assert_eq!(small["device_capacity_bytes"], 3 << 20, "{small}");
+    assert_eq!(small["outcome"], "oom", "{small}");
+    assert_eq!(small["passed"], true, "{small}");
+    // The replayed run, not the recording: its peaks fit the small device.
+    let capacity = 3u64 << 20;
+    assert!(
+        small["peak_reserved_bytes"].as_u64().unwrap() <= capacity,
+        "{small}"
+    );
+    assert!(
+        small["peak_allocated_bytes"].as_u64().unwrap()
+            < reports[0]["peak_allocated_bytes"].as_u64().unwrap(),
+        "{small}"
+    );
+    let human = project.gpumem(&["run", "replay_two_tensors.yaml", "--var", "device=3 MiB"]);
+    assert_eq!(human.code, 0, "{}", human.all());
+    let shares: Vec<f64> = human
+        .stdout
+        .split("% of the device")
+        .filter_map(|before| before.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert!(!shares.is_empty(), "{}", human.all());
+    // No interpreter ran: no Python version, no collections section.
+    assert!(
+        human.stdout.contains("replayed snapshot"),
+        "{}",
+        human.all()
+    );
+    assert!(!human.stdout.contains("python 3."), "{}", human.all());
+    assert!(!human.stdout.contains("== collections"), "{}", human.all());
+    assert!(
+        shares.iter().all(|&p| p <= 100.0),
+        "{shares:?}\n{}",
+        human.all()
+    );
+}
+
+/// Every shipped scenario file, absolute.
+fn shipped_scenarios() -> Vec<PathBuf> {
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios"));
+    let mut found = Vec::new();
+    for dir in [root.clone(), root.join("pitfalls")] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("scenario folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        found.extend(files);
+    }
+    found
+}
+
+/// Property: for every variant of every shipped scenario, `run` → `--export-snapshot` →
+/// `check` reproduces the run's peaks, and the replay predicts every address and segment and
+/// ends with the same layout.
+#[test]
+fn every_shipped_scenario_round_trips_through_an_exported_snapshot() {
+    let project = Project::new();
+    let scenarios = shipped_scenarios();
+    assert!(scenarios.len() >= 9, "{scenarios:?}");
+    let mut variants = 0;
+    for scenario in &scenarios {
+        let name = scenario.file_stem().unwrap().to_string_lossy().into_owned();
+        let out_dir = project.path(&format!("out/{name}"));
+        let export = out_dir.join("run.pickle");
+        let run = project.gpumem(&[
+            "run",
+            &scenario.to_string_lossy(),
+            "--json",
+            "--export-snapshot",
+            &export.to_string_lossy(),
+        ]);
+        assert!(run.code == 0 || run.code == 1, "{name}: {}", run.all());
+        let reports = json_lines(&run.stdout);
+        let written: Vec<String> = run
+            .stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("wrote "))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(written.len(), reports.len(), "{name}: {}", run.all());
+        for (report, file) in reports.iter().zip(&written) {
+            let check = project.gpumem(&["check", file, "--json"]);
+            assert_eq!(check.code, 0, "{file}: {}", check.all());
+            let checked = &json_lines(&check.stdout)[0];
+            for field in ["peak_allocated_bytes", "peak_reserved_bytes"] {
+                assert_eq!(checked[field], report[field], "{file}: {field}");
+            }
+            assert_eq!(checked["replay_exact"], true, "{file}: {checked}");
+            variants += 1;
+        }
+    }
+    assert!(variants >= 42, "{variants} variants");
 }

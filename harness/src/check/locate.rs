@@ -82,6 +82,40 @@ pub fn iteration_label(timeline: &Timeline, iteration: Option<u32>, event_index:
     }
 }
 
+/// When an OOM happened, for "OOM{when}": " at iteration 5 after 5 completed iterations",
+/// " outside the iterations, after 3 completed iterations", or nothing for a trace without
+/// iterations (a snapshot), where counting iterations would mean nothing.
+pub fn oom_when(timeline: &Timeline, iteration: Option<u32>) -> String {
+    let completed = iterations(timeline.iterations_completed());
+    match iteration {
+        Some(i) => format!(" at iteration {i} after {completed}"),
+        None if timeline.iterations.is_empty() => String::new(),
+        None => format!(" outside the iterations, after {completed}"),
+    }
+}
+
+/// "1 completed iteration", "3 completed iterations".
+pub fn iterations(completed: u32) -> String {
+    format!(
+        "{completed} completed {}",
+        plural(completed as usize, "iteration")
+    )
+}
+
+/// "1 check", "3 checks".
+pub fn checks(n: usize) -> String {
+    format!("{n} {}", plural(n, "check"))
+}
+
+/// `word`, with an `s` unless `n` is 1.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
 /// A signed byte difference for messages: "+256 MiB", "-1.50 KiB", "0 B".
 pub fn signed_bytes(delta: i128) -> String {
     let magnitude = crate::units::Bytes(delta.unsigned_abs().min(u64::MAX as u128) as u64);

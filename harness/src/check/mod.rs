@@ -95,7 +95,17 @@ fn oom(expected: bool, timeline: &Timeline) -> (bool, String) {
     match (&timeline.oom, expected) {
         (None, false) => (
             true,
-            format!("no OOM, as expected: completed {completed} iterations"),
+            format!(
+                "no OOM, as expected: {}",
+                if timeline.iterations.is_empty() {
+                    "the trace completed".to_string()
+                } else {
+                    format!(
+                        "completed {completed} {}",
+                        locate::plural(completed as usize, "iteration")
+                    )
+                }
+            ),
         ),
         (None, true) => (
             false,
@@ -108,10 +118,7 @@ fn oom(expected: bool, timeline: &Timeline) -> (bool, String) {
             ),
         ),
         (Some(report), _) => {
-            let when = match report.iteration {
-                Some(i) => format!("iteration {i}"),
-                None => "outside any iteration".to_string(),
-            };
+            let when = locate::oom_when(timeline, report.iteration);
             let line = timeline
                 .stacks
                 .get(report.stack)
@@ -119,7 +126,7 @@ fn oom(expected: bool, timeline: &Timeline) -> (bool, String) {
                 .map(|f| format!(" at {}", locate::frame_label(f)))
                 .unwrap_or_default();
             let what = format!(
-                "OOM at {when}{line} requesting {} after {completed} completed iterations",
+                "OOM{when}{line} requesting {}",
                 Bytes(report.requested_bytes)
             );
             if expected {

@@ -1,8 +1,14 @@
-//! Finding the scenario files of a cargo workspace.
+//! Finding the scenario files of a cargo workspace, or of a repository without cargo.
 //!
-//! The workspace comes from `cargo metadata` (so `--manifest-path`, `CARGO` and virtual
+//! From the current directory up to the repository root, the first folder holding a
+//! `Cargo.toml` makes a cargo workspace, and the first holding `scenarios/`, `gpumem.toml` or a
+//! `pyproject.toml` with `[tool.gpumem]` makes a plain root (see [`super::config_file`]): a
+//! PyTorch repository needs no Rust file.
+//!
+//! A cargo workspace comes from `cargo metadata` (so `--manifest-path`, `CARGO` and virtual
 //! manifests behave as they do for cargo itself). Scenario folders are `scenarios/` at the
-//! workspace root plus any folder a package names in its manifest:
+//! workspace root, the folders a `gpumem.toml` there names, plus any folder a package names
+//! in its manifest:
 //!
 //! ```toml
 //! [package.metadata.gpumem]
@@ -30,6 +36,10 @@ pub struct Workspace {
     pub root: PathBuf,
     /// Existing scenario folders, absolute, each listed once, in discovery order.
     pub scenario_dirs: Vec<PathBuf>,
+    /// Folders where `scenarios/` and the configuration files were looked for, nearest first.
+    pub searched: Vec<PathBuf>,
+    /// Whether the root is a cargo workspace (else a plain folder).
+    pub is_cargo: bool,
 }
 
 /// One scenario file.
@@ -45,9 +55,32 @@ pub struct ScenarioFile {
 }
 
 impl Workspace {
+    /// The workspace of `manifest_path`, or the one found from the current directory: a cargo
+    /// workspace when a `Cargo.toml` comes first on the way up, else a plain folder.
+    pub fn discover(manifest_path: Option<&Path>) -> Result<Workspace, Error> {
+        if let Some(path) = manifest_path {
+            return Workspace::discover_cargo(Some(path));
+        }
+        let cwd = std::env::current_dir().map_err(|e| Error::io(Path::new("."), e))?;
+        Workspace::discover_from(&cwd)
+    }
+
+    /// [`Workspace::discover`] from `start` instead of the current directory.
+    pub fn discover_from(start: &Path) -> Result<Workspace, Error> {
+        let found = super::config_file::find_root(start)?;
+        Ok(match &found.cargo_manifest {
+            Some(manifest) => Workspace::discover_cargo(Some(manifest))?,
+            None => {
+                let mut workspace = Workspace::from_parts(found.root, found.declared);
+                workspace.searched = found.searched.folders;
+                workspace
+            }
+        })
+    }
+
     /// Runs `cargo metadata --no-deps` (for `manifest_path`, or the current directory) and
     /// collects the scenario folders it declares.
-    pub fn discover(manifest_path: Option<&Path>) -> Result<Workspace, Error> {
+    pub fn discover_cargo(manifest_path: Option<&Path>) -> Result<Workspace, Error> {
         let mut command = cargo_metadata::MetadataCommand::new();
         command.no_deps();
         if let Some(path) = manifest_path {
@@ -57,7 +90,7 @@ impl Workspace {
             .exec()
             .map_err(|e| Error::Usage(format!("cannot read the cargo workspace: {e}")))?;
         let root = metadata.workspace_root.clone().into_std_path_buf();
-        let mut declared = Vec::new();
+        let mut declared = super::config_file::declared_folders(&root)?.unwrap_or_default();
         for package in metadata.workspace_packages() {
             let Some(value) = package
                 .metadata
@@ -86,7 +119,9 @@ impl Workspace {
             }
             declared.push(dir);
         }
-        Ok(Workspace::from_parts(root, declared))
+        let mut workspace = Workspace::from_parts(root, declared);
+        workspace.is_cargo = true;
+        Ok(workspace)
     }
 
     /// A workspace with the default folder (when it exists) and the `declared` ones.
@@ -106,9 +141,43 @@ impl Workspace {
             }
         }
         Workspace {
+            searched: vec![root.clone()],
             root,
             scenario_dirs,
+            is_cargo: false,
         }
+    }
+
+    /// "no scenarios" explained: where they were looked for and how to name other folders.
+    pub fn where_looked(&self) -> String {
+        let shown: Vec<String> = self
+            .searched
+            .iter()
+            .map(|f| f.join(DEFAULT_SCENARIO_DIR).display().to_string())
+            .collect();
+        let mut text = format!(
+            "looked for `{DEFAULT_SCENARIO_DIR}/` in {}",
+            shown.join(", ")
+        );
+        if !self.scenario_dirs.is_empty() {
+            let dirs: Vec<String> = self
+                .scenario_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
+            text = format!("searched {} (no `*.yaml` scenario there)", dirs.join(", "));
+        }
+        if self.is_cargo {
+            text.push_str(
+                "; other folders are named by `[package.metadata.gpumem] scenarios` or `gpumem.toml`",
+            );
+        } else {
+            text.push_str(
+                "; other folders are named by `gpumem.toml` (`scenarios = [\"path\"]`) or \
+                 `[tool.gpumem] scenarios` in `pyproject.toml`",
+            );
+        }
+        text
     }
 
     /// The scenario files of every folder, sorted by path within each folder.

@@ -64,7 +64,7 @@ fn trial_run(
             .filter(|v| !v.passed)
             .map(|v| format!("{}: {} failed: {}", v.location, v.name, v.message))
             .collect(),
-        golden: crate::report::golden_text(scenario, variant, timeline, verdicts),
+        golden: crate::report::golden_text(scenario, variant, timeline),
     }
 }
 
@@ -130,7 +130,7 @@ mod tests {
 
     const SCENARIO: &str = "name: steady\ndevice: { capacity: 1 GiB }\npython: \"3.11\"\n\
         workload: |\n  for i in range(2):\n      a = torch.zeros(256, device=\"cuda\")\n\
-        expect:\n  - peak_allocated: \"<= 1024\"\n    oom: false\n";
+        expect:\n  - peak_allocated: \"<= 1024 B\"\n    oom: false\n";
 
     /// Two iterations, each allocating one block of `allocated` bytes and freeing the last.
     fn timeline(allocated: u64) -> Timeline {

@@ -176,7 +176,12 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
             Ok(GoldenOutcome::Mismatch(GoldenMismatch {
                 existed: old_text.is_some(),
                 pending_written: pending.is_file(),
-                diff: diff::unified(old_text.as_deref().unwrap_or(""), text),
+                // Coloured as in `review` when the report goes to a terminal that wants colour.
+                diff: if console::colors_enabled() {
+                    diff::coloured(old_text.as_deref().unwrap_or(""), text)
+                } else {
+                    diff::unified(old_text.as_deref().unwrap_or(""), text)
+                },
                 snapshot: file,
             }))
         }

@@ -1,6 +1,7 @@
 //! The test harness: a workspace's scenarios as libtest trials with golden timelines.
 //!
-//! - [`discovery`]: the workspace (via `cargo metadata`) and its scenario folders.
+//! - [`discovery`]: the workspace (via `cargo metadata`, or a plain folder) and its scenario folders.
+//! - [`config_file`]: `gpumem.toml` and `pyproject.toml` `[tool.gpumem]` for repositories without cargo.
 //! - [`suite`]: one libtest-mimic trial per scenario variant, named `<scenario>::<variant>`.
 //! - [`golden`]: the golden text of each variant as an insta named snapshot beside its scenario.
 //! - [`pending`]: pending golden files and accepting or rejecting them.
@@ -23,6 +24,7 @@
 //! }
 //! ```
 
+pub mod config_file;
 pub mod diff;
 pub mod discovery;
 pub mod engine;
@@ -43,7 +45,8 @@ use std::process::ExitCode;
 /// contains the crate under test (found from `CARGO_MANIFEST_DIR`, which cargo and nextest set
 /// when they run a test binary), taking libtest's command-line flags.
 ///
-/// Exits like a libtest binary: 0 when every trial passed, 101 when one failed, 2 for bad
+/// Exits like a libtest binary: 0 when every trial passed, 101 when one failed or when the
+/// workspace has no scenario at all (a target pointed at nothing must not pass), 2 for bad
 /// flags or when the workspace cannot be read.
 pub fn main() -> ExitCode {
     let args = libtest_mimic::Arguments::from_args();
@@ -70,6 +73,10 @@ pub fn main() -> ExitCode {
             return ExitCode::from(BAD_INPUT as u8);
         }
     };
+    if suite.names().is_empty() && !args.list {
+        eprintln!("error: no scenarios to run: {}", workspace.where_looked());
+        return ExitCode::from(crate::exit_code::LIBTEST_FAILED as u8);
+    }
     let outcome = suite.run(&args, true);
     outcome.conclusion.exit_code()
 }

@@ -298,10 +298,8 @@ impl<'a> Interpreter<'a> {
     pub(super) fn unsupported<T>(&self, construct: impl Into<String>) -> R<T> {
         Err(Box::new(Exc::Error {
             kind: InputErrorKind::Unsupported,
-            message: format!(
-                "{} is not supported by the workload model",
-                construct.into()
-            ),
+            // "does not support X" reads right whether X is singular or plural.
+            message: format!("the workload model does not support {}", construct.into()),
             offset: self.offset,
         }))
     }

@@ -1,25 +1,36 @@
 //! The machine-readable report: one JSON object per variant. The shape is a set of serde
 //! types, separate from how the values are gathered, so the schema reads in one place.
 
-use crate::check::Verdict;
+use crate::check::{Verdict, series};
 use crate::scenario::{Scenario, VarValue, Variant};
 use crate::timeline::{Category, CycleReport, GcEvent, Timeline};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
+/// Version of the JSON shape described by `schema/run-report.schema.json`; raised on any
+/// change that is not a new optional field.
+pub const SCHEMA_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct JsonReport {
+    pub schema_version: u32,
     pub scenario: String,
     pub variant: VaryValues,
     pub python: String,
     /// The device preset's name, or its capacity ("80 GiB") when given as a capacity.
     pub device: String,
     pub device_capacity_bytes: u64,
+    /// Every check held.
+    pub passed: bool,
     pub outcome: Outcome,
     pub oom: Option<JsonOom>,
     pub iterations_completed: u32,
     pub peak_allocated_bytes: u64,
     pub peak_reserved_bytes: u64,
+    /// Values measured on the run whether or not a check asks for them.
+    pub measured: Measured,
+    /// Allocated and reserved bytes at the end of each iteration, in order.
+    pub iterations: Vec<JsonIteration>,
     pub gc_events: Vec<JsonGcEvent>,
     pub cycle_freed: CycleFreed,
     pub cycle_paths: Vec<JsonCyclePath>,
@@ -47,6 +58,45 @@ impl Serialize for VaryValues {
         }
         map.end()
     }
+}
+
+/// The figures the steady-state and leak checks judge, as numbers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    /// Least-squares growth of allocated bytes per iteration over the completed iterations
+    /// after the first; null with fewer than three completed iterations.
+    pub leak_per_iteration_bytes: Option<i64>,
+    pub growth_fit: Option<GrowthFit>,
+    /// Lowest and highest allocated bytes at the ends of the completed iterations after the
+    /// first; null with fewer than two completed iterations.
+    pub steady_state: Option<AllocatedRange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GrowthFit {
+    pub bytes_per_iteration: i64,
+    /// The fitted points: completed iterations `first_iteration..=last_iteration`.
+    pub first_iteration: u32,
+    pub last_iteration: u32,
+    pub first_allocated_bytes: u64,
+    pub last_allocated_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocatedRange {
+    pub first_iteration: u32,
+    pub last_iteration: u32,
+    pub min_allocated_bytes: u64,
+    pub max_allocated_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonIteration {
+    pub iteration: u32,
+    pub allocated_bytes: u64,
+    pub reserved_bytes: u64,
+    /// False for the iteration an out-of-memory error interrupted (its end is the error).
+    pub completed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -131,6 +181,8 @@ impl JsonReport {
         verdicts: &[Verdict],
     ) -> JsonReport {
         JsonReport {
+            schema_version: SCHEMA_VERSION,
+            passed: verdicts.iter().all(|v| v.passed),
             scenario: scenario.name.clone(),
             variant: VaryValues(variant.values.clone()),
             python: variant.python.version.to_string(),
@@ -154,6 +206,8 @@ impl JsonReport {
             iterations_completed: timeline.iterations_completed(),
             peak_allocated_bytes: timeline.peak_allocated(),
             peak_reserved_bytes: timeline.peak_reserved(),
+            measured: measured(timeline),
+            iterations: iterations(timeline),
             gc_events: timeline.gc_events.iter().map(gc_event).collect(),
             sites_at_peak: sites_at_peak(timeline),
             bytes_at_peak_by_category: super::sites::by_category(&super::sites::live_at_peak(
@@ -181,6 +235,49 @@ impl JsonReport {
             driver: timeline.driver.clone(),
         }
     }
+}
+
+/// The leak slope and the steady-state range, from the same series the checks judge.
+pub fn measured(timeline: &Timeline) -> Measured {
+    let boundaries = series::completed_boundaries(timeline);
+    let growth_fit = series::growth_per_iteration(&boundaries)
+        .ok()
+        .map(|s| GrowthFit {
+            bytes_per_iteration: s.bytes_per_iteration,
+            first_iteration: s.first.iteration,
+            last_iteration: s.last.iteration,
+            first_allocated_bytes: s.first.allocated,
+            last_allocated_bytes: s.last.allocated,
+        });
+    let after_first = boundaries.get(1..).unwrap_or_default();
+    let steady_state = match (after_first.first(), after_first.last()) {
+        (Some(first), Some(last)) => Some(AllocatedRange {
+            first_iteration: first.iteration,
+            last_iteration: last.iteration,
+            min_allocated_bytes: after_first.iter().map(|b| b.allocated).min().unwrap_or(0),
+            max_allocated_bytes: after_first.iter().map(|b| b.allocated).max().unwrap_or(0),
+        }),
+        _ => None,
+    };
+    Measured {
+        leak_per_iteration_bytes: growth_fit.as_ref().map(|g| g.bytes_per_iteration),
+        growth_fit,
+        steady_state,
+    }
+}
+
+/// Every iteration's end, the interrupted one included (marked not completed).
+pub fn iterations(timeline: &Timeline) -> Vec<JsonIteration> {
+    timeline
+        .iterations
+        .iter()
+        .map(|m| JsonIteration {
+            iteration: m.iteration,
+            allocated_bytes: m.allocated_at_end,
+            reserved_bytes: m.reserved_at_end,
+            completed: m.completed,
+        })
+        .collect()
 }
 
 /// Totals over the collections that freed device memory.

@@ -1,16 +1,18 @@
 //! Renderings of one variant's timeline and verdicts: the golden text a reviewer reads in a
 //! diff, the human report `cargo gpumem run` prints, and the JSON report.
 //!
-//! The golden text prints memory quantities, iterations and workload lines only, so that it
-//! moves when memory moves and not otherwise. It stays under about 150 lines whatever the
-//! number of iterations: iteration ends are compressed into runs of equal values, or into 40
-//! slices when there are more runs than that. Verdicts appear without the location of the
-//! check (which moves when the `expect` block is edited); the human report shows it.
+//! The golden text prints memory quantities, iterations and workload positions only, so that
+//! it moves when memory moves and not otherwise: positions count from the workload's first
+//! line (`workload:12 in step`, see [`positions`]), and verdicts are left out (they are the
+//! trial's result; loosening a bound must not change a golden file). It stays under about 150
+//! lines whatever the number of iterations: iteration ends are compressed into runs of equal
+//! values, or into 40 slices when there are more runs than that.
 
 mod boundaries;
 mod chart;
 mod driver;
 mod json;
+pub mod positions;
 mod sections;
 mod sites;
 mod tracked;
@@ -20,7 +22,7 @@ mod tests;
 
 pub use json::{
     CycleFreed, JsonCategoryBytes, JsonCheck, JsonCyclePath, JsonGcEvent, JsonOom, JsonReport,
-    JsonSite, Outcome, VaryValues,
+    JsonSite, Outcome, SCHEMA_VERSION, VaryValues,
 };
 pub use sites::{Site, live_at_peak};
 pub use tracked::tracked_golden_text;
@@ -31,12 +33,9 @@ use crate::timeline::Timeline;
 use sections::Lines;
 
 /// The golden rendering of one variant. Deterministic: the same input gives the same text.
-pub fn golden_text(
-    scenario: &Scenario,
-    variant: &Variant,
-    timeline: &Timeline,
-    verdicts: &[Verdict],
-) -> String {
+pub fn golden_text(scenario: &Scenario, variant: &Variant, timeline: &Timeline) -> String {
+    let relative = positions::relative_to_workload(timeline, scenario, false);
+    let timeline = &relative;
     let mut out = Lines::new();
     sections::header(&mut out, scenario, variant);
     sections::title(&mut out, "outcome");
@@ -45,19 +44,20 @@ pub fn golden_text(
     sections::peaks(&mut out, timeline);
     sections::title(&mut out, "allocated at iteration ends");
     sections::steady_state_table(&mut out, timeline);
-    sections::title(&mut out, "collections");
-    sections::collections(&mut out, timeline);
-    sections::title(
-        &mut out,
-        "cycle paths (device tensors freed by the collector)",
-    );
-    sections::cycle_paths(&mut out, timeline);
+    // A replayed snapshot has no collector to report on.
+    if scenario.replay.is_none() {
+        sections::title(&mut out, "collections");
+        sections::collections(&mut out, timeline);
+        sections::title(
+            &mut out,
+            "cycle paths (device tensors freed by the collector)",
+        );
+        sections::cycle_paths(&mut out, timeline);
+    }
     sections::title(&mut out, "allocated memory");
     sections::allocated_chart(&mut out, timeline);
     sections::title(&mut out, "top allocation sites live at the peak");
     sections::top_sites(&mut out, timeline);
-    sections::title(&mut out, "checks");
-    sections::verdicts(&mut out, verdicts, false);
     sections::title(&mut out, "approximations");
     sections::approximations(&mut out, timeline);
     finish(out)
@@ -80,15 +80,19 @@ pub fn human_report(
     };
     let failed = verdicts.iter().filter(|v| !v.passed).count();
     out.push(format!(
-        "{}{variant_name}: {} ({}), python {}, {}",
+        "{}{variant_name}: {} ({}), {}, {}",
         scenario.name,
         if failed == 0 { "ok" } else { "FAILED" },
         match (verdicts.len(), failed) {
             (0, _) => "no checks".to_string(),
-            (n, 0) => format!("{n} checks held"),
-            (n, f) => format!("{f} of {n} checks failed"),
+            (n, 0) => format!("{} held", crate::check::locate::checks(n)),
+            (n, f) => format!("{f} of {} failed", crate::check::locate::checks(n)),
         },
-        variant.python.version,
+        if scenario.replay.is_none() {
+            format!("python {}", variant.python.version)
+        } else {
+            "replayed snapshot".to_string()
+        },
         device_name(variant)
     ));
     sections::verdicts(&mut out, verdicts, true);
@@ -97,8 +101,10 @@ pub fn human_report(
     sections::title(&mut out, "memory");
     sections::peaks(&mut out, timeline);
     sections::steady_state_summary(&mut out, timeline);
-    sections::title(&mut out, "collections");
-    sections::collections(&mut out, timeline);
+    if scenario.replay.is_none() {
+        sections::title(&mut out, "collections");
+        sections::collections(&mut out, timeline);
+    }
     if !timeline.cycle_reports.is_empty() {
         sections::title(&mut out, "cycle paths");
         sections::cycle_paths(&mut out, timeline);

@@ -35,7 +35,12 @@ pub fn header(out: &mut Lines, scenario: &Scenario, variant: &Variant) {
         "variant   {}",
         if name.is_empty() { "(none)" } else { &name }
     ));
-    out.push(format!("python    {}", variant.python.version));
+    // A replayed snapshot ran no interpreter: no Python version to show.
+    if scenario.replay.is_none() {
+        out.push(format!("python    {}", variant.python.version));
+    } else {
+        out.push("source    replayed snapshot (no interpreter modelled)".to_string());
+    }
     if variant.device.cuda_ordinal().is_some() {
         // The card's capacity is in the OOM message and the human report's driver section.
         out.push(format!(
@@ -54,12 +59,13 @@ pub fn header(out: &mut Lines, scenario: &Scenario, variant: &Variant) {
 pub fn outcome(out: &mut Lines, timeline: &Timeline) {
     let completed = timeline.iterations_completed();
     match &timeline.oom {
+        None if timeline.iterations.is_empty() => {
+            out.push("completed (the trace marks no iterations)".to_string())
+        }
+        None if completed == 1 => out.push("completed 1 iteration".to_string()),
         None => out.push(format!("completed {completed} iterations")),
         Some(oom) => {
-            let when = match oom.iteration {
-                Some(i) => format!("iteration {i}"),
-                None => "outside any iteration".to_string(),
-            };
+            let when = locate::oom_when(timeline, oom.iteration);
             let line = timeline
                 .stacks
                 .get(oom.stack)
@@ -67,7 +73,7 @@ pub fn outcome(out: &mut Lines, timeline: &Timeline) {
                 .map(|f| format!(" at {}", frame_label(f)))
                 .unwrap_or_default();
             out.push(format!(
-                "OOM at {when} after {completed} completed iterations: requested {}{line}",
+                "OOM{when}: requested {}{line}",
                 exact_bytes(oom.requested_bytes)
             ));
             for text in oom.message.lines() {

@@ -152,7 +152,15 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
                 node.at,
             )?;
             let capacity = match &capacity_node.value {
-                Value::Int(_) => cx.unsigned(capacity_node, "device.capacity")?,
+                Value::Int(n) => {
+                    return Err(cx.error(
+                        capacity_node.at,
+                        format!(
+                            "`device.capacity`: {}",
+                            crate::units::missing_unit(&n.to_string())
+                        ),
+                    ));
+                }
                 Value::Str(text) => parse_bytes(text).map_err(|message| {
                     cx.error(capacity_node.at, format!("`device.capacity`: {message}"))
                 })?,

@@ -179,7 +179,10 @@ fn steady_state(cx: &Context<'_>, node: &Node) -> Result<Check, Error> {
 
 fn byte_quantity(cx: &Context<'_>, node: &Node, what: &str) -> Result<u64, Error> {
     match &node.value {
-        Value::Int(_) => cx.unsigned(node, what),
+        Value::Int(n) => Err(cx.error(
+            node.at,
+            format!("`{what}`: {}", crate::units::missing_unit(&n.to_string())),
+        )),
         Value::Str(text) => {
             parse_bytes(text).map_err(|message| cx.error(node.at, format!("`{what}`: {message}")))
         }
@@ -230,7 +233,7 @@ mod tests {
             ("<= 52 GiB", Comparison::Le, 52 * GIB),
             ("< 1 MiB", Comparison::Lt, 1 << 20),
             (">10GiB", Comparison::Gt, 10 * GIB),
-            (">= 0", Comparison::Ge, 0),
+            (">= 0 B", Comparison::Ge, 0),
             ("== 0 B", Comparison::Eq, 0),
         ];
         for (text, op, bytes) in cases {
@@ -247,5 +250,21 @@ mod tests {
                 .contains("unknown unit \"parsecs\"")
         );
         assert!(parse_bound("<=").is_err());
+    }
+
+    #[test]
+    fn a_bound_without_a_unit_is_refused_with_a_suggestion() {
+        let err = parse_bound("<= 256").unwrap_err();
+        assert!(
+            err.contains("\"256\" has no unit: write \"256 B\" for bytes"),
+            "{err}"
+        );
+        let scenario = "name: t\ndevice: a100-40gb\npython: \"3.11\"\nworkload: |\n  x = 1\n\
+                        expect:\n  - steady_state: { tolerance: 4096 }\n";
+        let err = crate::scenario::parse(scenario, "t.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("t.yaml:7:"), "{err}");
+        assert!(err.contains("write \"4096 B\""), "{err}");
     }
 }

@@ -69,7 +69,7 @@ pub struct Device {
     pub capacity: u64,
 }
 
-/// `"<= 52 GiB"`, `"< 1 MiB"`, `">= 10 GiB"`, `"== 0"`.
+/// `"<= 52 GiB"`, `"< 1 MiB"`, `">= 10 GiB"`, `"== 0 B"` (the unit is required).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ByteBound {
     pub op: Comparison,
@@ -129,7 +129,7 @@ pub enum Check {
     /// (warmup 1 iteration, tolerance 0): allocated bytes at every iteration boundary after
     /// the warm-up stay within `tolerance` of the first one after it.
     SteadyState { warmup: u32, tolerance: u64 },
-    /// `leak_per_iteration: "<= 0"`: growth of allocated bytes per iteration (least-squares
+    /// `leak_per_iteration: "<= 0 B"`: growth of allocated bytes per iteration (least-squares
     /// slope over the iteration boundaries after the first).
     LeakPerIteration(ByteBound),
     /// `cycles: none`: the collector freed no device bytes.

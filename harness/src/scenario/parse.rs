@@ -252,10 +252,17 @@ impl Context<'_> {
             if !known.contains(&name.as_str()) {
                 return Err(self.error(
                     key.at,
-                    format!(
-                        "unknown key `{name}` in {what}; expected one of: {}",
-                        known.join(", ")
-                    ),
+                    match did_you_mean(name, known) {
+                        Some(near) => format!(
+                            "unknown key `{name}` in {what}: did you mean `{near}`? (expected one \
+                             of: {})",
+                            known.join(", ")
+                        ),
+                        None => format!(
+                            "unknown key `{name}` in {what}; expected one of: {}",
+                            known.join(", ")
+                        ),
+                    },
                 ));
             }
             checked.push((name.as_str(), key, value));
@@ -346,5 +353,58 @@ impl Context<'_> {
             node.at,
             format!("`{what}`: expected {expected}, found {}", found.describe()),
         )
+    }
+}
+
+/// The known name closest to a typo, when it is close: at most one edit per three characters
+/// (so `exepct` finds `expect`, but `foo` finds nothing).
+pub(crate) fn did_you_mean<'k>(typed: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(typed, k), *k))
+        .filter(|(d, k)| *d > 0 && *d <= k.chars().count().div_ceil(3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, with a swap of two neighbours counted as one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn close_typos_get_a_suggestion_and_far_ones_do_not() {
+        let known = ["name", "about", "expect", "workload", "peak_allocated"];
+        assert_eq!(did_you_mean("exepct", &known), Some("expect"));
+        assert_eq!(
+            did_you_mean("peak_alocated", &known),
+            Some("peak_allocated")
+        );
+        assert_eq!(did_you_mean("workloads", &known), Some("workload"));
+        assert_eq!(did_you_mean("zzz", &known), None);
     }
 }

@@ -97,8 +97,8 @@ impl SnapshotCheck {
             if failed == 0 { "ok" } else { "FAILED" },
             match (self.verdicts.len(), failed) {
                 (0, _) => "no checks".to_string(),
-                (n, 0) => format!("{n} checks held"),
-                (n, f) => format!("{f} of {n} checks failed"),
+                (n, 0) => format!("{} held", crate::check::locate::checks(n)),
+                (n, f) => format!("{f} of {} failed", crate::check::locate::checks(n)),
             },
             self.imported.device
         );
@@ -133,6 +133,8 @@ impl SnapshotCheck {
     pub fn json_report(&self) -> SnapshotJson {
         let t = &self.imported.timeline;
         SnapshotJson {
+            schema_version: crate::report::SCHEMA_VERSION,
+            passed: self.verdicts.iter().all(|v| v.passed),
             snapshot: self.file.clone(),
             device: self.imported.device,
             device_capacity_bytes: t.device_capacity,
@@ -172,6 +174,10 @@ impl SnapshotCheck {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SnapshotJson {
+    /// The same version as `run --json`'s: both change together.
+    pub schema_version: u32,
+    /// Every check held.
+    pub passed: bool,
     pub snapshot: String,
     pub device: u32,
     /// 0: a snapshot does not record the capacity.
@@ -221,6 +227,20 @@ pub fn snapshot_timeline(path: &Path, file: &str) -> Result<Timeline, Error> {
     Ok(timeline)
 }
 
+/// How many timeline events [`to_timeline`] makes of `entries` (it skips snapshot markers and
+/// actions it does not know).
+fn events_before(entries: &[super::model::TraceEntry]) -> usize {
+    entries
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e.action,
+                super::model::TraceAction::Snapshot | super::model::TraceAction::Other(_)
+            )
+        })
+        .count()
+}
+
 /// The Timeline of a `replay:` scenario on a device of `capacity` bytes: the recorded trace
 /// (as [`snapshot_timeline`]), and, when the same requests replayed through the allocator
 /// model under the recorded settings do not fit the device, the out-of-memory error they
@@ -245,8 +265,16 @@ pub fn replay_timeline(path: &Path, file: &str, capacity: u64) -> Result<Timelin
             .get(imported.device as usize)
             .and_then(|t| t.get(at));
         let message = outcome.oom_message.unwrap_or_default();
+        // The replayed run stops at the failing request: peaks, checks and reports are those
+        // of the run up to there, not of the recording (whose peak may exceed this device).
+        let kept = snapshot
+            .device_traces
+            .get(imported.device as usize)
+            .map_or(0, |t| events_before(&t[..at.min(t.len())]));
+        timeline.events.truncate(kept);
         timeline.approximations.push(format!(
-            "on a device of {} the recorded requests run out of memory at trace entry {at}",
+            "on a device of {} the recorded requests run out of memory at trace entry {at}; \
+             the timeline stops there (reserved bytes up to there are the recorded ones)",
             Bytes(capacity)
         ));
         timeline.oom = Some(OomReport {
@@ -382,6 +410,14 @@ mod tests {
         let oom = small.oom.as_ref().expect("OOM on a 3 MiB device");
         assert_eq!(oom.requested_bytes, 262144 * 4);
         assert!(oom.message.contains("out of memory"), "{}", oom.message);
+        // The replayed run stops at the failing request: its peak fits the small device and
+        // is below the recording's.
+        assert!(
+            small.peak_reserved() <= 3 << 20,
+            "{}",
+            small.peak_reserved()
+        );
+        assert!(small.peak_allocated() < big.peak_allocated());
 
         for (variant, timeline) in variants.iter().zip([&big, &small]) {
             let checks = scenario.expectations_for(variant);

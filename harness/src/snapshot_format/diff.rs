@@ -115,7 +115,7 @@ pub fn render(diff: &TimelineDiff, max_sites: usize) -> String {
     use crate::units::Bytes;
     let line = |name: &str, q: &Quantity| {
         format!(
-            "{name:<24} {} -> {} ({})\n",
+            "{name:<22} a {}, b {}, change {}\n",
             Bytes(q.a),
             Bytes(q.b),
             signed_bytes(q.delta)
@@ -124,10 +124,8 @@ pub fn render(diff: &TimelineDiff, max_sites: usize) -> String {
     let mut out = String::new();
     out.push_str(&line("peak allocated", &diff.peak_allocated));
     out.push_str(&line("peak reserved", &diff.peak_reserved));
-    out.push_str(&line(
-        "steady-state allocated",
-        &diff.steady_state_allocated,
-    ));
+    // Not "steady state": a leaking run has none, and this is only where it ended.
+    out.push_str(&line("allocated at the end", &diff.steady_state_allocated));
     if diff.sites.is_empty() {
         out.push_str("allocation sites at the peak: unchanged\n");
     } else {
@@ -140,8 +138,9 @@ pub fn render(diff: &TimelineDiff, max_sites: usize) -> String {
                 SiteChange::Shrank => "shrank",
             };
             out.push_str(&format!(
-                "  {change:<11} {} ({}): {}\n",
+                "  {change:<11} {} (a {}, b {}): {}\n",
                 signed_bytes(s.bytes.delta),
+                Bytes(s.bytes.a),
                 Bytes(s.bytes.b),
                 s.site
             ));

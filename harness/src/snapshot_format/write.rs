@@ -73,7 +73,7 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
     let mut segments: BTreeMap<u64, (u64, u32, StackId)> = BTreeMap::new();
     // Live allocations: address → (block size, request, stack).
     let mut live: BTreeMap<u64, (u64, u64, StackId)> = BTreeMap::new();
-    let mut previous_allocated = timeline.events.first().map_or(0, initial_allocated);
+    let mut previous_allocated = initial_allocated(&timeline.events);
     for e in &timeline.events {
         let action = match e.action {
             Action::Alloc => {
@@ -98,7 +98,12 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
             Action::SegmentUnmap => TraceAction::SegmentUnmap,
             Action::Oom => TraceAction::Oom,
         };
-        previous_allocated = e.allocated;
+        // The events of one allocator call carry the counters after the call, so a
+        // `segment_alloc` already counts the block its `alloc` hands out: only requests and
+        // frees move the base that the next block size is measured from.
+        if !is_segment_event(e.action) {
+            previous_allocated = e.allocated;
+        }
         trace.push(TraceEntry {
             action,
             addr: e.addr,
@@ -172,13 +177,24 @@ pub fn timeline_to_snapshot(timeline: &Timeline) -> Snapshot {
 }
 
 /// Allocated bytes before the first event.
-fn initial_allocated(first: &crate::timeline::MemoryEvent) -> u64 {
+fn initial_allocated(events: &[crate::timeline::MemoryEvent]) -> u64 {
+    // Segment events carry the counters of the request they serve: start from that request.
+    let Some(first) = events.iter().find(|e| !is_segment_event(e.action)) else {
+        return events.first().map_or(0, |e| e.allocated);
+    };
     match first.action {
         Action::Alloc => first
             .allocated
             .saturating_sub(first.size.next_multiple_of(512)),
         _ => first.allocated,
     }
+}
+
+fn is_segment_event(action: Action) -> bool {
+    matches!(
+        action,
+        Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap
+    )
 }
 
 fn free_block(address: u64, size: u64) -> Block {

@@ -36,6 +36,21 @@ impl StackTable {
         id
     }
 
+    /// The same stacks under the same ids, each frame rewritten by `rename` (golden files name
+    /// workload positions relative to the workload, see `report::positions`).
+    pub fn map_frames(&self, rename: impl Fn(&Frame) -> Frame) -> StackTable {
+        let mut table = StackTable::default();
+        for frames in &self.stacks {
+            let renamed: Vec<Frame> = frames.iter().map(&rename).collect();
+            table
+                .index
+                .entry(renamed.clone())
+                .or_insert(StackId(table.stacks.len() as u32));
+            table.stacks.push(renamed);
+        }
+        table
+    }
+
     pub fn get(&self, id: StackId) -> &[Frame] {
         self.stacks
             .get(id.0 as usize)
