@@ -90,6 +90,9 @@ pub struct Interpreter<'a> {
     stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
     /// Offset of the construct being evaluated, for error locations.
     pub(super) offset: u32,
+    /// The keyword arguments of the call being dispatched and their offsets, so that a
+    /// refused keyword is reported at the argument.
+    pub(super) call_keywords: Vec<(Sym, u32)>,
     loop_depth: u32,
     iteration_loop_seen: bool,
     pub(super) device_storages_alive: u64,
@@ -170,6 +173,7 @@ impl<'a> Interpreter<'a> {
             events: Vec::new(),
             stack_cache: FxHashMap::default(),
             offset: 0,
+            call_keywords: Vec::new(),
             loop_depth: 0,
             iteration_loop_seen: false,
             device_storages_alive: 0,
@@ -524,7 +528,10 @@ impl<'a> Interpreter<'a> {
         device: DeviceKind,
         category: Category,
     ) -> R<StorageId> {
-        let bytes = crate::torch::numel(shape) * dtype.element_size();
+        let bytes = match crate::torch::storage_nbytes(shape, dtype.element_size()) {
+            Ok(b) => b,
+            Err(e) => return self.error(e),
+        };
         let addr = if device == DeviceKind::Cuda {
             self.device_malloc(bytes, category)?
         } else {
@@ -542,6 +549,7 @@ impl<'a> Interpreter<'a> {
             dtype,
             shape: shape.into(),
             category,
+            version: 0,
         }))
     }
 
@@ -586,6 +594,7 @@ impl<'a> Interpreter<'a> {
             grad_fn: None,
             grad: None,
             is_param: false,
+            contiguous: true,
         }));
         Ok(Value::Obj(id))
     }
@@ -2511,6 +2520,15 @@ impl<'a> Interpreter<'a> {
             kwargs.push((sym, self.eval(&k.value)?));
         }
         self.at(c);
+        self.call_keywords = c
+            .arguments
+            .keywords
+            .iter()
+            .filter_map(|k| {
+                let name = k.arg.as_ref()?;
+                Some((self.names.intern(name.as_str()), k.range().start().to_u32()))
+            })
+            .collect();
         match (callee, receiver, method) {
             (Some(f), _, _) => {
                 let r = self.call(f, args, kwargs);

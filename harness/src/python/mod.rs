@@ -9,7 +9,9 @@
 //! the construct.
 
 mod autograd;
+mod inplace;
 mod interp;
+mod keywords;
 mod layers;
 mod natives;
 mod scope;

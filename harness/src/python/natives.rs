@@ -378,6 +378,12 @@ pub(super) fn call(
     kw: Vec<(Sym, Value)>,
 ) -> R<Value> {
     let args = Args { pos, kw };
+    if let Some((name, allowed)) = Native::from_id(id).and_then(super::keywords::for_native)
+        && let Err(e) = super::keywords::check(it, name, Some(allowed), &args.kw)
+    {
+        args.drop_all(it);
+        return Err(e);
+    }
     let result = match Native::from_id(id) {
         Some(n) => call_native(it, n, &args),
         None => it.error("TypeError: unknown builtin"),
@@ -433,12 +439,24 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             _ => it.unsupported("super() with arguments"),
         },
         AutogradBackward | RunBackward => {
+            // backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+            // grad_variables=None, inputs=None); the engine's run_backward(tensors,
+            // grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+            // accumulate_grad).
             let tensors = a.kw(it, "tensors").or(p.first().copied()).unwrap_or(Value::None);
             let grads = a
                 .kw(it, "grad_tensors")
                 .or(p.get(1).copied())
                 .unwrap_or(Value::None);
-            let retain = match a.kw(it, "retain_graph").or(a.kw(it, "keep_graph")) {
+            let retain = match a
+                .kw(it, "retain_graph")
+                .or(a.kw(it, "keep_graph"))
+                .or(p.get(2).copied())
+            {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(3).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
@@ -447,21 +465,27 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
                 Some(v) => it.truth(v)?,
                 None => true,
             };
-            let _ = it.autograd_backward(tensors, grads, retain, accumulate, inputs)?;
+            let _ = it.autograd_backward(tensors, grads, retain, create_graph, accumulate, inputs)?;
             Ok(Value::None)
         }
         AutogradGrad => {
+            // grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+            // only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
             let outputs = a.kw(it, "outputs").or(p.first().copied()).unwrap_or(Value::None);
             let inputs = a.kw(it, "inputs").or(p.get(1).copied()).unwrap_or(Value::None);
             let grads = a
                 .kw(it, "grad_outputs")
                 .or(p.get(2).copied())
                 .unwrap_or(Value::None);
-            let retain = match a.kw(it, "retain_graph") {
+            let retain = match a.kw(it, "retain_graph").or(p.get(3).copied()) {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(4).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
-            let got = it.autograd_backward(outputs, grads, retain, false, inputs)?;
+            let got = it.autograd_backward(outputs, grads, retain, create_graph, false, inputs)?;
             Ok(new_tuple(it, got))
         }
         FLinear => match p.as_slice() {
@@ -878,7 +902,15 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let t = t.clone();
             let dtype = dtype_kw(it, a)?.unwrap_or(t.dtype);
             let device = device_kw(it, a)?.unwrap_or(t.device);
-            it.new_tensor(t.shape, dtype, device, None)
+            let out = it.new_tensor(t.shape, dtype, device, None)?;
+            if let Some(v) = a.kw(it, "requires_grad")
+                && it.truth(v)?
+                && let Value::Obj(id) = out
+                && let ObjKind::Tensor(td) = it.heap.kind_mut(id)
+            {
+                td.requires_grad = true;
+            }
+            Ok(out)
         }
         Matmul | Mm | Bmm => match p.as_slice() {
             [l, r] => tensor_binary(it, Operator::MatMult, *l, *r, false),
@@ -1089,11 +1121,8 @@ fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
     };
     let mut shape = Vec::with_capacity(dims.len());
     for d in dims {
-        let d = int_arg(it, d, "size")?;
-        if d < 0 {
-            return it.error(format!("RuntimeError: negative dimension {d}"));
-        }
-        shape.push(d);
+        // Negative sizes are refused with PyTorch's message when the storage is sized.
+        shape.push(int_arg(it, d, "size")?);
     }
     Ok(shape)
 }
@@ -1202,10 +1231,21 @@ pub(super) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<V
         "T" => {
             let mut shape = t.shape.clone();
             shape.reverse();
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         other => it.unsupported(format!("tensor attribute '{other}'")),
     }
+}
+
+/// Marks a new view as not row-major (transposes, permutes, expands).
+fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
+    if let Value::Obj(id) = v
+        && let ObjKind::Tensor(t) = it.heap.kind_mut(id)
+    {
+        t.contiguous = false;
+    }
+    Ok(v)
 }
 
 /// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
@@ -1260,7 +1300,13 @@ pub(super) fn call_method(
     let method: &str = &method_rc;
     let result = match recv {
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::Tensor(_) => tensor_method(it, id, method, &args),
+            ObjKind::Tensor(_) => super::keywords::check(
+                it,
+                &format!("Tensor.{method}"),
+                super::keywords::for_tensor_method(method),
+                &args.kw,
+            )
+            .and_then(|()| tensor_method(it, id, method, &args)),
             ObjKind::List(_) => list_method(it, id, method, &args),
             ObjKind::Dict(_) => dict_method(it, id, method, &args),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
@@ -1413,7 +1459,23 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             }
             let target = dims_from(it, p)?;
             match torch::reshape_shape(&t.shape, &target) {
-                Ok(shape) => view(it, id, shape),
+                Ok(shape) if t.contiguous || shape == t.shape => view(it, id, shape),
+                Ok(_) if method == "view" => it.error(
+                    "RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+                ),
+                Ok(shape) => {
+                    // `reshape` of a non-contiguous tensor copies it first.
+                    let copy = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+                    autograd::record(
+                        it,
+                        copy,
+                        "CloneBackward0",
+                        GradFlow::PassThrough,
+                        &[Value::Obj(id)],
+                        &[],
+                    );
+                    Ok(copy)
+                }
                 Err(e) => it.error(format!("RuntimeError: {e}")),
             }
         }
@@ -1453,7 +1515,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             if !shape.is_empty() {
                 shape.swap(d0, d1);
             }
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "permute" => {
             let dims = dims_from(it, p)?;
@@ -1464,7 +1527,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             for d in dims {
                 shape.push(t.shape[norm_dim(it, d, t.shape.len())?]);
             }
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "unsqueeze" => {
             let [d] = p.as_slice() else {
@@ -1506,7 +1570,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
                 Ok(s) => s,
                 Err(e) => return it.error(format!("RuntimeError: {e}")),
             };
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
         "detach_" => {
@@ -1538,22 +1603,22 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             same(it)
         }
         "backward" => {
+            // backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
             let gradient = a.kw(it, "gradient").or(p.first().copied());
             let retain = match a.kw(it, "retain_graph").or(p.get(1).copied()) {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(2).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
-            let grads: Vec<Value> = gradient.into_iter().filter(|v| *v != Value::None).collect();
-            autograd::run_backward(
-                it,
-                &[id],
-                &grads,
-                &autograd::BackwardOptions {
-                    retain_graph: retain,
-                    accumulate: true,
-                    inputs: Vec::new(),
-                },
-            )?;
+            let inputs = a
+                .kw(it, "inputs")
+                .or(p.get(3).copied())
+                .unwrap_or(Value::None);
+            let gradient = gradient.unwrap_or(Value::None);
+            it.autograd_backward(Value::Obj(id), gradient, retain, create_graph, true, inputs)?;
             Ok(Value::None)
         }
         "item" => {
@@ -1562,7 +1627,20 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             }
             Ok(Value::Float(0.0))
         }
-        "contiguous" => same(it),
+        "contiguous" if t.contiguous => same(it),
+        "contiguous" => {
+            // A copy in row-major order (`clone(memory_format=contiguous_format)`).
+            let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
+            Ok(out)
+        }
         "clone" => {
             let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
             autograd::record(
@@ -1651,8 +1729,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             };
             tensor_binary(it, op, Value::Obj(id), *other, false)
         }
-        "add_" | "sub_" | "mul_" | "div_" | "copy_" | "zero_" | "fill_" | "relu_" | "normal_"
-        | "uniform_" | "clamp_" => same(it),
+        m if super::inplace::is_in_place_method(m) => super::inplace::apply(it, id, m, p),
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
@@ -1713,7 +1790,16 @@ fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R
             .sum();
     }
     let (dtype, device) = (first.dtype, first.device);
-    it.new_tensor(shape, dtype, device, None)
+    let out = op_output(it, shape, dtype, device, items)?;
+    // `CatBackward0`/`StackBackward0` save the inputs' sizes only; backward hands each
+    // input a slice of the incoming gradient.
+    let name = if stack {
+        "StackBackward0"
+    } else {
+        "CatBackward0"
+    };
+    autograd::record(it, out, name, GradFlow::Split, items, &[]);
+    Ok(out)
 }
 
 /// An elementwise unary op: a new tensor of the same shape.
@@ -1831,6 +1917,9 @@ pub(super) fn tensor_binary(
                 "RuntimeError: output with shape {:?} doesn't match the broadcast shape {:?}",
                 target.shape, shape
             ));
+        }
+        if let Some(method) = super::inplace::method_of(op) {
+            return super::inplace::apply(it, id, method, &[r]);
         }
         it.heap.incref(Value::Obj(id));
         return Ok(Value::Obj(id));
@@ -2275,8 +2364,9 @@ pub(super) fn store_subscript<'a>(
         return it.error("TypeError: object does not support item assignment");
     };
     if it.is_tensor(obj) {
-        // Writing into a tensor copies values into existing memory: no allocation.
-        let r = index_items(it, index).map(|_| ());
+        // Writing into a tensor copies values into existing memory: no allocation, but
+        // autograd history (`CopySlices`) and the version counter.
+        let r = index_items(it, index).and_then(|_| super::inplace::copy_into_index(it, id, value));
         it.heap.decref(value);
         return r;
     }

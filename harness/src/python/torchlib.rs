@@ -84,6 +84,8 @@ pub(super) struct TorchClasses {
     ids: Vec<(TorchClass, ObjId)>,
     /// The recurrent layers' approximation note was added to the timeline.
     pub(super) recurrent_noted: bool,
+    /// PyTorch's `create_graph=True` warning was given.
+    pub(super) create_graph_warned: bool,
 }
 
 impl TorchClasses {
@@ -104,6 +106,7 @@ impl TorchClasses {
         TorchClasses {
             ids,
             recurrent_noted: false,
+            create_graph_warned: false,
         }
     }
 
@@ -187,6 +190,13 @@ impl Interpreter<'_> {
         let Some(kind) = self.torch_classes.kind_of(class) else {
             return Ok(None);
         };
+        if !matches!(
+            kind,
+            TorchClass::Function | TorchClass::FunctionCtx | TorchClass::Super
+        ) {
+            let name = self.class_name(class);
+            super::keywords::check(self, &name, Some(super::keywords::for_class(kind)), kwargs)?;
+        }
         let kw = |it: &Self, name: &str| {
             kwargs
                 .iter()
@@ -952,6 +962,11 @@ impl Interpreter<'_> {
         };
         let ts = self.sym("to_save");
         let to_save = self.take_instance_attr(ctx, ts);
+        let result = if needs_graph {
+            self.alias_returned_inputs(result, &inputs)?
+        } else {
+            result
+        };
         if needs_graph {
             let mut node = GradNode::new("PyNode", GradFlow::Python);
             for &v in &inputs {
@@ -980,19 +995,6 @@ impl Interpreter<'_> {
                     });
                 }
             }
-            if let Some(Value::Obj(tuple)) = to_save {
-                for v in self.iterable_items(Value::Obj(tuple))? {
-                    if let Value::Obj(t) = v
-                        && self.tensor_data(v).is_some()
-                    {
-                        self.heap.incref(v);
-                        node.saved.push(Saved::Tensor(t));
-                    }
-                }
-            }
-            node.ctx = Some(ctx);
-            let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
-            self.ctx_nodes.insert(ctx, node);
             let outputs: Vec<ObjId> = match result {
                 Value::Obj(id) => match self.heap.kind(id) {
                     ObjKind::Tuple(items) => items.iter().filter_map(|v| v.obj()).collect(),
@@ -1000,6 +1002,32 @@ impl Interpreter<'_> {
                 },
                 _ => Vec::new(),
             };
+            if let Some(Value::Obj(tuple)) = to_save {
+                for v in self.iterable_items(Value::Obj(tuple))? {
+                    let Some(t) = self.tensor_data(v) else {
+                        continue;
+                    };
+                    node.saved_versions
+                        .push((node.saved.len(), self.storages.version(t.storage)));
+                    // An output is saved without its Python object (PyTorch keeps it as an
+                    // output `SavedVariable`, whose grad_fn is not owned): saving it does
+                    // not make the node own its own output.
+                    match v {
+                        Value::Obj(o) if outputs.contains(&o) => {
+                            self.storages.add_ref(t.storage);
+                            node.saved.push(Saved::Data(t.storage));
+                        }
+                        Value::Obj(o) => {
+                            self.heap.incref(v);
+                            node.saved.push(Saved::Tensor(o));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            node.ctx = Some(ctx);
+            let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
+            self.ctx_nodes.insert(ctx, node);
             let mut first = true;
             for o in outputs {
                 if !matches!(self.heap.kind(o), ObjKind::Tensor(_)) {
@@ -1024,23 +1052,77 @@ impl Interpreter<'_> {
         Ok(result)
     }
 
-    /// `ctx.saved_tensors`: the tensors its node saved.
+    /// `_wrap_outputs`: an input returned unchanged (and not marked dirty) becomes a new
+    /// tensor object, a view of the input, so that the Function's node is the view's
+    /// `grad_fn` and the input keeps its own history (a leaf stays a leaf).
+    fn alias_returned_inputs(&mut self, result: Value, inputs: &[Value]) -> R<Value> {
+        let is_input = |v: Value| v.obj().is_some() && inputs.contains(&v);
+        match result {
+            Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tuple(_)) => {
+                let items = match self.heap.kind(id) {
+                    ObjKind::Tuple(items) => items.clone(),
+                    _ => Vec::new(),
+                };
+                for (i, item) in items.into_iter().enumerate() {
+                    if is_input(item) && self.is_tensor(item) {
+                        let alias = self.alias_of(item)?;
+                        if let ObjKind::Tuple(items) = self.heap.kind_mut(id) {
+                            items[i] = alias;
+                        }
+                        self.heap.decref(item);
+                    }
+                }
+                Ok(result)
+            }
+            v if is_input(v) && self.is_tensor(v) => {
+                let alias = self.alias_of(v)?;
+                self.heap.decref(v);
+                Ok(alias)
+            }
+            v => Ok(v),
+        }
+    }
+
+    /// A new tensor object viewing all of `v` (`view_as(self)`).
+    fn alias_of(&mut self, v: Value) -> R<Value> {
+        let Some(t) = self.tensor_data(v) else {
+            return Ok(v);
+        };
+        let base = t.base.or(v.obj());
+        self.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, base)))
+    }
+
+    /// `ctx.saved_tensors`: the tensors its node saved, in order; a saved output comes
+    /// back as a new tensor object on the same bytes.
     pub(super) fn saved_tensors(&mut self, ctx: ObjId) -> R<Value> {
         let mut items = Vec::new();
         for n in self.nodes_owning(ctx) {
-            if let ObjKind::GradNode(node) = self.heap.kind(n) {
-                if node.released {
-                    return self.error("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed).");
-                }
-                for s in &node.saved {
-                    if let Saved::Tensor(t) = s {
-                        items.push(Value::Obj(*t));
+            let ObjKind::GradNode(node) = self.heap.kind(n) else {
+                continue;
+            };
+            if node.released && node.had_saved {
+                self.heap.decref_all(items);
+                return self.error("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.");
+            }
+            for s in node.saved.clone() {
+                match s {
+                    Saved::Tensor(t) => {
+                        self.heap.incref(Value::Obj(t));
+                        items.push(Value::Obj(t));
+                    }
+                    Saved::Data(st) => {
+                        let storage = self.storages.get(st);
+                        let shape = storage.shape.to_vec();
+                        let dtype = storage.dtype;
+                        let device = if storage.addr.is_some() {
+                            DeviceKind::Cuda
+                        } else {
+                            DeviceKind::Cpu
+                        };
+                        items.push(self.new_tensor(shape, dtype, device, Some((st, None)))?);
                     }
                 }
             }
-        }
-        for &v in &items {
-            self.heap.incref(v);
         }
         Ok(Value::Obj(self.alloc(ObjKind::Tuple(items))))
     }
@@ -1055,13 +1137,15 @@ impl Interpreter<'_> {
         r
     }
 
-    /// Run by `Variable._execution_engine.run_backward`, `torch.autograd.backward` and
-    /// `tensor.backward`.
+    /// Run by `Variable._execution_engine.run_backward`, `torch.autograd.backward`,
+    /// `torch.autograd.grad` and `tensor.backward`. `retain_graph` defaults to
+    /// `create_graph`, as in PyTorch.
     pub(super) fn autograd_backward(
         &mut self,
         tensors: Value,
         grads: Value,
-        retain: bool,
+        retain: Option<bool>,
+        create_graph: bool,
         accumulate: bool,
         inputs: Value,
     ) -> R<Vec<Value>> {
@@ -1086,7 +1170,8 @@ impl Interpreter<'_> {
             &roots,
             &grads,
             &BackwardOptions {
-                retain_graph: retain,
+                retain_graph: retain.unwrap_or(create_graph),
+                create_graph,
                 accumulate,
                 inputs,
             },

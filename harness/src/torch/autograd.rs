@@ -93,6 +93,12 @@ pub struct GradNode {
     pub leaf: Option<ObjId>,
     /// Saved tensors were freed by a backward without `retain_graph`.
     pub released: bool,
+    /// Some tensors were saved (so a backward after their release is an error; a node that
+    /// saved only sizes can run again, as in PyTorch).
+    pub had_saved: bool,
+    /// `(index into saved, version when saved)`: the saved tensor's version counter must
+    /// not have moved when backward unpacks it.
+    pub saved_versions: Vec<(usize, u32)>,
     /// The lazily created Python object of a built-in node (not a reference).
     pub py_object: Option<ObjId>,
 }
@@ -107,6 +113,8 @@ impl GradNode {
             ctx: None,
             leaf: None,
             released: false,
+            had_saved: false,
+            saved_versions: Vec::new(),
             py_object: None,
         }
     }
@@ -114,6 +122,7 @@ impl GradNode {
     /// Takes the saved tensors out (backward without `retain_graph`).
     pub fn take_saved(&mut self) -> Vec<Saved> {
         self.released = true;
+        self.had_saved |= !self.saved.is_empty();
         std::mem::take(&mut self.saved)
     }
 

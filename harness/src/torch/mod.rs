@@ -13,7 +13,7 @@ mod storage;
 
 pub use autograd::{Category, GradFlow, GradNode, InputEdge, Saved};
 
-pub use shape::{broadcast, matmul_shape, numel, reshape_shape};
+pub use shape::{broadcast, matmul_shape, numel, reshape_shape, storage_nbytes};
 pub use storage::{Storage, StorageId, Storages};
 
 use crate::heap::{Edge, ObjId, Value};
@@ -135,6 +135,9 @@ pub struct TensorData {
     pub grad: Option<ObjId>,
     /// An `nn.Parameter`.
     pub is_param: bool,
+    /// Row-major without gaps or repeats. Transposes, permutes and expands are not, and
+    /// `contiguous()` or `reshape` of them copy.
+    pub contiguous: bool,
 }
 
 impl TensorData {

@@ -1,0 +1,348 @@
+//! Issue 8's autograd and tensor bugs: in-place history, `cat`/`stack` graphs, custom
+//! Function outputs, `create_graph`, unknown keywords, checked sizes and the objects
+//! `torch.cuda.memory_*` create. Each workload's `assert`s state what PyTorch holds at that
+//! point (bytes from `torch.cuda.memory_allocated()`), so a wrong rule fails the run.
+
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+use gpumem_harness::timeline::Timeline;
+
+/// Runs `workload` (indented by two spaces in the YAML, first line is file line 5).
+fn run(python: &str, workload: &str) -> Result<Timeline, String> {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"{python}\"\nworkload: |\n{body}");
+    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
+    let mut last = None;
+    for v in s.variants() {
+        last = Some(run_variant(&s, &v).map_err(|e| e.to_string())?);
+    }
+    last.ok_or_else(|| "no variant".to_string())
+}
+
+fn ok(workload: &str) -> Timeline {
+    match run("3.11", workload) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn fails(workload: &str) -> String {
+    match run("3.11", workload) {
+        Ok(_) => panic!("the workload ran, but an error was expected"),
+        Err(e) => e,
+    }
+}
+
+const MIB: &str = "M = 1024 * 1024\n";
+const X: &str = "x = torch.empty(1024 * 1024, device='cuda', requires_grad=True)\n";
+
+// ----- 1. in-place ops keep and rebase history ---------------------------------------------
+
+#[test]
+fn augmented_add_keeps_each_iterations_graph_like_the_out_of_place_form() {
+    for form in ["total += loss", "total = total + loss"] {
+        ok(&format!(
+            "{MIB}{X}total = 0
+for i in range(3):
+    loss = x.sigmoid().sum()
+    {form}
+# Each iteration's sigmoid output (4 MiB, saved by SigmoidBackward0) stays reachable
+# from total's graph.
+assert torch.cuda.memory_allocated() >= 16 * M
+assert total.grad_fn is not None
+total.backward()
+assert x.grad is not None
+assert torch.cuda.memory_allocated() < 9 * M
+"
+        ));
+    }
+}
+
+#[test]
+fn accumulating_a_python_float_keeps_no_graph() {
+    ok(&format!(
+        "{MIB}{X}total = 0.0
+for i in range(3):
+    loss = x.sigmoid().sum()
+    total += loss.item()
+del loss
+assert torch.cuda.memory_allocated() == 4 * M
+"
+    ));
+}
+
+#[test]
+fn in_place_on_a_leaf_that_requires_grad_is_an_error() {
+    let e = fails("x = torch.zeros(4, requires_grad=True)\nx += 1\n");
+    assert!(
+        e.contains("a leaf Variable that requires grad is being used in an in-place operation"),
+        "{e}"
+    );
+    let e = fails("x = torch.zeros(4, requires_grad=True)\nx.mul_(2)\n");
+    assert!(e.contains("leaf Variable"), "{e}");
+    // Under no_grad it is how optimizers update parameters.
+    ok(
+        "x = torch.zeros(4, requires_grad=True)\nwith torch.no_grad():\n    x += 1\n    x.mul_(0.5)\nassert x.is_leaf\n",
+    );
+}
+
+#[test]
+fn modifying_a_saved_tensor_fails_at_backward_with_the_version_counter() {
+    let e = fails(
+        "x = torch.zeros(4, requires_grad=True)\ny = x.sigmoid()\ny.mul_(2)\ny.sum().backward()\n",
+    );
+    assert!(
+        e.contains("modified by an inplace operation")
+            && e.contains("is at version 1; expected version 0"),
+        "{e}"
+    );
+    // An op that saved nothing does not care.
+    ok(
+        "x = torch.zeros(4, requires_grad=True)\ny = x + 1\ny.mul_(2)\ny.sum().backward()\nassert x.grad is not None\n",
+    );
+}
+
+#[test]
+fn in_place_method_routes_gradients_to_the_other_operand() {
+    ok("x = torch.zeros(4, requires_grad=True)
+w = torch.zeros(4, requires_grad=True)
+h = x * 2.0
+h.add_(w)
+h.sum().backward()
+assert w.grad is not None
+assert x.grad is not None
+");
+}
+
+#[test]
+fn slice_assignment_of_a_graph_output_keeps_the_graph() {
+    ok(&format!(
+        "{MIB}{X}buf = torch.zeros(3, 1024 * 1024, device='cuda')
+for i in range(3):
+    buf[i] = x.sigmoid()
+assert buf.requires_grad
+# buf 12 MiB, x 4 MiB, three saved sigmoid outputs 12 MiB.
+assert torch.cuda.memory_allocated() == 28 * M
+buf.sum().backward()
+assert torch.cuda.memory_allocated() == 20 * M
+"
+    ));
+}
+
+// ----- 2. cat and stack record a graph -----------------------------------------------------
+
+#[test]
+fn cat_and_stack_record_a_node_and_route_gradients() {
+    for f in [
+        "torch.cat(outs)",
+        "torch.stack(outs)",
+        "torch.cat(outs, dim=0)",
+    ] {
+        ok(&format!(
+            "{MIB}{X}outs = []
+for i in range(4):
+    outs.append(x.sigmoid())
+total = {f}
+del outs
+# total 16 MiB, x 4 MiB, the four saved sigmoid outputs 16 MiB: the node saves sizes only.
+assert torch.cuda.memory_allocated() == 36 * M
+assert total.requires_grad
+total.sum().backward()
+assert x.grad is not None
+assert torch.cuda.memory_allocated() == 24 * M
+"
+        ));
+    }
+}
+
+// ----- 3. custom Functions -----------------------------------------------------------------
+
+const EXP: &str = "class Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, i):
+        result = i.exp()
+        ctx.save_for_backward(result)
+        return result
+    @staticmethod
+    def backward(ctx, grad_output):
+        result, = ctx.saved_tensors
+        return grad_output * result
+";
+
+#[test]
+fn a_saved_output_does_not_keep_its_own_graph_alive() {
+    ok(&format!(
+        "{MIB}{EXP}{X}for i in range(3):
+    y = Exp.apply(x)
+    del y
+assert torch.cuda.memory_allocated() == 4 * M
+y = Exp.apply(x)
+y.sum().backward()
+del y
+assert torch.cuda.memory_allocated() == 8 * M
+"
+    ));
+}
+
+#[test]
+fn returning_an_input_unchanged_gives_a_new_alias_with_the_functions_grad_fn() {
+    ok(&format!(
+        "{MIB}class Id(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, i):
+        return i
+    @staticmethod
+    def backward(ctx, g):
+        return g
+{X}y = Id.apply(x)
+assert x.is_leaf
+assert x.grad_fn is None
+assert y is not x
+assert y.grad_fn is not None
+assert torch.cuda.memory_allocated() == 4 * M
+y.sum().backward()
+y.sum().backward()
+del y
+assert x.grad is not None
+assert torch.cuda.memory_allocated() == 8 * M
+"
+    ));
+}
+
+// ----- 4. create_graph ----------------------------------------------------------------------
+
+#[test]
+fn create_graph_gives_grad_a_graph_that_holds_the_parameter_until_grad_is_reset() {
+    let t = ok(&format!(
+        "{MIB}{X}for i in range(3):
+    y = x.sigmoid().sum()
+    y.backward(create_graph=True)
+    del y
+assert x.grad.requires_grad
+assert x.grad.grad_fn is not None
+# x, x.grad and each iteration's saved sigmoid output (kept by x.grad's graph).
+assert torch.cuda.memory_allocated() >= 20 * M
+gc.collect()
+assert torch.cuda.memory_allocated() >= 20 * M
+x.grad = None
+assert torch.cuda.memory_allocated() == 4 * M
+"
+    ));
+    assert!(
+        t.approximations
+            .iter()
+            .any(|n| n.contains("create_graph=True will create a reference cycle")),
+        "{:?}",
+        t.approximations
+    );
+}
+
+#[test]
+fn autograd_grad_with_create_graph_returns_gradients_with_a_graph() {
+    ok("x = torch.zeros(4, requires_grad=True)
+y = (x * x).sum()
+g, = torch.autograd.grad(y, x, create_graph=True)
+assert g.requires_grad
+g.sum().backward()
+assert x.grad is not None
+");
+    ok("x = torch.zeros(4, requires_grad=True)
+y = (x * x).sum()
+g, = torch.autograd.grad(y, [x])
+assert not g.requires_grad
+");
+}
+
+#[test]
+fn backward_accepts_inputs_and_grad_tensors() {
+    ok("x = torch.zeros(4, requires_grad=True)
+w = torch.zeros(4, requires_grad=True)
+y = x * w
+torch.autograd.backward([y], grad_tensors=[torch.ones(4)], inputs=[w])
+assert w.grad is not None
+assert x.grad is None
+");
+}
+
+// ----- 5. unknown keyword arguments ---------------------------------------------------------
+
+#[test]
+fn unknown_keywords_are_rejected_at_the_argument() {
+    let e = fails("x = torch.zeros(4, bogus=5)\n");
+    assert!(e.contains("t.yaml:5:22") && e.contains("bogus"), "{e}");
+    let e = fails("x = torch.zeros(4)\ny = x.sum(bogus=1)\n");
+    assert!(e.contains("t.yaml:6:13") && e.contains("bogus"), "{e}");
+    let e = fails("m = torch.nn.Linear(4, 4, bogus=1)\n");
+    assert!(e.contains("t.yaml:5:29") && e.contains("bogus"), "{e}");
+    let e = fails("x = torch.zeros(4, requires_grad=True)\nx.sum().backward(bogus=True)\n");
+    assert!(e.contains("bogus"), "{e}");
+    ok(
+        "x = torch.zeros(4, dtype=torch.float16, device='cuda', requires_grad=True)\ny = x.sum(dim=0)\n",
+    );
+}
+
+// ----- 7. unsupported APIs say so ----------------------------------------------------------
+
+#[test]
+fn an_unmodelled_torch_api_is_unsupported_with_its_location() {
+    let e = fails("x = torch.zeros(4)\ny = torch.nn.functional.gumbel_softmax(x)\n");
+    assert!(
+        e.contains("unsupported")
+            && e.contains("torch.nn.functional.gumbel_softmax")
+            && e.contains("t.yaml:6:"),
+        "{e}"
+    );
+    let e = fails("x = torch.zeros(4)\ny = x.cummax(0)\n");
+    assert!(e.contains("unsupported") && e.contains("cummax"), "{e}");
+}
+
+// ----- 8. checked sizes ----------------------------------------------------------------------
+
+#[test]
+fn impossible_sizes_are_pytorch_errors_not_wrapped_byte_counts() {
+    for w in [
+        "torch.zeros(2**32, 2**32, device='cuda')",
+        "torch.zeros(2**62, device='cuda')",
+        "torch.zeros([2] * 70, device='cuda')",
+        "torch.nn.Linear(2**31, 2**31)",
+    ] {
+        let e = fails(&format!("x = {w}\n"));
+        assert!(
+            e.contains("Storage size calculation overflowed"),
+            "{w}: {e}"
+        );
+    }
+    let e = fails("x = torch.empty(1, 4).expand(2**62, 4).contiguous()\n");
+    assert!(e.contains("Storage size calculation overflowed"), "{e}");
+    let e = fails("x = torch.zeros(3, -1)\n");
+    assert!(
+        e.contains("Trying to create tensor with negative dimension -1: [3, -1]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_size_too_big_for_the_device_is_an_out_of_memory() {
+    let t = ok("x = torch.zeros(2**40, device='cuda')\n");
+    let oom = t.oom.expect("an out-of-memory error");
+    assert!(
+        oom.message
+            .contains("CUDA out of memory. Tried to allocate 4096.00 GiB"),
+        "{}",
+        oom.message
+    );
+}
+
+#[test]
+fn expand_then_contiguous_allocates_the_full_tensor() {
+    ok(&format!(
+        "{MIB}x = torch.empty(1, 1024, device='cuda')
+y = x.expand(1024, 1024)
+assert torch.cuda.memory_allocated() == 4096
+z = y.contiguous()
+assert torch.cuda.memory_allocated() == 4096 + 4 * M
+w = z.contiguous()
+assert w is z
+"
+    ));
+}
