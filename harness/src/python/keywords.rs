@@ -217,6 +217,8 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         MemGetInfo => ("torch.cuda.mem_get_info", memory),
         Synchronize => ("torch.cuda.synchronize", memory),
         EmptyCache => ("torch.cuda.empty_cache", &[]),
+        MemoryStats => ("torch.cuda.memory_stats", memory),
+        MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),
         DistInit => (
             "torch.distributed.init_process_group",
             &["backend", "init_method", "rank", "world_size", "timeout"],

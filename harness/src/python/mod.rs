@@ -9,6 +9,7 @@
 //! the construct.
 
 mod autograd;
+mod cuda_memory;
 mod inplace;
 mod interp;
 mod keywords;

@@ -137,6 +137,8 @@ natives!(
     IsAvailable,
     DeviceCount,
     MemGetInfo,
+    MemoryStats,
+    MemorySummary,
 );
 
 impl Native {
@@ -329,6 +331,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "is_available") => IsAvailable,
         (ModCuda, "device_count") => DeviceCount,
         (ModCuda, "mem_get_info") => MemGetInfo,
+        (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
+        (ModCuda | ModCudaMemory, "memory_summary") => MemorySummary,
         (ModGc, "collect") => GcCollect,
         (ModGc, "enable") => GcEnable,
         (ModGc, "disable") => GcDisable,
@@ -961,10 +965,18 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             Some(&v) => Ok(Value::Device(device_of(it, v)?)),
             None => it.error("TypeError: device() missing argument"),
         },
-        MemoryAllocated => Ok(Value::Int(it.allocator.stats().allocated_bytes as i64)),
-        MemoryReserved => Ok(Value::Int(it.allocator.stats().reserved_bytes as i64)),
-        MaxMemoryAllocated => Ok(Value::Int(it.allocator.stats().peak_allocated_bytes as i64)),
-        MaxMemoryReserved => Ok(Value::Int(it.allocator.stats().peak_reserved_bytes as i64)),
+        // Each goes through `memory_stats()` and leaves its garbage, as in PyTorch.
+        MemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.current"),
+        MemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.current"),
+        MaxMemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
+        MaxMemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
+        MemoryStats => super::cuda_memory::memory_stats(it),
+        MemorySummary => {
+            // The table's text is not modelled; the statistics it reads are.
+            let stats = super::cuda_memory::memory_stats(it)?;
+            it.heap.decref(stats);
+            Ok(Value::Str(it.names.intern("|  PyTorch CUDA memory summary (values not modelled)  |")))
+        }
         ResetPeakMemoryStats => {
             it.allocator.reset_peak_stats();
             Ok(Value::None)
