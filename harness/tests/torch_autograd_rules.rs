@@ -341,6 +341,19 @@ fn an_unmodelled_torch_api_is_unsupported_with_its_location() {
     );
     let e = fails("x = torch.zeros(4)\ny = x.cummax(0)\n");
     assert!(e.contains("unsupported") && e.contains("cummax"), "{e}");
+    // The nearest supported alternative is named.
+    let e = fails("x = torch.zeros(4)\ny = torch.nn.functional.log_softmax(x, 1)\n");
+    assert!(
+        e.contains("nearest supported: the tensor method `x.log_softmax(...)`"),
+        "{e}"
+    );
+    let e = fails("x = torch.zeros(4)\ny = torch.zeroes(4)\n");
+    assert!(e.contains("nearest supported: `torch.zeros`"), "{e}");
+    let e = fails("x = torch.zeros(4)\ny = x.unsqueeze_(0)\n");
+    assert!(e.contains("nearest supported: `x.unsqueeze(...)`"), "{e}");
+    // A keyword PyTorch has but the model does not is unsupported, not a TypeError.
+    let e = fails("x = torch.zeros(4)\ny = torch.add(x, x, out=x)\n");
+    assert!(e.contains("unsupported") && e.contains("`out=`"), "{e}");
 }
 
 // ----- 8. checked sizes ----------------------------------------------------------------------

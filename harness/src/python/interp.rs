@@ -1956,11 +1956,11 @@ impl<'a> Interpreter<'a> {
                     self.heap.incref(v);
                     Ok(v)
                 }
-                None => self.unsupported(format!(
-                    "`{}.{}`",
-                    natives::module_display(m),
-                    self.names.name(name)
-                )),
+                None => {
+                    let attr = self.names.name(name);
+                    let hint = super::alternatives::for_module_attr(self, obj, attr);
+                    self.unsupported(format!("`{}.{}`{hint}", natives::module_display(m), attr))
+                }
             },
             other => natives::value_attr(self, other, name),
         }

@@ -1745,7 +1745,10 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
-        _ => it.unsupported(format!("tensor method '{method}'")),
+        _ => it.unsupported(format!(
+            "tensor method '{method}'{}",
+            super::alternatives::for_tensor_method(method)
+        )),
     }
 }
 
