@@ -406,3 +406,110 @@ assert w is z
 "
     ));
 }
+
+// ----- the autograd table --------------------------------------------------------------------
+
+/// Every row of the autograd table, as `op: Node saves [...]`, checked against the
+/// derivatives.yaml formulas (the cross-check is in `torch/autograd.rs`'s comments).
+#[test]
+fn the_autograd_table_lists_every_op_and_what_it_saves() {
+    use gpumem_harness::torch::{OP_RULES, Save};
+    let render = |s: &Save| match *s {
+        Save::Input(0) => "self".to_string(),
+        Save::Input(1) => "other".to_string(),
+        Save::InputIf(i, c) => format!(
+            "{} if {} requires grad",
+            ["self", "other"][i],
+            ["self", "other"][c]
+        ),
+        Save::Output => "result".to_string(),
+        Save::Input(i) => format!("operand {i}"),
+    };
+    let table: Vec<String> = OP_RULES
+        .iter()
+        .map(|r| {
+            let saves: Vec<String> = r.saves.iter().map(render).collect();
+            format!("{}: {} saves [{}]", r.op, r.node, saves.join(", "))
+        })
+        .collect();
+    let expected = [
+        "add: AddBackward0 saves []",
+        "sub: SubBackward0 saves []",
+        "mul: MulBackward0 saves [other if self requires grad, self if other requires grad]",
+        "mul_scalar: MulBackward1 saves []",
+        "div: DivBackward0 saves [other, self if other requires grad]",
+        "div_scalar: DivBackward1 saves []",
+        "pow: PowBackward0 saves [self]",
+        "matmul: MmBackward0 saves [self if other requires grad, other if self requires grad]",
+        "linear: AddmmBackward0 saves [self if other requires grad, other if self requires grad]",
+        "relu: ReluBackward0 saves [result]",
+        "sigmoid: SigmoidBackward0 saves [result]",
+        "tanh: TanhBackward0 saves [result]",
+        "exp: ExpBackward0 saves [result]",
+        "sqrt: SqrtBackward0 saves [result]",
+        "softmax: SoftmaxBackward0 saves [result]",
+        "log_softmax: LogSoftmaxBackward0 saves [result]",
+        "log: LogBackward0 saves [self]",
+        "abs: AbsBackward0 saves [self]",
+        "clamp: ClampBackward1 saves [self]",
+        "gelu: GeluBackward0 saves [self]",
+        "neg: NegBackward0 saves []",
+        "sum: SumBackward0 saves []",
+        "mean: SumBackward0 saves []",
+        "clone: CloneBackward0 saves []",
+        "to: ToCopyBackward0 saves []",
+        "view: ViewBackward0 saves []",
+        "cat: CatBackward0 saves []",
+        "stack: StackBackward0 saves []",
+        "mse_loss: MseLossBackward0 saves [self, other]",
+        "embedding: EmbeddingBackward0 saves [other]",
+        "add_: AddBackward0 saves []",
+        "sub_: SubBackward0 saves []",
+        "mul_: MulBackward0 saves [other if self requires grad, self if other requires grad]",
+        "mul_scalar_: MulBackward1 saves []",
+        "div_: DivBackward0 saves [other, self if other requires grad]",
+        "div_scalar_: DivBackward1 saves []",
+        "pow_: PowBackward0 saves [self]",
+        "copy_: CopyBackwards saves []",
+        "zero_: ZeroBackward0 saves []",
+        "fill_: FillBackward0 saves []",
+        "normal_: NormalBackward0 saves []",
+        "uniform_: UniformBackward0 saves []",
+        "relu_: ReluBackward0 saves [result]",
+        "sigmoid_: SigmoidBackward0 saves [result]",
+        "tanh_: TanhBackward0 saves [result]",
+        "exp_: ExpBackward0 saves [result]",
+        "clamp_: ClampBackward1 saves [self]",
+        "neg_: NegBackward0 saves []",
+        "setitem: CopySlices saves []",
+    ];
+    assert_eq!(table, expected);
+}
+
+/// The unary rows hold what they say: with the input and the result dropped while a later
+/// op keeps the graph, exactly the saved input or result stays allocated.
+#[test]
+fn unary_ops_keep_exactly_what_the_table_says() {
+    use gpumem_harness::torch::{OP_RULES, Save};
+    for r in OP_RULES {
+        let call = match r.op {
+            "relu" | "sigmoid" | "tanh" | "exp" | "sqrt" | "log" | "abs" | "gelu" | "neg"
+            | "clamp" => format!("{}()", r.op),
+            "softmax" | "log_softmax" => format!("{}(0)", r.op),
+            _ => continue,
+        };
+        let kept_input = r.saves.contains(&Save::Input(0));
+        let kept_output = r.saves.contains(&Save::Output);
+        let expected = 4 + 4 * u32::from(kept_input) + 4 * u32::from(kept_output);
+        ok(&format!(
+            "{MIB}{X}h = x * 2.0
+y = h.{call}
+z = y.sum()
+del h
+del y
+assert torch.cuda.memory_allocated() == {expected} * M + 512, '{}'
+",
+            r.op
+        ));
+    }
+}

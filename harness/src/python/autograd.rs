@@ -10,14 +10,7 @@ use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, DeviceKind, Dtype, GradFlow, GradNode, InputEdge, Saved, StorageId};
 use rustc_hash::FxHashMap;
 
-/// What an op saves: one of its operands or its output, optionally only when another
-/// operand requires grad (the generated code's `should_compute_output`).
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Save {
-    Input(usize),
-    InputIf(usize, usize),
-    Output,
-}
+pub(super) use crate::torch::Save;
 
 fn tensor<'i>(it: &'i Interpreter<'_>, v: Value) -> Option<&'i crate::torch::TensorData> {
     match v {

@@ -21,27 +21,18 @@ use ruff_python_ast::Operator;
 /// means the target's value *before* the write: PyTorch saves a clone of it
 /// (`original_self`), which the model allocates.
 fn node_for(method: &str, other_is_tensor: bool) -> Option<(&'static str, &'static [Save])> {
-    Some(match method {
-        "add_" | "sub_" if other_is_tensor => ("AddBackward0", &[]),
-        "add_" | "sub_" => ("AddBackward1", &[]),
-        "mul_" if other_is_tensor => ("MulBackward0", &[Save::InputIf(1, 0), Save::InputIf(0, 1)]),
-        "mul_" => ("MulBackward1", &[]),
-        "div_" if other_is_tensor => ("DivBackward0", &[Save::Input(1), Save::InputIf(0, 1)]),
-        "div_" => ("DivBackward1", &[]),
-        "pow_" => ("PowBackward0", &[Save::Input(0)]),
-        "copy_" => ("CopyBackwards", &[]),
-        "zero_" => ("ZeroBackward0", &[]),
-        "fill_" => ("FillBackward0", &[]),
-        "normal_" => ("NormalBackward0", &[]),
-        "uniform_" => ("UniformBackward0", &[]),
-        "relu_" => ("ReluBackward0", &[Save::Output]),
-        "sigmoid_" => ("SigmoidBackward0", &[Save::Output]),
-        "tanh_" => ("TanhBackward0", &[Save::Output]),
-        "exp_" => ("ExpBackward0", &[Save::Output]),
-        "clamp_" | "clamp_min_" | "clamp_max_" => ("ClampBackward1", &[Save::Input(0)]),
-        "neg_" => ("NegBackward0", &[]),
-        _ => return None,
-    })
+    let scalar_key;
+    let key = match method {
+        "mul_" | "div_" if !other_is_tensor => {
+            scalar_key = format!("{}_scalar_", &method[..method.len() - 1]);
+            scalar_key.as_str()
+        }
+        "clamp_min_" | "clamp_max_" => "clamp_",
+        m => m,
+    };
+    crate::torch::op_rule(key)
+        .filter(|r| r.op.ends_with('_'))
+        .map(|r| (r.node, r.saves))
 }
 
 /// The in-place tensor methods the model knows.

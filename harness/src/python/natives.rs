@@ -1824,22 +1824,12 @@ pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<V
     };
     let t = t.clone();
     let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
-    let (name, save) = match op {
-        "relu" => ("ReluBackward0", Save::Output),
-        "sigmoid" => ("SigmoidBackward0", Save::Output),
-        "tanh" => ("TanhBackward0", Save::Output),
-        "exp" => ("ExpBackward0", Save::Output),
-        "sqrt" => ("SqrtBackward0", Save::Output),
-        "softmax" => ("SoftmaxBackward0", Save::Output),
-        "log_softmax" => ("LogSoftmaxBackward0", Save::Output),
-        "log" => ("LogBackward0", Save::Input(0)),
-        "abs" => ("AbsBackward0", Save::Input(0)),
-        "clamp" => ("ClampBackward1", Save::Input(0)),
-        "gelu" => ("GeluBackward0", Save::Input(0)),
-        "pow" => ("PowBackward0", Save::Input(0)),
-        _ => ("NegBackward0", Save::InputIf(0, usize::MAX)),
+    // The autograd table's row; an op without one records a node that saves nothing.
+    let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
+        Some(r) => (r.node, r.saves),
+        None => ("NegBackward0", &[]),
     };
-    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], &[save]);
+    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], saves);
     Ok(out)
 }
 
@@ -1941,30 +1931,24 @@ pub(super) fn tensor_binary(
     }
     let out = op_output(it, shape, dtype, device, &[l, r])?;
     let both = lt.is_some() && rt.is_some();
-    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match op {
-        Operator::Add | Operator::Sub if both && ls == rs => {
-            ("AddBackward0", GradFlow::PassThrough, &[])
+    let key = match op {
+        Operator::Add => "add",
+        Operator::Sub => "sub",
+        Operator::Mult if both => "mul",
+        Operator::Mult => "mul_scalar",
+        Operator::Div if both => "div",
+        Operator::Div => "div_scalar",
+        Operator::Pow => "pow",
+        Operator::MatMult => "matmul",
+        _ => "",
+    };
+    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match torch::op_rule(key) {
+        // Broadcasting reduces the gradient to each operand's shape: a new buffer.
+        Some(r) if r.flow == GradFlow::PassThrough && !(both && ls == rs) => {
+            (r.node, GradFlow::Compute, r.saves)
         }
-        Operator::Add | Operator::Sub => ("AddBackward0", GradFlow::Compute, &[]),
-        Operator::Mult if both => (
-            "MulBackward0",
-            GradFlow::Compute,
-            &[Save::InputIf(1, 0), Save::InputIf(0, 1)],
-        ),
-        Operator::Mult => ("MulBackward1", GradFlow::Compute, &[]),
-        Operator::Div if both => (
-            "DivBackward0",
-            GradFlow::Compute,
-            &[Save::Input(1), Save::InputIf(0, 1)],
-        ),
-        Operator::Div => ("DivBackward1", GradFlow::Compute, &[]),
-        Operator::Pow => ("PowBackward0", GradFlow::Compute, &[Save::Input(0)]),
-        Operator::MatMult => (
-            "MmBackward0",
-            GradFlow::Compute,
-            &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
-        ),
-        _ => (
+        Some(r) => (r.node, r.flow, r.saves),
+        None => (
             "BinaryBackward",
             GradFlow::Compute,
             &[Save::Input(0), Save::Input(1)],

@@ -11,7 +11,9 @@ mod autograd;
 mod shape;
 mod storage;
 
-pub use autograd::{Category, GradFlow, GradNode, InputEdge, Saved};
+pub use autograd::{
+    Category, GradFlow, GradNode, InputEdge, OP_RULES, OpRule, Save, Saved, op_rule,
+};
 
 pub use shape::{broadcast, matmul_shape, numel, reshape_shape, storage_nbytes};
 pub use storage::{Storage, StorageId, Storages};
