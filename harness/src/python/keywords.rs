@@ -218,6 +218,7 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         Synchronize => ("torch.cuda.synchronize", memory),
         EmptyCache => ("torch.cuda.empty_cache", &[]),
         MemoryStats => ("torch.cuda.memory_stats", memory),
+        NnParameter => ("torch.nn.Parameter", &["data", "requires_grad"]),
         MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),
         DistInit => (
             "torch.distributed.init_process_group",
@@ -297,6 +298,7 @@ pub(super) fn check(
 /// Keywords whose memory effect the model implements where they are accepted.
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
+    "data",
     "dtype",
     "device",
     "requires_grad",

@@ -15,6 +15,7 @@ mod inplace;
 mod interp;
 mod keywords;
 mod layers;
+mod module_api;
 mod natives;
 mod scope;
 mod small_map;

@@ -139,6 +139,7 @@ natives!(
     MemGetInfo,
     MemoryStats,
     MemorySummary,
+    NnParameter,
 );
 
 impl Native {
@@ -332,6 +333,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "device_count") => DeviceCount,
         (ModCuda, "mem_get_info") => MemGetInfo,
         (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
+        (ModNn, "Parameter") => NnParameter,
         (ModCuda | ModCudaMemory, "memory_summary") => MemorySummary,
         (ModGc, "collect") => GcCollect,
         (ModGc, "enable") => GcEnable,
@@ -971,6 +973,25 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         MaxMemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
         MaxMemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
         MemoryStats => super::cuda_memory::memory_stats(it),
+        NnParameter => {
+            // `nn.Parameter(data, requires_grad=True)`: a new tensor object on data's storage.
+            let data = a.kw(it, "data").or(p.first().copied());
+            let Some(t) = data.and_then(|v| tensor_of(it, v)).cloned() else {
+                return it.error("TypeError: Parameter(data, requires_grad=True) needs a tensor");
+            };
+            let requires_grad = match a.kw(it, "requires_grad").or(p.get(1).copied()) {
+                Some(v) => it.truth(v)?,
+                None => true,
+            };
+            let out = it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None)))?;
+            if let Value::Obj(id) = out
+                && let ObjKind::Tensor(td) = it.heap.kind_mut(id)
+            {
+                td.is_param = true;
+                td.requires_grad = requires_grad;
+            }
+            Ok(out)
+        }
         MemorySummary => {
             // The table's text is not modelled; the statistics it reads are.
             let stats = super::cuda_memory::memory_stats(it)?;

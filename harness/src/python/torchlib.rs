@@ -30,6 +30,7 @@ pub(super) enum TorchClass {
     Sgd,
     Adam,
     AdamW,
+    RemovableHandle,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -57,6 +58,7 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Sgd, "SGD", None),
     (TorchClass::Adam, "Adam", None),
     (TorchClass::AdamW, "AdamW", None),
+    (TorchClass::RemovableHandle, "RemovableHandle", None),
 ];
 
 impl TorchClass {
@@ -86,6 +88,8 @@ pub(super) struct TorchClasses {
     pub(super) recurrent_noted: bool,
     /// PyTorch's `create_graph=True` warning was given.
     pub(super) create_graph_warned: bool,
+    /// The last hook id handed out (`RemovableHandle.next_id`).
+    pub(super) next_hook_id: i64,
 }
 
 impl TorchClasses {
@@ -107,6 +111,7 @@ impl TorchClasses {
             ids,
             recurrent_noted: false,
             create_graph_warned: false,
+            next_hook_id: 0,
         }
     }
 
@@ -192,7 +197,10 @@ impl Interpreter<'_> {
         };
         if !matches!(
             kind,
-            TorchClass::Function | TorchClass::FunctionCtx | TorchClass::Super
+            TorchClass::Function
+                | TorchClass::FunctionCtx
+                | TorchClass::Super
+                | TorchClass::RemovableHandle
         ) {
             let name = self.class_name(class);
             super::keywords::check(self, &name, Some(super::keywords::for_class(kind)), kwargs)?;
@@ -293,7 +301,10 @@ impl Interpreter<'_> {
                     ],
                 )?
             }
-            TorchClass::Function | TorchClass::FunctionCtx | TorchClass::Super => {
+            TorchClass::Function
+            | TorchClass::FunctionCtx
+            | TorchClass::Super
+            | TorchClass::RemovableHandle => {
                 return Ok(None);
             }
         };
@@ -425,7 +436,7 @@ impl Interpreter<'_> {
     }
 
     /// Borrowed attribute values of an instance, in order.
-    fn attr_values(&self, id: ObjId) -> Vec<(Sym, Value)> {
+    pub(super) fn attr_values(&self, id: ObjId) -> Vec<(Sym, Value)> {
         match self.heap.kind(id) {
             ObjKind::Instance { attrs, .. } => match attrs {
                 Attrs::Inline(items) => items.clone(),
@@ -472,20 +483,22 @@ impl Interpreter<'_> {
             return self.error("TypeError: object is not callable");
         };
         let class = *class;
-        let forward = self.sym("forward");
-        if let Some(f) = self.class_lookup(class, forward) {
-            self.heap.incref(f);
-            self.heap.incref(Value::Obj(module));
-            let mut all = vec![Value::Obj(module)];
-            all.extend(args);
-            let r = self.call(f, all, kwargs);
-            self.heap.decref(f);
-            return r;
-        }
-        let result = self.native_forward(module, class, &args);
-        self.heap.decref_all(args);
-        self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-        result
+        self.call_module_with_hooks(module, args, kwargs, |it, args, kwargs| {
+            let forward = it.sym("forward");
+            if let Some(f) = it.class_lookup(class, forward) {
+                it.heap.incref(f);
+                it.heap.incref(Value::Obj(module));
+                let mut all = vec![Value::Obj(module)];
+                all.extend(args);
+                let r = it.call(f, all, kwargs);
+                it.heap.decref(f);
+                return r;
+            }
+            let result = it.native_forward(module, class, &args);
+            it.heap.decref_all(args);
+            it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            result
+        })
     }
 
     fn native_forward(&mut self, module: ObjId, class: ObjId, args: &[Value]) -> R<Value> {
@@ -551,6 +564,9 @@ impl Interpreter<'_> {
                 };
                 self.heap.incref(x);
                 for (_, m) in self.attr_values(module) {
+                    if self.instance_torch_class(m).is_none_or(|k| !k.is_module()) {
+                        continue;
+                    }
                     self.heap.incref(m);
                     let r = self.call(m, vec![x], Vec::new());
                     self.heap.decref(m);
@@ -713,6 +729,12 @@ impl Interpreter<'_> {
         };
         let is_module = kind.is_module();
         let is_optimizer = matches!(kind, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW);
+        if is_module && let Some(v) = self.module_api_method(recv, name, args, kwargs)? {
+            return Ok(Some(v));
+        }
+        if kind == TorchClass::RemovableHandle && name == "remove" {
+            return self.remove_hook(recv).map(Some);
+        }
         let result = match name {
             "parameters" if is_module => {
                 let mut ps = Vec::new();
@@ -751,6 +773,18 @@ impl Interpreter<'_> {
             "cuda" | "half" | "float" | "to" | "cpu" | "bfloat16" | "double" if is_module => {
                 let mut params = Vec::new();
                 self.module_parameters(recv, &mut params);
+                // `Module._apply` moves buffers too.
+                let mut buffers = Vec::new();
+                self.walk_module(recv, "", "buffers", &mut buffers)?;
+                for (k, b) in buffers {
+                    self.heap.decref(k);
+                    if let Value::Obj(b) = b {
+                        if !params.contains(&b) {
+                            params.push(b);
+                        }
+                        self.heap.decref_id(b);
+                    }
+                }
                 for p in params {
                     let Some(t) = self.tensor_data(Value::Obj(p)) else {
                         continue;
@@ -777,6 +811,11 @@ impl Interpreter<'_> {
                                 }
                             }
                         }
+                    }
+                    // Dtype casts apply to floating tensors only (`num_batches_tracked`
+                    // stays an integer).
+                    if !t.dtype.is_floating() {
+                        dtype = t.dtype;
                     }
                     if device == t.device && dtype == t.dtype {
                         continue;
