@@ -102,3 +102,30 @@ assert p.is_leaf
 "
     ));
 }
+
+#[test]
+fn lambda_lr_holds_its_optimizer_and_calls_its_lambda() {
+    ok("M = 1024 * 1024
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(1024, 1024, device='cuda')
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.warmup = 10
+        self.calls = []
+        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda e: self.lr_factor(e))
+    def lr_factor(self, epoch):
+        self.calls.append(epoch)
+        return min(1.0, (epoch + 1) / self.warmup)
+t = Trainer()
+t.sched.step()
+t.sched.step()
+assert len(t.calls) == 3
+s = torch.optim.lr_scheduler.StepLR(t.opt, step_size=10, gamma=0.5)
+del s
+del t
+# The lambda reads `self`: trainer -> scheduler -> lr_lambdas -> lambda -> trainer.
+assert torch.cuda.memory_allocated() >= 4 * M
+gc.collect()
+assert torch.cuda.memory_allocated() == 0
+");
+}

@@ -2004,6 +2004,10 @@ impl<'a> Interpreter<'a> {
             ("torch.optim", "SGD") => C::Sgd,
             ("torch.optim", "Adam") => C::Adam,
             ("torch.optim", "AdamW") => C::AdamW,
+            ("torch.optim.lr_scheduler", name) => match C::scheduler_named(name) {
+                Some(k) => k,
+                None => return natives::module_attr(m, attr),
+            },
             _ => return natives::module_attr(m, attr),
         };
         Some(self.torch_classes.id(kind))

@@ -15,6 +15,7 @@ mod inplace;
 mod interp;
 mod keywords;
 mod layers;
+mod lr_scheduler;
 mod module_api;
 mod natives;
 mod scope;

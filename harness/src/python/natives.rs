@@ -140,6 +140,7 @@ natives!(
     MemoryStats,
     MemorySummary,
     NnParameter,
+    ModLrScheduler,
 );
 
 impl Native {
@@ -180,6 +181,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.distributed" => module(Native::ModDist),
         "torch.optim" => module(Native::ModOptim),
         "torch.cuda.memory" => module(Native::ModCudaMemory),
+        "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         _ => return None,
@@ -198,6 +200,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModDist) => "torch.distributed",
         Some(Native::ModOptim) => "torch.optim",
         Some(Native::ModCudaMemory) => "torch.cuda.memory",
+        Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         _ => "module",
@@ -264,6 +267,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModAutograd, "variable") => return Some(module(ModAutograd)),
         (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
         (ModCuda, "memory") => return Some(module(ModCudaMemory)),
+        (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
         (ModTorch, "no_grad") => NoGrad,
         (ModTorch, "enable_grad") => EnableGrad,
         (ModTorch, "inference_mode") => InferenceMode,
@@ -598,7 +602,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
         ModTorch | ModCuda | ModGc | ModAsyncio | ModNn | ModFunctional | ModAutograd
-        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
+        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory | ModLrScheduler => {
             it.error("TypeError: 'module' object is not callable")
         }
         Object => {

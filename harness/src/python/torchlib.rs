@@ -31,6 +31,12 @@ pub(super) enum TorchClass {
     Adam,
     AdamW,
     RemovableHandle,
+    LambdaLr,
+    StepLr,
+    MultiStepLr,
+    CosineAnnealingLr,
+    OneCycleLr,
+    ReduceLrOnPlateau,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -59,9 +65,34 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Adam, "Adam", None),
     (TorchClass::AdamW, "AdamW", None),
     (TorchClass::RemovableHandle, "RemovableHandle", None),
+    (TorchClass::LambdaLr, "LambdaLR", None),
+    (TorchClass::StepLr, "StepLR", None),
+    (TorchClass::MultiStepLr, "MultiStepLR", None),
+    (TorchClass::CosineAnnealingLr, "CosineAnnealingLR", None),
+    (TorchClass::OneCycleLr, "OneCycleLR", None),
+    (TorchClass::ReduceLrOnPlateau, "ReduceLROnPlateau", None),
 ];
 
 impl TorchClass {
+    /// A class of `torch.optim.lr_scheduler`.
+    pub(super) fn scheduler_named(name: &str) -> Option<TorchClass> {
+        ALL.iter()
+            .find(|(k, n, _)| *n == name && k.is_scheduler())
+            .map(|(k, _, _)| *k)
+    }
+
+    pub(super) fn is_scheduler(self) -> bool {
+        matches!(
+            self,
+            TorchClass::LambdaLr
+                | TorchClass::StepLr
+                | TorchClass::MultiStepLr
+                | TorchClass::CosineAnnealingLr
+                | TorchClass::OneCycleLr
+                | TorchClass::ReduceLrOnPlateau
+        )
+    }
+
     /// An `nn.Module` the model implements natively (user subclasses of `nn.Module`
     /// report `Module`).
     pub(super) fn is_module(self) -> bool {
@@ -301,10 +332,17 @@ impl Interpreter<'_> {
                     ],
                 )?
             }
+            k if k.is_scheduler() => self.construct_scheduler(k, args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super
-            | TorchClass::RemovableHandle => {
+            | TorchClass::RemovableHandle
+            | TorchClass::LambdaLr
+            | TorchClass::StepLr
+            | TorchClass::MultiStepLr
+            | TorchClass::CosineAnnealingLr
+            | TorchClass::OneCycleLr
+            | TorchClass::ReduceLrOnPlateau => {
                 return Ok(None);
             }
         };
@@ -734,6 +772,9 @@ impl Interpreter<'_> {
         }
         if kind == TorchClass::RemovableHandle && name == "remove" {
             return self.remove_hook(recv).map(Some);
+        }
+        if kind.is_scheduler() {
+            return self.scheduler_method(recv, kind, name, args);
         }
         let result = match name {
             "parameters" if is_module => {
