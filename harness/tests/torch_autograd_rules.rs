@@ -513,3 +513,35 @@ assert torch.cuda.memory_allocated() == {expected} * M + 512, '{}'
         ));
     }
 }
+
+// ----- allocator settings in the workload -----------------------------------------------------
+
+#[test]
+fn allocator_settings_apply_to_later_requests_and_bad_values_are_pytorchs_errors() {
+    for (setting, reserved) in [("", "== 100 * M"), ("max_split_size_mb:64", "== 130 * M")] {
+        ok(&format!(
+            "{MIB}torch.cuda.memory._set_allocator_settings('{setting}')
+a = torch.empty(25 * M, device='cuda')
+del a
+b = torch.empty(30 * M // 4, device='cuda')
+# A cached block of at least max_split_size is not split for a smaller request.
+assert torch.cuda.memory_reserved() {reserved}
+"
+        ));
+    }
+    let e = fails("torch.cuda.memory._set_allocator_settings('max_split_size_mb:8')\n");
+    assert!(
+        e.contains("max_split_size_mb too small, must be > 20"),
+        "{e}"
+    );
+    let e = fails("torch.cuda.memory._set_allocator_settings('bogus:1')\n");
+    assert!(
+        e.contains("Unrecognized CachingAllocator option: bogus"),
+        "{e}"
+    );
+    let e = fails("torch.cuda.memory._set_allocator_settings('expandable_segments:True')\n");
+    assert!(
+        e.contains("unsupported") && e.contains("expandable_segments"),
+        "{e}"
+    );
+}

@@ -278,6 +278,7 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         EmptyCache => ("torch.cuda.empty_cache", &[]),
         MemoryStats => ("torch.cuda.memory_stats", memory),
         NnParameter => ("torch.nn.Parameter", &["data", "requires_grad"]),
+        SetAllocatorSettings => ("torch.cuda.memory._set_allocator_settings", &[]),
         MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),
         DistInit => (
             "torch.distributed.init_process_group",

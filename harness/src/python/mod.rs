@@ -8,6 +8,7 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
+mod allocator_settings;
 mod alternatives;
 mod autograd;
 mod cuda_memory;

@@ -141,6 +141,7 @@ natives!(
     MemorySummary,
     NnParameter,
     ModLrScheduler,
+    SetAllocatorSettings,
 );
 
 impl Native {
@@ -293,6 +294,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "set_device") => SetDevice,
         (ModCudaMemory, "_record_memory_history") => RecordMemoryHistory,
         (ModCudaMemory, "_dump_snapshot") => DumpSnapshot,
+        (ModCudaMemory, "_set_allocator_settings") => SetAllocatorSettings,
         (ModTorch, name) if Dtype::from_name(name).is_some() => {
             return Dtype::from_name(name).map(Value::Dtype);
         }
@@ -977,6 +979,14 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         MaxMemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
         MaxMemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
         MemoryStats => super::cuda_memory::memory_stats(it),
+        SetAllocatorSettings => match p.as_slice() {
+            [Value::Str(s)] => {
+                let text = it.names.name(*s).to_string();
+                it.set_allocator_settings(&text)?;
+                Ok(Value::None)
+            }
+            _ => it.error("TypeError: _set_allocator_settings(env: str)"),
+        },
         NnParameter => {
             // `nn.Parameter(data, requires_grad=True)`: a new tensor object on data's storage.
             let data = a.kw(it, "data").or(p.first().copied());
