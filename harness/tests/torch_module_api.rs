@@ -129,3 +129,18 @@ gc.collect()
 assert torch.cuda.memory_allocated() == 0
 ");
 }
+
+#[test]
+fn legacy_constructors_linspace_and_eye_allocate_their_shapes() {
+    ok("M = 1024 * 1024
+a = torch.cuda.FloatTensor(1024, 1024)
+assert torch.cuda.memory_allocated() == 4 * M
+b = torch.FloatTensor([[1.0, 2.0], [3.0, 4.0]])
+assert b.shape[0] == 2
+c = torch.Tensor(3, 4)
+assert c.dtype == torch.float32
+d = torch.linspace(0, 1, steps=1024 * 1024, device='cuda')
+e = torch.eye(1024, device='cuda', dtype=torch.float16)
+assert torch.cuda.memory_allocated() == 10 * M
+");
+}

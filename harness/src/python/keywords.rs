@@ -279,6 +279,15 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         MemoryStats => ("torch.cuda.memory_stats", memory),
         NnParameter => ("torch.nn.Parameter", &["data", "requires_grad"]),
         SetAllocatorSettings => ("torch.cuda.memory._set_allocator_settings", &[]),
+        LegacyFloatTensor
+        | LegacyHalfTensor
+        | LegacyDoubleTensor
+        | LegacyLongTensor
+        | LegacyCudaFloatTensor
+        | LegacyCudaHalfTensor
+        | LegacyCudaLongTensor => ("torch.FloatTensor", &["device"]),
+        Linspace => ("torch.linspace", &["steps", "dtype", "device"]),
+        Eye => ("torch.eye", &["m", "dtype", "device"]),
         MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),
         DistInit => (
             "torch.distributed.init_process_group",
@@ -361,6 +370,8 @@ const MODELLED: &[&str] = &[
     "data",
     "optimizer",
     "lr_lambda",
+    "steps",
+    "m",
     "dtype",
     "device",
     "requires_grad",

@@ -142,6 +142,15 @@ natives!(
     NnParameter,
     ModLrScheduler,
     SetAllocatorSettings,
+    LegacyFloatTensor,
+    LegacyHalfTensor,
+    LegacyDoubleTensor,
+    LegacyLongTensor,
+    LegacyCudaFloatTensor,
+    LegacyCudaHalfTensor,
+    LegacyCudaLongTensor,
+    Linspace,
+    Eye,
 );
 
 impl Native {
@@ -340,6 +349,15 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "mem_get_info") => MemGetInfo,
         (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
         (ModNn, "Parameter") => NnParameter,
+        (ModTorch, "Tensor" | "FloatTensor") => LegacyFloatTensor,
+        (ModTorch, "HalfTensor") => LegacyHalfTensor,
+        (ModTorch, "DoubleTensor") => LegacyDoubleTensor,
+        (ModTorch, "LongTensor") => LegacyLongTensor,
+        (ModCuda, "FloatTensor") => LegacyCudaFloatTensor,
+        (ModCuda, "HalfTensor") => LegacyCudaHalfTensor,
+        (ModCuda, "LongTensor") => LegacyCudaLongTensor,
+        (ModTorch, "linspace") => Linspace,
+        (ModTorch, "eye") => Eye,
         (ModCuda | ModCudaMemory, "memory_summary") => MemorySummary,
         (ModGc, "collect") => GcCollect,
         (ModGc, "enable") => GcEnable,
@@ -979,6 +997,50 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         MaxMemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
         MaxMemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
         MemoryStats => super::cuda_memory::memory_stats(it),
+        LegacyFloatTensor | LegacyHalfTensor | LegacyDoubleTensor | LegacyLongTensor
+        | LegacyCudaFloatTensor | LegacyCudaHalfTensor | LegacyCudaLongTensor => {
+            // `torch.FloatTensor(2, 3)` allocates that shape; `torch.FloatTensor([[1, 2]])`
+            // copies the data's shape.
+            let (dtype, device) = match n {
+                LegacyHalfTensor => (Dtype::Float16, DeviceKind::Cpu),
+                LegacyDoubleTensor => (Dtype::Float64, DeviceKind::Cpu),
+                LegacyLongTensor => (Dtype::Int64, DeviceKind::Cpu),
+                LegacyCudaFloatTensor => (Dtype::Float32, DeviceKind::Cuda),
+                LegacyCudaHalfTensor => (Dtype::Float16, DeviceKind::Cuda),
+                LegacyCudaLongTensor => (Dtype::Int64, DeviceKind::Cuda),
+                _ => (Dtype::Float32, DeviceKind::Cpu),
+            };
+            let device = device_kw(it, a)?.unwrap_or(device);
+            let shape = match p.as_slice() {
+                [Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::List(_) | ObjKind::Tuple(_)) => {
+                    nested_shape(it, p[0])?.0
+                }
+                _ => shape_args(it, p)?,
+            };
+            it.new_tensor(shape, dtype, device, None)
+        }
+        Linspace => {
+            let steps = match a.kw(it, "steps").or(p.get(2).copied()) {
+                Some(v) => int_arg(it, v, "steps")?,
+                None => return it.error("TypeError: linspace(start, end, steps)"),
+            };
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Float32);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(vec![steps], dtype, device, None)
+        }
+        Eye => {
+            let rows = match p.first() {
+                Some(&v) => int_arg(it, v, "n")?,
+                None => return it.error("TypeError: eye(n, m=None)"),
+            };
+            let cols = match a.kw(it, "m").or(p.get(1).copied()) {
+                Some(Value::None) | None => rows,
+                Some(v) => int_arg(it, v, "m")?,
+            };
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Float32);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(vec![rows, cols], dtype, device, None)
+        }
         SetAllocatorSettings => match p.as_slice() {
             [Value::Str(s)] => {
                 let text = it.names.name(*s).to_string();
