@@ -76,6 +76,12 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         &self.config
     }
 
+    /// Settings changed while running (`torch.cuda.memory._set_allocator_settings`); they
+    /// apply to the requests that follow.
+    pub fn config_mut(&mut self) -> &mut AllocatorConfig {
+        &mut self.config
+    }
+
     pub fn stats(&self) -> &AllocatorStats {
         &self.stats
     }

@@ -10,14 +10,7 @@ use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, DeviceKind, Dtype, GradFlow, GradNode, InputEdge, Saved, StorageId};
 use rustc_hash::FxHashMap;
 
-/// What an op saves: one of its operands or its output, optionally only when another
-/// operand requires grad (the generated code's `should_compute_output`).
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Save {
-    Input(usize),
-    InputIf(usize, usize),
-    Output,
-}
+pub(super) use crate::torch::Save;
 
 fn tensor<'i>(it: &'i Interpreter<'_>, v: Value) -> Option<&'i crate::torch::TensorData> {
     match v {
@@ -71,6 +64,21 @@ pub(super) fn record(
         return;
     }
     let Value::Obj(out) = output else { return };
+    let node = build_node(it, name, flow, inputs, saves, Some(out));
+    set_history(it, out, node);
+}
+
+/// A new graph node (one reference) with an edge per tensor of `inputs` and what `saves`
+/// asks for, `Save::Output` being `output`'s data. Each saved tensor's version is noted so
+/// that backward can refuse one overwritten in place since.
+pub(super) fn build_node(
+    it: &mut Interpreter<'_>,
+    name: &'static str,
+    flow: GradFlow,
+    inputs: &[Value],
+    saves: &[Save],
+    output: Option<ObjId>,
+) -> ObjId {
     let mut node = GradNode::new(name, flow);
     for &v in inputs {
         if let Some(e) = edge_to(it, v) {
@@ -88,26 +96,27 @@ pub(super) fn record(
         {
             continue;
         }
-        match index {
-            Some(i) => {
-                if let Some(&Value::Obj(t)) = inputs.get(i)
-                    && tensor(it, Value::Obj(t)).is_some()
-                {
-                    it.heap.incref(Value::Obj(t));
-                    node.saved.push(Saved::Tensor(t));
-                }
+        let saved_tensor = match index {
+            Some(i) => inputs.get(i).copied(),
+            None => output.map(Value::Obj),
+        };
+        let Some(t) = saved_tensor.and_then(|v| tensor(it, v).map(|t| t.storage)) else {
+            continue;
+        };
+        let version = it.storages.version(t);
+        node.saved_versions.push((node.saved.len(), version));
+        match (index, saved_tensor) {
+            (Some(_), Some(Value::Obj(id))) => {
+                it.heap.incref(Value::Obj(id));
+                node.saved.push(Saved::Tensor(id));
             }
-            None => {
-                if let Some(t) = tensor(it, output) {
-                    let st = t.storage;
-                    it.storages.add_ref(st);
-                    node.saved.push(Saved::Data(st));
-                }
+            _ => {
+                it.storages.add_ref(t);
+                node.saved.push(Saved::Data(t));
             }
         }
     }
-    let node = it.heap.insert(ObjKind::GradNode(Box::new(node)));
-    set_history(it, out, node);
+    it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }
 
 /// Makes `node` the `grad_fn` of tensor `out` (taking over the node reference).
@@ -124,28 +133,63 @@ pub(super) fn set_history(it: &mut Interpreter<'_>, out: ObjId, node: ObjId) {
     }
 }
 
-/// A gradient flowing through the engine: a storage reference with its metadata.
+/// A gradient flowing through the engine: a storage reference with its metadata and, with
+/// `create_graph=True`, the `grad_fn` of the gradient itself (one node reference).
 #[derive(Debug, Clone)]
 struct Buffer {
     storage: StorageId,
     shape: Vec<i64>,
     dtype: Dtype,
     device: DeviceKind,
+    node: Option<ObjId>,
+}
+
+/// Drops a buffer's storage and node references.
+fn drop_buffer(it: &mut Interpreter<'_>, b: Buffer) {
+    it.heap.dropped_storage_refs.push(b.storage);
+    if let Some(n) = b.node {
+        it.heap.decref_id(n);
+    }
 }
 
 /// How a backward call treats leaves.
 pub(super) struct BackwardOptions {
     pub retain_graph: bool,
+    /// The gradients get graphs of their own: the engine runs in grad mode and each node's
+    /// backward records what it computes (PyTorch's double backward).
+    pub create_graph: bool,
     /// `True` for `backward()`; `False` for `autograd.grad`, which returns the gradients
     /// of `inputs` instead.
     pub accumulate: bool,
+    /// With `accumulate`, only these leaves get `.grad` (`inputs=`); empty means all.
     pub inputs: Vec<ObjId>,
 }
+
+/// PyTorch's warning for `backward(create_graph=True)`, printed once per process.
+const CREATE_GRAPH_WARNING: &str = "UserWarning: Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters to None after use to break the cycle and avoid the leak.";
 
 /// Runs backward from `roots` with optional explicit gradients (tensor objects, borrowed).
 /// Returns the captured gradients of `options.inputs` (new references) for
 /// `autograd.grad`.
 pub(super) fn run_backward(
+    it: &mut Interpreter<'_>,
+    roots: &[ObjId],
+    grads: &[Value],
+    options: &BackwardOptions,
+) -> R<Vec<Value>> {
+    if options.create_graph && options.accumulate && !it.torch_classes.create_graph_warned {
+        it.torch_classes.create_graph_warned = true;
+        it.recorder.approximation(format!(
+            "PyTorch warns (once per process): {CREATE_GRAPH_WARNING}"
+        ));
+    }
+    let was = std::mem::replace(&mut it.grad_enabled, options.create_graph);
+    let result = run_graph(it, roots, grads, options);
+    it.grad_enabled = was;
+    result
+}
+
+fn run_graph(
     it: &mut Interpreter<'_>,
     roots: &[ObjId],
     grads: &[Value],
@@ -166,11 +210,16 @@ pub(super) fn run_backward(
         let buffer = match grads.get(i).copied().and_then(|g| tensor(it, g).cloned()) {
             Some(g) => {
                 it.storages.add_ref(g.storage);
+                let node = g.grad_fn.filter(|_| options.create_graph);
+                if let Some(n) = node {
+                    it.heap.incref(Value::Obj(n));
+                }
                 Buffer {
                     storage: g.storage,
                     shape: g.shape,
                     dtype: g.dtype,
                     device: g.device,
+                    node,
                 }
             }
             None => {
@@ -185,12 +234,13 @@ pub(super) fn run_backward(
                     shape: t.shape.clone(),
                     dtype: t.dtype,
                     device: t.device,
+                    node: None,
                 }
             }
         };
         match t.grad_fn {
             Some(node) => {
-                add_to_buffer(it, &mut buffers, node, buffer);
+                add_to_buffer(it, &mut buffers, node, buffer, options);
                 root_nodes.push(node);
             }
             None => deliver_to_leaf(it, root, buffer, options, &mut captured)?,
@@ -228,7 +278,7 @@ pub(super) fn run_backward(
             let incoming = buffers.remove(&n);
             let next_edges = execute(it, n, incoming, options, &mut captured)?;
             for (next, buffer) in next_edges {
-                add_to_buffer(it, &mut buffers, next, buffer);
+                add_to_buffer(it, &mut buffers, next, buffer, options);
                 let d = dependencies.entry(next).or_default();
                 *d = d.saturating_sub(1);
                 if *d == 0 {
@@ -243,48 +293,150 @@ pub(super) fn run_backward(
     for n in nodes {
         it.heap.decref_id(n);
     }
-    for (_, b) in buffers.drain() {
-        it.heap.dropped_storage_refs.push(b.storage);
+    let mut left: Vec<(ObjId, Buffer)> = buffers.drain().collect();
+    left.sort_by_key(|(n, _)| *n);
+    for (_, b) in left {
+        drop_buffer(it, b);
     }
-    result?;
+    if let Err(e) = result {
+        for (_, b) in captured.drain() {
+            drop_buffer(it, b);
+        }
+        return Err(e);
+    }
     let mut out = Vec::new();
+    if options.accumulate {
+        for (_, b) in captured.drain() {
+            drop_buffer(it, b);
+        }
+        return Ok(out);
+    }
     for input in &options.inputs {
         match captured.remove(input) {
             Some(b) => {
                 let v = it.new_tensor_as(
-                    b.shape,
+                    b.shape.clone(),
                     b.dtype,
                     b.device,
                     Some((b.storage, None)),
                     Category::Gradient,
                 )?;
                 it.heap.dropped_storage_refs.push(b.storage);
+                if let (Some(n), Value::Obj(g)) = (b.node, v) {
+                    set_history(it, g, n);
+                }
                 out.push(v);
             }
             None => out.push(Value::None),
         }
     }
-    for (_, b) in captured.drain() {
-        it.heap.dropped_storage_refs.push(b.storage);
+    let mut left: Vec<(ObjId, Buffer)> = captured.drain().collect();
+    left.sort_by_key(|(n, _)| *n);
+    for (_, b) in left {
+        drop_buffer(it, b);
     }
     Ok(out)
 }
 
+/// A new node (one reference) over the given gradient nodes (their references handed over).
+fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> ObjId {
+    let mut node = GradNode::new("AddBackward0", GradFlow::PassThrough);
+    for n in nodes {
+        node.inputs.push(InputEdge {
+            node: n,
+            shape: a.shape.clone(),
+            dtype: a.dtype,
+            device: a.device,
+        });
+    }
+    it.heap.insert(ObjKind::GradNode(Box::new(node)))
+}
+
 /// The engine's `InputBuffer::add`: a second gradient for the same node is summed into
-/// the first in place and its own buffer freed.
+/// the first in place and its own buffer freed. With `create_graph` the sum is recorded.
 fn add_to_buffer(
     it: &mut Interpreter<'_>,
     buffers: &mut FxHashMap<ObjId, Buffer>,
     node: ObjId,
     buffer: Buffer,
+    options: &BackwardOptions,
 ) {
     match buffers.entry(node) {
-        std::collections::hash_map::Entry::Occupied(_) => {
-            it.heap.dropped_storage_refs.push(buffer.storage)
+        std::collections::hash_map::Entry::Occupied(mut slot) => {
+            let first = slot.get_mut();
+            if options.create_graph && (first.node.is_some() || buffer.node.is_some()) {
+                let taken = first.node.take();
+                let sum = sum_node(it, first, [taken, buffer.node]);
+                first.node = Some(sum);
+                it.heap.dropped_storage_refs.push(buffer.storage);
+            } else {
+                drop_buffer(it, buffer);
+            }
         }
         std::collections::hash_map::Entry::Vacant(slot) => {
             slot.insert(buffer);
         }
+    }
+}
+
+/// The first saved tensor whose version counter moved since it was saved: PyTorch's
+/// "modified by an inplace operation" error.
+fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
+    for &(i, version) in &node.saved_versions {
+        let Some(saved) = node.saved.get(i) else {
+            continue;
+        };
+        let (storage, output_of) = match *saved {
+            Saved::Tensor(t) => match tensor(it, Value::Obj(t)) {
+                Some(td) => (td.storage, td.grad_fn.and_then(|g| node_name(it, g))),
+                None => continue,
+            },
+            Saved::Data(st) => (st, Some(node.name)),
+        };
+        let now = it.storages.version(storage);
+        if now != version {
+            let s = it.storages.get(storage);
+            let described = format!(
+                "[{} {:?}]",
+                legacy_type_name(s.dtype, s.addr.is_some()),
+                &*s.shape
+            );
+            let which = output_of
+                .map(|n| format!(", which is output 0 of {n},"))
+                .unwrap_or_default();
+            return it.error(format!(
+                "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: {described}{which} is at version {now}; expected version {version} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn node_name(it: &Interpreter<'_>, n: ObjId) -> Option<&'static str> {
+    match it.heap.kind(n) {
+        ObjKind::GradNode(g) => Some(g.name),
+        _ => None,
+    }
+}
+
+/// `torch.cuda.FloatTensor`: the legacy type name PyTorch's messages use.
+pub(super) fn legacy_type_name(dtype: Dtype, cuda: bool) -> String {
+    let base = match dtype {
+        Dtype::Float32 => "FloatTensor",
+        Dtype::Float16 => "HalfTensor",
+        Dtype::BFloat16 => "BFloat16Tensor",
+        Dtype::Float64 => "DoubleTensor",
+        Dtype::Int64 => "LongTensor",
+        Dtype::Int32 => "IntTensor",
+        Dtype::Int16 => "ShortTensor",
+        Dtype::Int8 => "CharTensor",
+        Dtype::UInt8 => "ByteTensor",
+        Dtype::Bool => "BoolTensor",
+    };
+    if cuda {
+        format!("torch.cuda.{base}")
+    } else {
+        format!("torch.{base}")
     }
 }
 
@@ -303,64 +455,77 @@ fn execute(
     let Some(incoming) = incoming else {
         return Ok(Vec::new());
     };
-    let saves_nothing = matches!(
-        node.flow,
-        GradFlow::Accumulate | GradFlow::PassThrough | GradFlow::Split
-    );
-    if node.released && !saves_nothing {
-        it.heap.dropped_storage_refs.push(incoming.storage);
+    // A node that saved tensors cannot run after they were released; one that saved only
+    // sizes can (a custom Function's check is `ctx.saved_tensors`).
+    if node.released && node.had_saved && node.flow != GradFlow::Python {
+        drop_buffer(it, incoming);
         return it.error(format!(
             "RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph ({}) are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time.",
             node.name
         ));
+    }
+    if let Err(e) = check_versions(it, &node) {
+        drop_buffer(it, incoming);
+        return Err(e);
     }
     let mut out = Vec::new();
     match node.flow {
         GradFlow::Accumulate => {
             if let Some(leaf) = node.leaf {
                 deliver_to_leaf(it, leaf, incoming, options, captured)?;
+            } else {
+                drop_buffer(it, incoming);
             }
         }
-        GradFlow::PassThrough => {
-            let mut shared = false;
+        GradFlow::PassThrough | GradFlow::Split => {
             for e in &node.inputs {
                 let Some(next) = e.node else { continue };
-                if crate::torch::numel(&e.shape) == crate::torch::numel(&incoming.shape)
-                    && e.dtype == incoming.dtype
-                {
+                let shares = node.flow == GradFlow::Split
+                    || (crate::torch::numel(&e.shape) == crate::torch::numel(&incoming.shape)
+                        && e.dtype == incoming.dtype);
+                let mut b = if shares {
                     it.storages.add_ref(incoming.storage);
-                    shared = true;
-                    out.push((next, reshaped(&incoming, e)));
+                    reshaped(&incoming, e)
                 } else {
                     let storage =
                         it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
-                    out.push((next, buffer_for(storage, e)));
+                    buffer_for(storage, e)
+                };
+                if let Some(g) = incoming.node {
+                    it.heap.incref(Value::Obj(g));
+                    b.node = Some(g);
                 }
+                out.push((next, b));
             }
-            let _ = shared;
-            it.heap.dropped_storage_refs.push(incoming.storage);
-        }
-        GradFlow::Split => {
-            for e in &node.inputs {
-                let Some(next) = e.node else { continue };
-                it.storages.add_ref(incoming.storage);
-                out.push((next, reshaped(&incoming, e)));
-            }
-            it.heap.dropped_storage_refs.push(incoming.storage);
+            drop_buffer(it, incoming);
         }
         GradFlow::Compute => {
+            let graph = if options.create_graph {
+                Some(double_backward_node(it, &node, &incoming))
+            } else {
+                None
+            };
             for e in &node.inputs {
                 let Some(next) = e.node else { continue };
                 let storage = it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
-                out.push((next, buffer_for(storage, e)));
+                let mut b = buffer_for(storage, e);
+                if let Some(g) = graph {
+                    it.heap.incref(Value::Obj(g));
+                    b.node = Some(g);
+                }
+                out.push((next, b));
             }
-            it.heap.dropped_storage_refs.push(incoming.storage);
+            if let Some(g) = graph {
+                it.heap.decref_id(g);
+            }
+            drop_buffer(it, incoming);
         }
         GradFlow::Python => {
-            out = python_backward(it, &node, incoming)?;
+            out = python_backward(it, &node, incoming, options)?;
         }
     }
-    if !options.retain_graph && node.flow != GradFlow::Accumulate {
+    let retain = options.retain_graph || options.create_graph;
+    if !retain && node.flow != GradFlow::Accumulate {
         let saved = match it.heap.kind_mut(n) {
             ObjKind::GradNode(node) => node.take_saved(),
             _ => Vec::new(),
@@ -368,6 +533,36 @@ fn execute(
         release_saved(it, saved);
     }
     Ok(out)
+}
+
+/// With `create_graph`, the gradients a node computes are themselves recorded: a node
+/// (PyTorch's `*Backward*` of the backward formula; the model names it after the node it
+/// differentiates) whose edges are the incoming gradient's graph and the saved inputs'
+/// histories, and which holds what the formula reads: the node's saved tensors.
+fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Buffer) -> ObjId {
+    let mut g = GradNode::new(node.name, GradFlow::Compute);
+    if let Some(n) = incoming.node {
+        it.heap.incref(Value::Obj(n));
+    }
+    g.inputs.push(InputEdge {
+        node: incoming.node,
+        shape: incoming.shape.clone(),
+        dtype: incoming.dtype,
+        device: incoming.device,
+    });
+    for s in &node.saved {
+        match *s {
+            Saved::Tensor(t) => {
+                if let Some(e) = edge_to(it, Value::Obj(t)) {
+                    g.inputs.push(e);
+                }
+                it.heap.incref(Value::Obj(t));
+            }
+            Saved::Data(st) => it.storages.add_ref(st),
+        }
+        g.saved.push(*s);
+    }
+    it.heap.insert(ObjKind::GradNode(Box::new(g)))
 }
 
 pub(super) fn release_saved(it: &mut Interpreter<'_>, saved: Vec<Saved>) {
@@ -385,6 +580,7 @@ fn buffer_for(storage: StorageId, e: &InputEdge) -> Buffer {
         shape: e.shape.clone(),
         dtype: e.dtype,
         device: e.device,
+        node: None,
     }
 }
 
@@ -394,11 +590,14 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
         shape: e.shape.clone(),
         dtype: b.dtype,
         device: b.device,
+        node: None,
     }
 }
 
 /// `AccumulateGrad`: the first gradient becomes `.grad` (stolen when nothing else holds
-/// it, else copied); later ones are added in place, so `.grad` is allocated once.
+/// it, else copied); later ones are added in place, so `.grad` is allocated once. With
+/// `create_graph` the gradient keeps its graph, and a later one makes a new `.grad`
+/// (`grad = grad + new`, recorded), as PyTorch does in grad mode.
 fn deliver_to_leaf(
     it: &mut Interpreter<'_>,
     leaf: ObjId,
@@ -406,20 +605,39 @@ fn deliver_to_leaf(
     options: &BackwardOptions,
     captured: &mut FxHashMap<ObjId, Buffer>,
 ) -> R<()> {
+    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
     if !options.accumulate {
         if options.inputs.contains(&leaf) && !captured.contains_key(&leaf) {
             captured.insert(leaf, buffer);
         } else {
-            it.heap.dropped_storage_refs.push(buffer.storage);
+            drop_buffer(it, buffer);
         }
         return Ok(());
     }
     let Some(t) = tensor(it, Value::Obj(leaf)).cloned() else {
-        it.heap.dropped_storage_refs.push(buffer.storage);
+        drop_buffer(it, buffer);
         return Ok(());
     };
-    if t.grad.is_some() {
+    if !wanted {
+        drop_buffer(it, buffer);
+        return Ok(());
+    }
+    if let Some(old) = t.grad {
+        if !options.create_graph {
+            drop_buffer(it, buffer);
+            return Ok(());
+        }
+        let old_node = tensor(it, Value::Obj(old)).and_then(|g| g.grad_fn);
+        if let Some(n) = old_node {
+            it.heap.incref(Value::Obj(n));
+        }
+        let sum = sum_node(it, &buffer, [old_node, buffer.node]);
         it.heap.dropped_storage_refs.push(buffer.storage);
+        let g = it.new_tensor_as(t.shape, t.dtype, t.device, None, Category::Gradient)?;
+        if let Value::Obj(gid) = g {
+            set_history(it, gid, sum);
+        }
+        replace_grad(it, leaf, g);
         return Ok(());
     }
     let stealable = it.storages.get(buffer.storage).refs == 1;
@@ -446,14 +664,22 @@ fn deliver_to_leaf(
     )?;
     // `new_tensor_as` took its own storage reference; the buffer's is handed over.
     it.heap.dropped_storage_refs.push(storage);
+    if let (Some(n), Value::Obj(gid)) = (buffer.node, g) {
+        set_history(it, gid, n);
+    }
+    replace_grad(it, leaf, g);
+    Ok(())
+}
+
+/// Sets `leaf.grad` to `g` (a reference handed over), dropping the old one.
+fn replace_grad(it: &mut Interpreter<'_>, leaf: ObjId, g: Value) {
     let old = match it.heap.kind_mut(leaf) {
-        ObjKind::Tensor(t) => t.grad.replace(g.obj().unwrap_or(leaf)),
+        ObjKind::Tensor(t) => std::mem::replace(&mut t.grad, g.obj()),
         _ => None,
     };
     if let Some(old) = old {
         it.heap.decref_id(old);
     }
-    Ok(())
 }
 
 /// A custom Function's backward: the gradient is wrapped in a tensor object, the Python
@@ -462,8 +688,10 @@ fn python_backward(
     it: &mut Interpreter<'_>,
     node: &GradNode,
     incoming: Buffer,
+    options: &BackwardOptions,
 ) -> R<Vec<(ObjId, Buffer)>> {
     let Some(ctx) = node.ctx else {
+        drop_buffer(it, incoming);
         return Ok(Vec::new());
     };
     let grad = it.new_tensor_as(
@@ -474,6 +702,9 @@ fn python_backward(
         Category::Temporary,
     )?;
     it.heap.dropped_storage_refs.push(incoming.storage);
+    if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
+        set_history(it, g, n);
+    }
     let backward = it.custom_function_method(ctx, "backward")?;
     it.heap.incref(Value::Obj(ctx));
     let result = it.call(backward, vec![Value::Obj(ctx), grad], Vec::new());
@@ -496,6 +727,10 @@ fn python_backward(
         let Some(e) = edges.next() else { break };
         if let Some(next) = e.node {
             it.storages.add_ref(t.storage);
+            let graph = t.grad_fn.filter(|_| options.create_graph);
+            if let Some(g) = graph {
+                it.heap.incref(Value::Obj(g));
+            }
             out.push((
                 next,
                 Buffer {
@@ -503,6 +738,7 @@ fn python_backward(
                     shape: e.shape.clone(),
                     dtype: t.dtype,
                     device: t.device,
+                    node: graph,
                 },
             ));
         }

@@ -93,6 +93,9 @@ pub struct Interpreter<'a> {
     stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
     /// Offset of the construct being evaluated, for error locations.
     pub(super) offset: u32,
+    /// The keyword arguments of the call being dispatched and their offsets, so that a
+    /// refused keyword is reported at the argument.
+    pub(super) call_keywords: Vec<(Sym, u32)>,
     loop_depth: u32,
     iteration_loop_seen: bool,
     pub(super) device_storages_alive: u64,
@@ -187,6 +190,7 @@ impl<'a> Interpreter<'a> {
             events: Vec::new(),
             stack_cache: FxHashMap::default(),
             offset: 0,
+            call_keywords: Vec::new(),
             loop_depth: 0,
             iteration_loop_seen: false,
             device_storages_alive: 0,
@@ -542,7 +546,10 @@ impl<'a> Interpreter<'a> {
         device: DeviceKind,
         category: Category,
     ) -> R<StorageId> {
-        let bytes = crate::torch::numel(shape) * dtype.element_size();
+        let bytes = match crate::torch::storage_nbytes(shape, dtype.element_size()) {
+            Ok(b) => b,
+            Err(e) => return self.error(e),
+        };
         let addr = if device == DeviceKind::Cuda {
             self.device_malloc(bytes, category)?
         } else {
@@ -560,6 +567,7 @@ impl<'a> Interpreter<'a> {
             dtype,
             shape: shape.into(),
             category,
+            version: 0,
         }))
     }
 
@@ -604,6 +612,7 @@ impl<'a> Interpreter<'a> {
             grad_fn: None,
             grad: None,
             is_param: false,
+            contiguous: true,
         }));
         Ok(Value::Obj(id))
     }
@@ -1971,11 +1980,11 @@ impl<'a> Interpreter<'a> {
                     self.heap.incref(v);
                     Ok(v)
                 }
-                None => self.unsupported(format!(
-                    "`{}.{}`",
-                    natives::module_display(m),
-                    self.names.name(name)
-                )),
+                None => {
+                    let attr = self.names.name(name);
+                    let hint = super::alternatives::for_module_attr(self, obj, attr);
+                    self.unsupported(format!("`{}.{}`{hint}", natives::module_display(m), attr))
+                }
             },
             other => natives::value_attr(self, other, name),
         }
@@ -2019,6 +2028,10 @@ impl<'a> Interpreter<'a> {
             ("torch.optim", "SGD") => C::Sgd,
             ("torch.optim", "Adam") => C::Adam,
             ("torch.optim", "AdamW") => C::AdamW,
+            ("torch.optim.lr_scheduler", name) => match C::scheduler_named(name) {
+                Some(k) => k,
+                None => return natives::module_attr(m, attr),
+            },
             _ => return natives::module_attr(m, attr),
         };
         Some(self.torch_classes.id(kind))
@@ -2535,6 +2548,15 @@ impl<'a> Interpreter<'a> {
             kwargs.push((sym, self.eval(&k.value)?));
         }
         self.at(c);
+        self.call_keywords = c
+            .arguments
+            .keywords
+            .iter()
+            .filter_map(|k| {
+                let name = k.arg.as_ref()?;
+                Some((self.names.intern(name.as_str()), k.range().start().to_u32()))
+            })
+            .collect();
         match (callee, receiver, method) {
             (Some(f), _, _) => {
                 let r = self.call(f, args, kwargs);

@@ -8,12 +8,19 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
+mod allocator_settings;
+mod alternatives;
 mod autograd;
 pub mod budget;
 mod depth;
 mod int_ops;
+mod cuda_memory;
+mod inplace;
 mod interp;
+mod keywords;
 mod layers;
+mod lr_scheduler;
+mod module_api;
 mod natives;
 mod scope;
 mod small_map;

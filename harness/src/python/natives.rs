@@ -138,6 +138,20 @@ natives!(
     IsAvailable,
     DeviceCount,
     MemGetInfo,
+    MemoryStats,
+    MemorySummary,
+    NnParameter,
+    ModLrScheduler,
+    SetAllocatorSettings,
+    LegacyFloatTensor,
+    LegacyHalfTensor,
+    LegacyDoubleTensor,
+    LegacyLongTensor,
+    LegacyCudaFloatTensor,
+    LegacyCudaHalfTensor,
+    LegacyCudaLongTensor,
+    Linspace,
+    Eye,
 );
 
 impl Native {
@@ -178,6 +192,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.distributed" => module(Native::ModDist),
         "torch.optim" => module(Native::ModOptim),
         "torch.cuda.memory" => module(Native::ModCudaMemory),
+        "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         _ => return None,
@@ -196,6 +211,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModDist) => "torch.distributed",
         Some(Native::ModOptim) => "torch.optim",
         Some(Native::ModCudaMemory) => "torch.cuda.memory",
+        Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         _ => "module",
@@ -262,6 +278,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModAutograd, "variable") => return Some(module(ModAutograd)),
         (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
         (ModCuda, "memory") => return Some(module(ModCudaMemory)),
+        (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
         (ModTorch, "no_grad") => NoGrad,
         (ModTorch, "enable_grad") => EnableGrad,
         (ModTorch, "inference_mode") => InferenceMode,
@@ -287,6 +304,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "set_device") => SetDevice,
         (ModCudaMemory, "_record_memory_history") => RecordMemoryHistory,
         (ModCudaMemory, "_dump_snapshot") => DumpSnapshot,
+        (ModCudaMemory, "_set_allocator_settings") => SetAllocatorSettings,
         (ModTorch, name) if Dtype::from_name(name).is_some() => {
             return Dtype::from_name(name).map(Value::Dtype);
         }
@@ -330,6 +348,18 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "is_available") => IsAvailable,
         (ModCuda, "device_count") => DeviceCount,
         (ModCuda, "mem_get_info") => MemGetInfo,
+        (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
+        (ModNn, "Parameter") => NnParameter,
+        (ModTorch, "Tensor" | "FloatTensor") => LegacyFloatTensor,
+        (ModTorch, "HalfTensor") => LegacyHalfTensor,
+        (ModTorch, "DoubleTensor") => LegacyDoubleTensor,
+        (ModTorch, "LongTensor") => LegacyLongTensor,
+        (ModCuda, "FloatTensor") => LegacyCudaFloatTensor,
+        (ModCuda, "HalfTensor") => LegacyCudaHalfTensor,
+        (ModCuda, "LongTensor") => LegacyCudaLongTensor,
+        (ModTorch, "linspace") => Linspace,
+        (ModTorch, "eye") => Eye,
+        (ModCuda | ModCudaMemory, "memory_summary") => MemorySummary,
         (ModGc, "collect") => GcCollect,
         (ModGc, "enable") => GcEnable,
         (ModGc, "disable") => GcDisable,
@@ -379,6 +409,12 @@ pub(super) fn call(
     kw: Vec<(Sym, Value)>,
 ) -> R<Value> {
     let args = Args { pos, kw };
+    if let Some((name, allowed)) = Native::from_id(id).and_then(super::keywords::for_native)
+        && let Err(e) = super::keywords::check(it, name, Some(allowed), &args.kw)
+    {
+        args.drop_all(it);
+        return Err(e);
+    }
     let result = match Native::from_id(id) {
         Some(n) => call_native(it, n, &args),
         None => it.error("TypeError: unknown builtin"),
@@ -434,12 +470,24 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             _ => it.unsupported("super() with arguments"),
         },
         AutogradBackward | RunBackward => {
+            // backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+            // grad_variables=None, inputs=None); the engine's run_backward(tensors,
+            // grad_tensors, keep_graph, create_graph, inputs, allow_unreachable,
+            // accumulate_grad).
             let tensors = a.kw(it, "tensors").or(p.first().copied()).unwrap_or(Value::None);
             let grads = a
                 .kw(it, "grad_tensors")
                 .or(p.get(1).copied())
                 .unwrap_or(Value::None);
-            let retain = match a.kw(it, "retain_graph").or(a.kw(it, "keep_graph")) {
+            let retain = match a
+                .kw(it, "retain_graph")
+                .or(a.kw(it, "keep_graph"))
+                .or(p.get(2).copied())
+            {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(3).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
@@ -448,21 +496,27 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
                 Some(v) => it.truth(v)?,
                 None => true,
             };
-            let _ = it.autograd_backward(tensors, grads, retain, accumulate, inputs)?;
+            let _ = it.autograd_backward(tensors, grads, retain, create_graph, accumulate, inputs)?;
             Ok(Value::None)
         }
         AutogradGrad => {
+            // grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+            // only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False)
             let outputs = a.kw(it, "outputs").or(p.first().copied()).unwrap_or(Value::None);
             let inputs = a.kw(it, "inputs").or(p.get(1).copied()).unwrap_or(Value::None);
             let grads = a
                 .kw(it, "grad_outputs")
                 .or(p.get(2).copied())
                 .unwrap_or(Value::None);
-            let retain = match a.kw(it, "retain_graph") {
+            let retain = match a.kw(it, "retain_graph").or(p.get(3).copied()) {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(4).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
-            let got = it.autograd_backward(outputs, grads, retain, false, inputs)?;
+            let got = it.autograd_backward(outputs, grads, retain, create_graph, false, inputs)?;
             Ok(new_tuple(it, got))
         }
         FLinear => match p.as_slice() {
@@ -569,7 +623,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
         ModTorch | ModCuda | ModGc | ModAsyncio | ModNn | ModFunctional | ModAutograd
-        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
+        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory | ModLrScheduler => {
             it.error("TypeError: 'module' object is not callable")
         }
         Object => {
@@ -879,7 +933,15 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let t = t.clone();
             let dtype = dtype_kw(it, a)?.unwrap_or(t.dtype);
             let device = device_kw(it, a)?.unwrap_or(t.device);
-            it.new_tensor(t.shape, dtype, device, None)
+            let out = it.new_tensor(t.shape, dtype, device, None)?;
+            if let Some(v) = a.kw(it, "requires_grad")
+                && it.truth(v)?
+                && let Value::Obj(id) = out
+                && let ObjKind::Tensor(td) = it.heap.kind_mut(id)
+            {
+                td.requires_grad = true;
+            }
+            Ok(out)
         }
         Matmul | Mm | Bmm => match p.as_slice() {
             [l, r] => tensor_binary(it, Operator::MatMult, *l, *r, false),
@@ -930,10 +992,89 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             Some(&v) => Ok(Value::Device(device_of(it, v)?)),
             None => it.error("TypeError: device() missing argument"),
         },
-        MemoryAllocated => Ok(Value::Int(it.allocator.stats().allocated_bytes as i64)),
-        MemoryReserved => Ok(Value::Int(it.allocator.stats().reserved_bytes as i64)),
-        MaxMemoryAllocated => Ok(Value::Int(it.allocator.stats().peak_allocated_bytes as i64)),
-        MaxMemoryReserved => Ok(Value::Int(it.allocator.stats().peak_reserved_bytes as i64)),
+        // Each goes through `memory_stats()` and leaves its garbage, as in PyTorch.
+        MemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.current"),
+        MemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.current"),
+        MaxMemoryAllocated => super::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
+        MaxMemoryReserved => super::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
+        MemoryStats => super::cuda_memory::memory_stats(it),
+        LegacyFloatTensor | LegacyHalfTensor | LegacyDoubleTensor | LegacyLongTensor
+        | LegacyCudaFloatTensor | LegacyCudaHalfTensor | LegacyCudaLongTensor => {
+            // `torch.FloatTensor(2, 3)` allocates that shape; `torch.FloatTensor([[1, 2]])`
+            // copies the data's shape.
+            let (dtype, device) = match n {
+                LegacyHalfTensor => (Dtype::Float16, DeviceKind::Cpu),
+                LegacyDoubleTensor => (Dtype::Float64, DeviceKind::Cpu),
+                LegacyLongTensor => (Dtype::Int64, DeviceKind::Cpu),
+                LegacyCudaFloatTensor => (Dtype::Float32, DeviceKind::Cuda),
+                LegacyCudaHalfTensor => (Dtype::Float16, DeviceKind::Cuda),
+                LegacyCudaLongTensor => (Dtype::Int64, DeviceKind::Cuda),
+                _ => (Dtype::Float32, DeviceKind::Cpu),
+            };
+            let device = device_kw(it, a)?.unwrap_or(device);
+            let shape = match p.as_slice() {
+                [Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::List(_) | ObjKind::Tuple(_)) => {
+                    nested_shape(it, p[0])?.0
+                }
+                _ => shape_args(it, p)?,
+            };
+            it.new_tensor(shape, dtype, device, None)
+        }
+        Linspace => {
+            let steps = match a.kw(it, "steps").or(p.get(2).copied()) {
+                Some(v) => int_arg(it, v, "steps")?,
+                None => return it.error("TypeError: linspace(start, end, steps)"),
+            };
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Float32);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(vec![steps], dtype, device, None)
+        }
+        Eye => {
+            let rows = match p.first() {
+                Some(&v) => int_arg(it, v, "n")?,
+                None => return it.error("TypeError: eye(n, m=None)"),
+            };
+            let cols = match a.kw(it, "m").or(p.get(1).copied()) {
+                Some(Value::None) | None => rows,
+                Some(v) => int_arg(it, v, "m")?,
+            };
+            let dtype = dtype_kw(it, a)?.unwrap_or(Dtype::Float32);
+            let device = device_kw(it, a)?.unwrap_or(DeviceKind::Cpu);
+            it.new_tensor(vec![rows, cols], dtype, device, None)
+        }
+        SetAllocatorSettings => match p.as_slice() {
+            [Value::Str(s)] => {
+                let text = it.names.name(*s).to_string();
+                it.set_allocator_settings(&text)?;
+                Ok(Value::None)
+            }
+            _ => it.error("TypeError: _set_allocator_settings(env: str)"),
+        },
+        NnParameter => {
+            // `nn.Parameter(data, requires_grad=True)`: a new tensor object on data's storage.
+            let data = a.kw(it, "data").or(p.first().copied());
+            let Some(t) = data.and_then(|v| tensor_of(it, v)).cloned() else {
+                return it.error("TypeError: Parameter(data, requires_grad=True) needs a tensor");
+            };
+            let requires_grad = match a.kw(it, "requires_grad").or(p.get(1).copied()) {
+                Some(v) => it.truth(v)?,
+                None => true,
+            };
+            let out = it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None)))?;
+            if let Value::Obj(id) = out
+                && let ObjKind::Tensor(td) = it.heap.kind_mut(id)
+            {
+                td.is_param = true;
+                td.requires_grad = requires_grad;
+            }
+            Ok(out)
+        }
+        MemorySummary => {
+            // The table's text is not modelled; the statistics it reads are.
+            let stats = super::cuda_memory::memory_stats(it)?;
+            it.heap.decref(stats);
+            Ok(Value::Str(it.names.intern("|  PyTorch CUDA memory summary (values not modelled)  |")))
+        }
         ResetPeakMemoryStats => {
             it.allocator.reset_peak_stats();
             Ok(Value::None)
@@ -1095,11 +1236,8 @@ fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
     };
     let mut shape = Vec::with_capacity(dims.len());
     for d in dims {
-        let d = int_arg(it, d, "size")?;
-        if d < 0 {
-            return it.error(format!("RuntimeError: negative dimension {d}"));
-        }
-        shape.push(d);
+        // Negative sizes are refused with PyTorch's message when the storage is sized.
+        shape.push(int_arg(it, d, "size")?);
     }
     Ok(shape)
 }
@@ -1215,10 +1353,21 @@ pub(super) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<V
         "T" => {
             let mut shape = t.shape.clone();
             shape.reverse();
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         other => it.unsupported(format!("tensor attribute '{other}'")),
     }
+}
+
+/// Marks a new view as not row-major (transposes, permutes, expands).
+fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
+    if let Value::Obj(id) = v
+        && let ObjKind::Tensor(t) = it.heap.kind_mut(id)
+    {
+        t.contiguous = false;
+    }
+    Ok(v)
 }
 
 /// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
@@ -1273,7 +1422,13 @@ pub(super) fn call_method(
     let method: &str = &method_rc;
     let result = match recv {
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::Tensor(_) => tensor_method(it, id, method, &args),
+            ObjKind::Tensor(_) => super::keywords::check(
+                it,
+                &format!("Tensor.{method}"),
+                super::keywords::for_tensor_method(method),
+                &args.kw,
+            )
+            .and_then(|()| tensor_method(it, id, method, &args)),
             ObjKind::List(_) => list_method(it, id, method, &args),
             ObjKind::Dict(_) => dict_method(it, id, method, &args),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
@@ -1426,7 +1581,23 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             }
             let target = dims_from(it, p)?;
             match torch::reshape_shape(&t.shape, &target) {
-                Ok(shape) => view(it, id, shape),
+                Ok(shape) if t.contiguous || shape == t.shape => view(it, id, shape),
+                Ok(_) if method == "view" => it.error(
+                    "RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+                ),
+                Ok(shape) => {
+                    // `reshape` of a non-contiguous tensor copies it first.
+                    let copy = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+                    autograd::record(
+                        it,
+                        copy,
+                        "CloneBackward0",
+                        GradFlow::PassThrough,
+                        &[Value::Obj(id)],
+                        &[],
+                    );
+                    Ok(copy)
+                }
                 Err(e) => it.error(format!("RuntimeError: {e}")),
             }
         }
@@ -1466,7 +1637,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             if !shape.is_empty() {
                 shape.swap(d0, d1);
             }
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "permute" => {
             let dims = dims_from(it, p)?;
@@ -1477,7 +1649,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             for d in dims {
                 shape.push(t.shape[norm_dim(it, d, t.shape.len())?]);
             }
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "unsqueeze" => {
             let [d] = p.as_slice() else {
@@ -1519,7 +1692,8 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
                 Ok(s) => s,
                 Err(e) => return it.error(format!("RuntimeError: {e}")),
             };
-            view(it, id, shape)
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
         }
         "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
         "detach_" => {
@@ -1551,22 +1725,22 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             same(it)
         }
         "backward" => {
+            // backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
             let gradient = a.kw(it, "gradient").or(p.first().copied());
             let retain = match a.kw(it, "retain_graph").or(p.get(1).copied()) {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(2).copied()) {
                 Some(v) => it.truth(v)?,
                 None => false,
             };
-            let grads: Vec<Value> = gradient.into_iter().filter(|v| *v != Value::None).collect();
-            autograd::run_backward(
-                it,
-                &[id],
-                &grads,
-                &autograd::BackwardOptions {
-                    retain_graph: retain,
-                    accumulate: true,
-                    inputs: Vec::new(),
-                },
-            )?;
+            let inputs = a
+                .kw(it, "inputs")
+                .or(p.get(3).copied())
+                .unwrap_or(Value::None);
+            let gradient = gradient.unwrap_or(Value::None);
+            it.autograd_backward(Value::Obj(id), gradient, retain, create_graph, true, inputs)?;
             Ok(Value::None)
         }
         "item" => {
@@ -1575,7 +1749,20 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             }
             Ok(Value::Float(0.0))
         }
-        "contiguous" => same(it),
+        "contiguous" if t.contiguous => same(it),
+        "contiguous" => {
+            // A copy in row-major order (`clone(memory_format=contiguous_format)`).
+            let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
+            Ok(out)
+        }
         "clone" => {
             let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
             autograd::record(
@@ -1664,12 +1851,14 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
             };
             tensor_binary(it, op, Value::Obj(id), *other, false)
         }
-        "add_" | "sub_" | "mul_" | "div_" | "copy_" | "zero_" | "fill_" | "relu_" | "normal_"
-        | "uniform_" | "clamp_" => same(it),
+        m if super::inplace::is_in_place_method(m) => super::inplace::apply(it, id, m, p),
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
-        _ => it.unsupported(format!("tensor method '{method}'")),
+        _ => it.unsupported(format!(
+            "tensor method '{method}'{}",
+            super::alternatives::for_tensor_method(method)
+        )),
     }
 }
 
@@ -1726,7 +1915,16 @@ fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R
             .sum();
     }
     let (dtype, device) = (first.dtype, first.device);
-    it.new_tensor(shape, dtype, device, None)
+    let out = op_output(it, shape, dtype, device, items)?;
+    // `CatBackward0`/`StackBackward0` save the inputs' sizes only; backward hands each
+    // input a slice of the incoming gradient.
+    let name = if stack {
+        "StackBackward0"
+    } else {
+        "CatBackward0"
+    };
+    autograd::record(it, out, name, GradFlow::Split, items, &[]);
+    Ok(out)
 }
 
 /// An elementwise unary op: a new tensor of the same shape.
@@ -1736,22 +1934,12 @@ pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<V
     };
     let t = t.clone();
     let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
-    let (name, save) = match op {
-        "relu" => ("ReluBackward0", Save::Output),
-        "sigmoid" => ("SigmoidBackward0", Save::Output),
-        "tanh" => ("TanhBackward0", Save::Output),
-        "exp" => ("ExpBackward0", Save::Output),
-        "sqrt" => ("SqrtBackward0", Save::Output),
-        "softmax" => ("SoftmaxBackward0", Save::Output),
-        "log_softmax" => ("LogSoftmaxBackward0", Save::Output),
-        "log" => ("LogBackward0", Save::Input(0)),
-        "abs" => ("AbsBackward0", Save::Input(0)),
-        "clamp" => ("ClampBackward1", Save::Input(0)),
-        "gelu" => ("GeluBackward0", Save::Input(0)),
-        "pow" => ("PowBackward0", Save::Input(0)),
-        _ => ("NegBackward0", Save::InputIf(0, usize::MAX)),
+    // The autograd table's row; an op without one records a node that saves nothing.
+    let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
+        Some(r) => (r.node, r.saves),
+        None => ("NegBackward0", &[]),
     };
-    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], &[save]);
+    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], saves);
     Ok(out)
 }
 
@@ -1845,35 +2033,32 @@ pub(super) fn tensor_binary(
                 target.shape, shape
             ));
         }
+        if let Some(method) = super::inplace::method_of(op) {
+            return super::inplace::apply(it, id, method, &[r]);
+        }
         it.heap.incref(Value::Obj(id));
         return Ok(Value::Obj(id));
     }
     let out = op_output(it, shape, dtype, device, &[l, r])?;
     let both = lt.is_some() && rt.is_some();
-    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match op {
-        Operator::Add | Operator::Sub if both && ls == rs => {
-            ("AddBackward0", GradFlow::PassThrough, &[])
+    let key = match op {
+        Operator::Add => "add",
+        Operator::Sub => "sub",
+        Operator::Mult if both => "mul",
+        Operator::Mult => "mul_scalar",
+        Operator::Div if both => "div",
+        Operator::Div => "div_scalar",
+        Operator::Pow => "pow",
+        Operator::MatMult => "matmul",
+        _ => "",
+    };
+    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match torch::op_rule(key) {
+        // Broadcasting reduces the gradient to each operand's shape: a new buffer.
+        Some(r) if r.flow == GradFlow::PassThrough && !(both && ls == rs) => {
+            (r.node, GradFlow::Compute, r.saves)
         }
-        Operator::Add | Operator::Sub => ("AddBackward0", GradFlow::Compute, &[]),
-        Operator::Mult if both => (
-            "MulBackward0",
-            GradFlow::Compute,
-            &[Save::InputIf(1, 0), Save::InputIf(0, 1)],
-        ),
-        Operator::Mult => ("MulBackward1", GradFlow::Compute, &[]),
-        Operator::Div if both => (
-            "DivBackward0",
-            GradFlow::Compute,
-            &[Save::Input(1), Save::InputIf(0, 1)],
-        ),
-        Operator::Div => ("DivBackward1", GradFlow::Compute, &[]),
-        Operator::Pow => ("PowBackward0", GradFlow::Compute, &[Save::Input(0)]),
-        Operator::MatMult => (
-            "MmBackward0",
-            GradFlow::Compute,
-            &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
-        ),
-        _ => (
+        Some(r) => (r.node, r.flow, r.saves),
+        None => (
             "BinaryBackward",
             GradFlow::Compute,
             &[Save::Input(0), Save::Input(1)],
@@ -2261,8 +2446,9 @@ pub(super) fn store_subscript<'a>(
         return it.error("TypeError: object does not support item assignment");
     };
     if it.is_tensor(obj) {
-        // Writing into a tensor copies values into existing memory: no allocation.
-        let r = index_items(it, index).map(|_| ());
+        // Writing into a tensor copies values into existing memory: no allocation, but
+        // autograd history (`CopySlices`) and the version counter.
+        let r = index_items(it, index).and_then(|_| super::inplace::copy_into_index(it, id, value));
         it.heap.decref(value);
         return r;
     }

@@ -30,6 +30,13 @@ pub(super) enum TorchClass {
     Sgd,
     Adam,
     AdamW,
+    RemovableHandle,
+    LambdaLr,
+    StepLr,
+    MultiStepLr,
+    CosineAnnealingLr,
+    OneCycleLr,
+    ReduceLrOnPlateau,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -57,9 +64,35 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Sgd, "SGD", None),
     (TorchClass::Adam, "Adam", None),
     (TorchClass::AdamW, "AdamW", None),
+    (TorchClass::RemovableHandle, "RemovableHandle", None),
+    (TorchClass::LambdaLr, "LambdaLR", None),
+    (TorchClass::StepLr, "StepLR", None),
+    (TorchClass::MultiStepLr, "MultiStepLR", None),
+    (TorchClass::CosineAnnealingLr, "CosineAnnealingLR", None),
+    (TorchClass::OneCycleLr, "OneCycleLR", None),
+    (TorchClass::ReduceLrOnPlateau, "ReduceLROnPlateau", None),
 ];
 
 impl TorchClass {
+    /// A class of `torch.optim.lr_scheduler`.
+    pub(super) fn scheduler_named(name: &str) -> Option<TorchClass> {
+        ALL.iter()
+            .find(|(k, n, _)| *n == name && k.is_scheduler())
+            .map(|(k, _, _)| *k)
+    }
+
+    pub(super) fn is_scheduler(self) -> bool {
+        matches!(
+            self,
+            TorchClass::LambdaLr
+                | TorchClass::StepLr
+                | TorchClass::MultiStepLr
+                | TorchClass::CosineAnnealingLr
+                | TorchClass::OneCycleLr
+                | TorchClass::ReduceLrOnPlateau
+        )
+    }
+
     /// An `nn.Module` the model implements natively (user subclasses of `nn.Module`
     /// report `Module`).
     pub(super) fn is_module(self) -> bool {
@@ -84,6 +117,10 @@ pub(super) struct TorchClasses {
     ids: Vec<(TorchClass, ObjId)>,
     /// The recurrent layers' approximation note was added to the timeline.
     pub(super) recurrent_noted: bool,
+    /// PyTorch's `create_graph=True` warning was given.
+    pub(super) create_graph_warned: bool,
+    /// The last hook id handed out (`RemovableHandle.next_id`).
+    pub(super) next_hook_id: i64,
 }
 
 impl TorchClasses {
@@ -104,6 +141,8 @@ impl TorchClasses {
         TorchClasses {
             ids,
             recurrent_noted: false,
+            create_graph_warned: false,
+            next_hook_id: 0,
         }
     }
 
@@ -187,6 +226,16 @@ impl Interpreter<'_> {
         let Some(kind) = self.torch_classes.kind_of(class) else {
             return Ok(None);
         };
+        if !matches!(
+            kind,
+            TorchClass::Function
+                | TorchClass::FunctionCtx
+                | TorchClass::Super
+                | TorchClass::RemovableHandle
+        ) {
+            let name = self.class_name(class);
+            super::keywords::check(self, &name, Some(super::keywords::for_class(kind)), kwargs)?;
+        }
         let kw = |it: &Self, name: &str| {
             kwargs
                 .iter()
@@ -283,7 +332,17 @@ impl Interpreter<'_> {
                     ],
                 )?
             }
-            TorchClass::Function | TorchClass::FunctionCtx | TorchClass::Super => {
+            k if k.is_scheduler() => self.construct_scheduler(k, args, kwargs)?,
+            TorchClass::Function
+            | TorchClass::FunctionCtx
+            | TorchClass::Super
+            | TorchClass::RemovableHandle
+            | TorchClass::LambdaLr
+            | TorchClass::StepLr
+            | TorchClass::MultiStepLr
+            | TorchClass::CosineAnnealingLr
+            | TorchClass::OneCycleLr
+            | TorchClass::ReduceLrOnPlateau => {
                 return Ok(None);
             }
         };
@@ -415,7 +474,7 @@ impl Interpreter<'_> {
     }
 
     /// Borrowed attribute values of an instance, in order.
-    fn attr_values(&self, id: ObjId) -> Vec<(Sym, Value)> {
+    pub(super) fn attr_values(&self, id: ObjId) -> Vec<(Sym, Value)> {
         match self.heap.kind(id) {
             ObjKind::Instance { attrs, .. } => match attrs {
                 Attrs::Inline(items) => items.clone(),
@@ -462,20 +521,22 @@ impl Interpreter<'_> {
             return self.error("TypeError: object is not callable");
         };
         let class = *class;
-        let forward = self.sym("forward");
-        if let Some(f) = self.class_lookup(class, forward) {
-            self.heap.incref(f);
-            self.heap.incref(Value::Obj(module));
-            let mut all = vec![Value::Obj(module)];
-            all.extend(args);
-            let r = self.call(f, all, kwargs);
-            self.heap.decref(f);
-            return r;
-        }
-        let result = self.native_forward(module, class, &args);
-        self.heap.decref_all(args);
-        self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-        result
+        self.call_module_with_hooks(module, args, kwargs, |it, args, kwargs| {
+            let forward = it.sym("forward");
+            if let Some(f) = it.class_lookup(class, forward) {
+                it.heap.incref(f);
+                it.heap.incref(Value::Obj(module));
+                let mut all = vec![Value::Obj(module)];
+                all.extend(args);
+                let r = it.call(f, all, kwargs);
+                it.heap.decref(f);
+                return r;
+            }
+            let result = it.native_forward(module, class, &args);
+            it.heap.decref_all(args);
+            it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            result
+        })
     }
 
     fn native_forward(&mut self, module: ObjId, class: ObjId, args: &[Value]) -> R<Value> {
@@ -541,6 +602,9 @@ impl Interpreter<'_> {
                 };
                 self.heap.incref(x);
                 for (_, m) in self.attr_values(module) {
+                    if self.instance_torch_class(m).is_none_or(|k| !k.is_module()) {
+                        continue;
+                    }
                     self.heap.incref(m);
                     let r = self.call(m, vec![x], Vec::new());
                     self.heap.decref(m);
@@ -703,6 +767,15 @@ impl Interpreter<'_> {
         };
         let is_module = kind.is_module();
         let is_optimizer = matches!(kind, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW);
+        if is_module && let Some(v) = self.module_api_method(recv, name, args, kwargs)? {
+            return Ok(Some(v));
+        }
+        if kind == TorchClass::RemovableHandle && name == "remove" {
+            return self.remove_hook(recv).map(Some);
+        }
+        if kind.is_scheduler() {
+            return self.scheduler_method(recv, kind, name, args);
+        }
         let result = match name {
             "parameters" if is_module => {
                 let mut ps = Vec::new();
@@ -741,6 +814,18 @@ impl Interpreter<'_> {
             "cuda" | "half" | "float" | "to" | "cpu" | "bfloat16" | "double" if is_module => {
                 let mut params = Vec::new();
                 self.module_parameters(recv, &mut params);
+                // `Module._apply` moves buffers too.
+                let mut buffers = Vec::new();
+                self.walk_module(recv, "", "buffers", &mut buffers)?;
+                for (k, b) in buffers {
+                    self.heap.decref(k);
+                    if let Value::Obj(b) = b {
+                        if !params.contains(&b) {
+                            params.push(b);
+                        }
+                        self.heap.decref_id(b);
+                    }
+                }
                 for p in params {
                     let Some(t) = self.tensor_data(Value::Obj(p)) else {
                         continue;
@@ -767,6 +852,11 @@ impl Interpreter<'_> {
                                 }
                             }
                         }
+                    }
+                    // Dtype casts apply to floating tensors only (`num_batches_tracked`
+                    // stays an integer).
+                    if !t.dtype.is_floating() {
+                        dtype = t.dtype;
                     }
                     if device == t.device && dtype == t.dtype {
                         continue;
@@ -952,6 +1042,11 @@ impl Interpreter<'_> {
         };
         let ts = self.sym("to_save");
         let to_save = self.take_instance_attr(ctx, ts);
+        let result = if needs_graph {
+            self.alias_returned_inputs(result, &inputs)?
+        } else {
+            result
+        };
         if needs_graph {
             let mut node = GradNode::new("PyNode", GradFlow::Python);
             for &v in &inputs {
@@ -980,19 +1075,6 @@ impl Interpreter<'_> {
                     });
                 }
             }
-            if let Some(Value::Obj(tuple)) = to_save {
-                for v in self.iterable_items(Value::Obj(tuple))? {
-                    if let Value::Obj(t) = v
-                        && self.tensor_data(v).is_some()
-                    {
-                        self.heap.incref(v);
-                        node.saved.push(Saved::Tensor(t));
-                    }
-                }
-            }
-            node.ctx = Some(ctx);
-            let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
-            self.ctx_nodes.insert(ctx, node);
             let outputs: Vec<ObjId> = match result {
                 Value::Obj(id) => match self.heap.kind(id) {
                     ObjKind::Tuple(items) => items.iter().filter_map(|v| v.obj()).collect(),
@@ -1000,6 +1082,32 @@ impl Interpreter<'_> {
                 },
                 _ => Vec::new(),
             };
+            if let Some(Value::Obj(tuple)) = to_save {
+                for v in self.iterable_items(Value::Obj(tuple))? {
+                    let Some(t) = self.tensor_data(v) else {
+                        continue;
+                    };
+                    node.saved_versions
+                        .push((node.saved.len(), self.storages.version(t.storage)));
+                    // An output is saved without its Python object (PyTorch keeps it as an
+                    // output `SavedVariable`, whose grad_fn is not owned): saving it does
+                    // not make the node own its own output.
+                    match v {
+                        Value::Obj(o) if outputs.contains(&o) => {
+                            self.storages.add_ref(t.storage);
+                            node.saved.push(Saved::Data(t.storage));
+                        }
+                        Value::Obj(o) => {
+                            self.heap.incref(v);
+                            node.saved.push(Saved::Tensor(o));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            node.ctx = Some(ctx);
+            let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
+            self.ctx_nodes.insert(ctx, node);
             let mut first = true;
             for o in outputs {
                 if !matches!(self.heap.kind(o), ObjKind::Tensor(_)) {
@@ -1024,23 +1132,77 @@ impl Interpreter<'_> {
         Ok(result)
     }
 
-    /// `ctx.saved_tensors`: the tensors its node saved.
+    /// `_wrap_outputs`: an input returned unchanged (and not marked dirty) becomes a new
+    /// tensor object, a view of the input, so that the Function's node is the view's
+    /// `grad_fn` and the input keeps its own history (a leaf stays a leaf).
+    fn alias_returned_inputs(&mut self, result: Value, inputs: &[Value]) -> R<Value> {
+        let is_input = |v: Value| v.obj().is_some() && inputs.contains(&v);
+        match result {
+            Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tuple(_)) => {
+                let items = match self.heap.kind(id) {
+                    ObjKind::Tuple(items) => items.clone(),
+                    _ => Vec::new(),
+                };
+                for (i, item) in items.into_iter().enumerate() {
+                    if is_input(item) && self.is_tensor(item) {
+                        let alias = self.alias_of(item)?;
+                        if let ObjKind::Tuple(items) = self.heap.kind_mut(id) {
+                            items[i] = alias;
+                        }
+                        self.heap.decref(item);
+                    }
+                }
+                Ok(result)
+            }
+            v if is_input(v) && self.is_tensor(v) => {
+                let alias = self.alias_of(v)?;
+                self.heap.decref(v);
+                Ok(alias)
+            }
+            v => Ok(v),
+        }
+    }
+
+    /// A new tensor object viewing all of `v` (`view_as(self)`).
+    fn alias_of(&mut self, v: Value) -> R<Value> {
+        let Some(t) = self.tensor_data(v) else {
+            return Ok(v);
+        };
+        let base = t.base.or(v.obj());
+        self.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, base)))
+    }
+
+    /// `ctx.saved_tensors`: the tensors its node saved, in order; a saved output comes
+    /// back as a new tensor object on the same bytes.
     pub(super) fn saved_tensors(&mut self, ctx: ObjId) -> R<Value> {
         let mut items = Vec::new();
         for n in self.nodes_owning(ctx) {
-            if let ObjKind::GradNode(node) = self.heap.kind(n) {
-                if node.released {
-                    return self.error("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed).");
-                }
-                for s in &node.saved {
-                    if let Saved::Tensor(t) = s {
-                        items.push(Value::Obj(*t));
+            let ObjKind::GradNode(node) = self.heap.kind(n) else {
+                continue;
+            };
+            if node.released && node.had_saved {
+                self.heap.decref_all(items);
+                return self.error("RuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.");
+            }
+            for s in node.saved.clone() {
+                match s {
+                    Saved::Tensor(t) => {
+                        self.heap.incref(Value::Obj(t));
+                        items.push(Value::Obj(t));
+                    }
+                    Saved::Data(st) => {
+                        let storage = self.storages.get(st);
+                        let shape = storage.shape.to_vec();
+                        let dtype = storage.dtype;
+                        let device = if storage.addr.is_some() {
+                            DeviceKind::Cuda
+                        } else {
+                            DeviceKind::Cpu
+                        };
+                        items.push(self.new_tensor(shape, dtype, device, Some((st, None)))?);
                     }
                 }
             }
-        }
-        for &v in &items {
-            self.heap.incref(v);
         }
         Ok(Value::Obj(self.alloc(ObjKind::Tuple(items))))
     }
@@ -1055,13 +1217,15 @@ impl Interpreter<'_> {
         r
     }
 
-    /// Run by `Variable._execution_engine.run_backward`, `torch.autograd.backward` and
-    /// `tensor.backward`.
+    /// Run by `Variable._execution_engine.run_backward`, `torch.autograd.backward`,
+    /// `torch.autograd.grad` and `tensor.backward`. `retain_graph` defaults to
+    /// `create_graph`, as in PyTorch.
     pub(super) fn autograd_backward(
         &mut self,
         tensors: Value,
         grads: Value,
-        retain: bool,
+        retain: Option<bool>,
+        create_graph: bool,
         accumulate: bool,
         inputs: Value,
     ) -> R<Vec<Value>> {
@@ -1086,7 +1250,8 @@ impl Interpreter<'_> {
             &roots,
             &grads,
             &BackwardOptions {
-                retain_graph: retain,
+                retain_graph: retain.unwrap_or(create_graph),
+                create_graph,
                 accumulate,
                 inputs,
             },

@@ -8,6 +8,9 @@
 //!
 //! # What each op saves (PyTorch's `derivatives.yaml`)
 //!
+//! The table the model runs on is [`OP_RULES`] below (one row per op: node, gradient flow,
+//! saves); the summary here also covers the layers that build their nodes themselves.
+//!
 //! Saving is conditional, as in the generated code: an operand needed only for another
 //! operand's gradient is saved only when that other operand requires grad.
 //!
@@ -93,6 +96,12 @@ pub struct GradNode {
     pub leaf: Option<ObjId>,
     /// Saved tensors were freed by a backward without `retain_graph`.
     pub released: bool,
+    /// Some tensors were saved (so a backward after their release is an error; a node that
+    /// saved only sizes can run again, as in PyTorch).
+    pub had_saved: bool,
+    /// `(index into saved, version when saved)`: the saved tensor's version counter must
+    /// not have moved when backward unpacks it.
+    pub saved_versions: Vec<(usize, u32)>,
     /// The lazily created Python object of a built-in node (not a reference).
     pub py_object: Option<ObjId>,
 }
@@ -107,6 +116,8 @@ impl GradNode {
             ctx: None,
             leaf: None,
             released: false,
+            had_saved: false,
+            saved_versions: Vec::new(),
             py_object: None,
         }
     }
@@ -114,6 +125,7 @@ impl GradNode {
     /// Takes the saved tensors out (backward without `retain_graph`).
     pub fn take_saved(&mut self) -> Vec<Saved> {
         self.released = true;
+        self.had_saved |= !self.saved.is_empty();
         std::mem::take(&mut self.saved)
     }
 
@@ -141,6 +153,143 @@ impl GradNode {
             drop_ref(Value::Obj(l));
         }
     }
+}
+
+/// What a node saves of an op's operands (`Input(i)`), of its result (`Output`), or of an
+/// operand only when another one requires grad (`InputIf(i, other)`: the generated code's
+/// `should_compute_output`). Everything else a node keeps is sizes and scalars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Save {
+    Input(usize),
+    InputIf(usize, usize),
+    Output,
+}
+
+/// One row of the autograd table: the op as the model names it, PyTorch's node class, how
+/// the gradient flows, and what the node saves.
+#[derive(Debug, Clone, Copy)]
+pub struct OpRule {
+    pub op: &'static str,
+    pub node: &'static str,
+    pub flow: GradFlow,
+    pub saves: &'static [Save],
+}
+
+const fn rule(
+    op: &'static str,
+    node: &'static str,
+    flow: GradFlow,
+    saves: &'static [Save],
+) -> OpRule {
+    OpRule {
+        op,
+        node,
+        flow,
+        saves,
+    }
+}
+
+use GradFlow::{Compute, PassThrough, Split};
+use Save::{Input, InputIf, Output};
+
+/// The autograd table: every op the model records, in one place, cross-checked against the
+/// formulas of PyTorch's `tools/autograd/derivatives.yaml` (from knowledge of that file; the
+/// formula's arguments are what the generated node saves). Operand 0 is `self`, operand 1
+/// `other` (or the weight, target, indices); in-place ops (`add_`) save the value of `self`
+/// *before* the write as a copy when their formula needs it (`original_self`).
+pub const OP_RULES: &[OpRule] = &[
+    // add.Tensor / sub.Tensor: grad and -grad (maybe reduced to the operand's shape).
+    rule("add", "AddBackward0", PassThrough, &[]),
+    rule("sub", "SubBackward0", PassThrough, &[]),
+    // mul.Tensor: self: grad * other, other: grad * self.
+    rule(
+        "mul",
+        "MulBackward0",
+        Compute,
+        &[InputIf(1, 0), InputIf(0, 1)],
+    ),
+    rule("mul_scalar", "MulBackward1", Compute, &[]),
+    // div.Tensor: self: grad / other, other: -grad * self / other^2.
+    rule("div", "DivBackward0", Compute, &[Input(1), InputIf(0, 1)]),
+    rule("div_scalar", "DivBackward1", Compute, &[]),
+    // pow.Tensor_Scalar: pow_backward(grad, self, exponent).
+    rule("pow", "PowBackward0", Compute, &[Input(0)]),
+    // mm: self: grad.mm(mat2.t()), mat2: self.t().mm(grad).
+    rule(
+        "matmul",
+        "MmBackward0",
+        Compute,
+        &[InputIf(0, 1), InputIf(1, 0)],
+    ),
+    // addmm (F.linear): mat1 if mat2 needs grad, mat2 if mat1 does.
+    rule(
+        "linear",
+        "AddmmBackward0",
+        Compute,
+        &[InputIf(0, 1), InputIf(1, 0)],
+    ),
+    // Formulas of the result: threshold_backward(grad, result), grad * result, ...
+    rule("relu", "ReluBackward0", Compute, &[Output]),
+    rule("sigmoid", "SigmoidBackward0", Compute, &[Output]),
+    rule("tanh", "TanhBackward0", Compute, &[Output]),
+    rule("exp", "ExpBackward0", Compute, &[Output]),
+    rule("sqrt", "SqrtBackward0", Compute, &[Output]),
+    rule("softmax", "SoftmaxBackward0", Compute, &[Output]),
+    rule("log_softmax", "LogSoftmaxBackward0", Compute, &[Output]),
+    // Formulas of the input: grad / self, grad * self.sgn(), clamp_backward(grad, self, ..).
+    rule("log", "LogBackward0", Compute, &[Input(0)]),
+    rule("abs", "AbsBackward0", Compute, &[Input(0)]),
+    rule("clamp", "ClampBackward1", Compute, &[Input(0)]),
+    rule("gelu", "GeluBackward0", Compute, &[Input(0)]),
+    rule("neg", "NegBackward0", Compute, &[]),
+    // Reductions and copies keep sizes and dtypes only.
+    rule("sum", "SumBackward0", Compute, &[]),
+    rule("mean", "SumBackward0", Compute, &[]),
+    rule("clone", "CloneBackward0", PassThrough, &[]),
+    rule("to", "ToCopyBackward0", Compute, &[]),
+    rule("view", "ViewBackward0", PassThrough, &[]),
+    // cat / stack: split the gradient by the saved sizes.
+    rule("cat", "CatBackward0", Split, &[]),
+    rule("stack", "StackBackward0", Split, &[]),
+    // Losses and lookups.
+    rule(
+        "mse_loss",
+        "MseLossBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    rule("embedding", "EmbeddingBackward0", Compute, &[Input(1)]),
+    // In-place ops.
+    rule("add_", "AddBackward0", Compute, &[]),
+    rule("sub_", "SubBackward0", Compute, &[]),
+    rule(
+        "mul_",
+        "MulBackward0",
+        Compute,
+        &[InputIf(1, 0), InputIf(0, 1)],
+    ),
+    rule("mul_scalar_", "MulBackward1", Compute, &[]),
+    rule("div_", "DivBackward0", Compute, &[Input(1), InputIf(0, 1)]),
+    rule("div_scalar_", "DivBackward1", Compute, &[]),
+    rule("pow_", "PowBackward0", Compute, &[Input(0)]),
+    rule("copy_", "CopyBackwards", Compute, &[]),
+    rule("zero_", "ZeroBackward0", Compute, &[]),
+    rule("fill_", "FillBackward0", Compute, &[]),
+    rule("normal_", "NormalBackward0", Compute, &[]),
+    rule("uniform_", "UniformBackward0", Compute, &[]),
+    rule("relu_", "ReluBackward0", Compute, &[Output]),
+    rule("sigmoid_", "SigmoidBackward0", Compute, &[Output]),
+    rule("tanh_", "TanhBackward0", Compute, &[Output]),
+    rule("exp_", "ExpBackward0", Compute, &[Output]),
+    rule("clamp_", "ClampBackward1", Compute, &[Input(0)]),
+    rule("neg_", "NegBackward0", Compute, &[]),
+    // Writing into an index of a tensor (`t[i] = v`).
+    rule("setitem", "CopySlices", Compute, &[]),
+];
+
+/// The row of `op`, if the model records it.
+pub fn op_rule(op: &str) -> Option<&'static OpRule> {
+    OP_RULES.iter().find(|r| r.op == op)
 }
 
 /// What the memory profiler calls an allocation's role; it travels with alloc events.

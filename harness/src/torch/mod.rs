@@ -11,9 +11,11 @@ mod autograd;
 mod shape;
 mod storage;
 
-pub use autograd::{Category, GradFlow, GradNode, InputEdge, Saved};
+pub use autograd::{
+    Category, GradFlow, GradNode, InputEdge, OP_RULES, OpRule, Save, Saved, op_rule,
+};
 
-pub use shape::{broadcast, matmul_shape, numel, reshape_shape};
+pub use shape::{broadcast, matmul_shape, numel, reshape_shape, storage_nbytes};
 pub use storage::{Storage, StorageId, Storages};
 
 use crate::heap::{Edge, ObjId, Value};
@@ -135,6 +137,9 @@ pub struct TensorData {
     pub grad: Option<ObjId>,
     /// An `nn.Parameter`.
     pub is_param: bool,
+    /// Row-major without gaps or repeats. Transposes, permutes and expands are not, and
+    /// `contiguous()` or `reshape` of them copy.
+    pub contiguous: bool,
 }
 
 impl TensorData {

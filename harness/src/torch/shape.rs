@@ -1,8 +1,35 @@
 //! Shape rules of the tensor operations the workload model supports.
 
-/// Number of elements; an empty shape is a scalar with one element.
+/// Number of elements; an empty shape is a scalar with one element. Saturates instead of
+/// wrapping: sizes that overflow are refused by [`storage_nbytes`] before any tensor exists.
 pub fn numel(shape: &[i64]) -> u64 {
-    shape.iter().map(|&d| d.max(0) as u64).product()
+    shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d.max(0) as u64))
+        .unwrap_or(u64::MAX)
+}
+
+/// Bytes of a contiguous storage for `shape`, with PyTorch's checks
+/// (`computeStorageNbytesContiguous`): a negative dimension, or a product of sizes and
+/// element size that overflows or exceeds the largest `int64`, is the error PyTorch raises.
+pub fn storage_nbytes(shape: &[i64], element_size: u64) -> Result<u64, String> {
+    if let Some(&d) = shape.iter().find(|&&d| d < 0) {
+        return Err(format!(
+            "RuntimeError: Trying to create tensor with negative dimension {d}: {shape:?}"
+        ));
+    }
+    let overflowed =
+        || format!("RuntimeError: Storage size calculation overflowed with sizes={shape:?}");
+    // Checked at every step, as `safe_multiply_u64` does: an overflow before a zero-sized
+    // dimension still counts.
+    let mut bytes = element_size;
+    for &d in shape {
+        bytes = bytes.checked_mul(d as u64).ok_or_else(overflowed)?;
+    }
+    if bytes > i64::MAX as u64 {
+        return Err(overflowed());
+    }
+    Ok(bytes)
 }
 
 /// NumPy-style broadcasting of two shapes (elementwise ops).
@@ -127,6 +154,24 @@ pub fn reshape_shape(from: &[i64], to: &[i64]) -> Result<Vec<i64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn storage_sizes_are_checked() {
+        assert_eq!(storage_nbytes(&[2, 3], 4), Ok(24));
+        assert_eq!(storage_nbytes(&[], 8), Ok(8));
+        assert_eq!(storage_nbytes(&[0, 5], 4), Ok(0));
+        assert!(storage_nbytes(&[1 << 32, 1 << 32], 4).is_err());
+        assert!(storage_nbytes(&[1 << 62], 4).is_err());
+        assert!(storage_nbytes(&[1 << 61], 4).is_err());
+        assert_eq!(storage_nbytes(&[1 << 60], 4), Ok(1 << 62));
+        assert!(storage_nbytes(&[2; 70], 1).is_err());
+        assert!(
+            storage_nbytes(&[3, -1], 4)
+                .unwrap_err()
+                .contains("negative dimension -1: [3, -1]")
+        );
+        assert_eq!(numel(&[1 << 40, 1 << 40]), u64::MAX);
+    }
 
     #[test]
     fn broadcasting() {

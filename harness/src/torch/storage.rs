@@ -19,6 +19,10 @@ pub struct Storage {
     pub shape: Box<[i64]>,
     /// The memory profiler's category of these bytes.
     pub category: super::Category,
+    /// Autograd's version counter, shared by every tensor on these bytes (views and
+    /// `detach()` share it in PyTorch too): each in-place write bumps it, and a saved tensor
+    /// whose version moved cannot be used by backward.
+    pub version: u32,
 }
 
 impl Storage {
@@ -66,6 +70,21 @@ impl Storages {
         {
             s.category = category;
         }
+    }
+
+    /// An in-place write to the storage's bytes.
+    pub fn bump_version(&mut self, id: StorageId) {
+        if let Some(s) = self.slots[id.0 as usize].as_mut() {
+            s.version += 1;
+        }
+    }
+
+    /// The version counter of a live storage (0 for one already freed).
+    pub fn version(&self, id: StorageId) -> u32 {
+        self.slots
+            .get(id.0 as usize)
+            .and_then(Option::as_ref)
+            .map_or(0, |s| s.version)
     }
 
     pub fn add_ref(&mut self, id: StorageId) {

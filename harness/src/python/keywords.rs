@@ -1,0 +1,487 @@
+//! The keyword arguments each modelled torch function, tensor method, class and torch
+//! object method accepts. A keyword not listed is refused at the argument's own location:
+//! one PyTorch also rejects is its `TypeError`; one PyTorch accepts but the model does not
+//! is `unsupported`. So no keyword is silently ignored.
+//!
+//! Every accepted keyword either changes what it changes in PyTorch (`dtype`, `device`,
+//! `requires_grad`, `dim`, `retain_graph`, `create_graph`, `inputs`, `set_to_none`, ...) or
+//! is one of [`NO_MEMORY_EFFECT`]: it changes values the model does not compute. A
+//! function or method missing from these tables accepts no keyword: each is refused as
+//! unsupported (PyTorch may know it; the model does not).
+
+use super::interp::{Exc, Interpreter, R};
+use super::natives::Native;
+use crate::error::InputErrorKind;
+use crate::heap::{Sym, Value};
+
+/// Keywords accepted because they only change tensor values, which are not modelled.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
+    "lr",
+    "betas",
+    "eps",
+    "alpha",
+    "amsgrad",
+    "maximize",
+    "capturable",
+    "differentiable",
+    "nesterov",
+    "dampening",
+    "low",
+    "high",
+    "mean",
+    "std",
+    "min",
+    "max",
+    "value",
+    "exponent",
+    "non_blocking",
+    "approximate",
+    "inplace",
+    "negative_slope",
+    "abbreviated",
+    "ignore_index",
+    "padding_idx",
+    "max_norm",
+    "scale_grad_by_freq",
+    "sparse",
+    "allow_unused",
+    "only_inputs",
+    "is_grads_batched",
+    "materialize_grads",
+    "allow_unreachable",
+    "pin_memory",
+    "generator",
+    "keepdim",
+    "last_epoch",
+    "verbose",
+    "step_size",
+    "gamma",
+    "milestones",
+    "T_max",
+    "eta_min",
+    "max_lr",
+    "total_steps",
+    "epochs",
+    "steps_per_epoch",
+    "pct_start",
+    "anneal_strategy",
+    "cycle_momentum",
+    "base_momentum",
+    "max_momentum",
+    "div_factor",
+    "final_div_factor",
+    "three_phase",
+    "mode",
+    "factor",
+    "patience",
+    "threshold",
+    "threshold_mode",
+    "cooldown",
+    "min_lr",
+];
+
+/// Keywords PyTorch accepts on some of these functions whose memory effect the model does
+/// not implement: refused as unsupported rather than as an error of the workload.
+const KNOWN_UNMODELLED: &[&str] = &[
+    "out",
+    "layout",
+    "memory_format",
+    "names",
+    "copy",
+    "foreach",
+    "fused",
+    "proj_size",
+];
+
+const FACTORY: &[&str] = &[
+    "dtype",
+    "device",
+    "requires_grad",
+    "pin_memory",
+    "generator",
+];
+
+/// Constructor keywords of the modelled `nn` layers and optimizers.
+pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static str] {
+    use super::torchlib::TorchClass as C;
+    match kind {
+        C::Linear => &["in_features", "out_features", "bias", "device", "dtype"],
+        C::Embedding => &[
+            "num_embeddings",
+            "embedding_dim",
+            "padding_idx",
+            "max_norm",
+            "scale_grad_by_freq",
+            "sparse",
+            "device",
+            "dtype",
+        ],
+        C::Lstm | C::Gru => &[
+            "input_size",
+            "hidden_size",
+            "num_layers",
+            "bias",
+            "batch_first",
+            "dropout",
+            "bidirectional",
+            "device",
+            "dtype",
+        ],
+        C::CrossEntropyLoss => &["weight", "reduction", "ignore_index"],
+        C::MseLoss => &["reduction"],
+        C::ReLU => &["inplace"],
+        C::Sgd => &[
+            "params",
+            "lr",
+            "momentum",
+            "dampening",
+            "weight_decay",
+            "nesterov",
+            "maximize",
+            "differentiable",
+        ],
+        C::Adam | C::AdamW => &[
+            "params",
+            "lr",
+            "betas",
+            "eps",
+            "weight_decay",
+            "amsgrad",
+            "maximize",
+            "capturable",
+            "differentiable",
+        ],
+        C::LambdaLr => &["optimizer", "lr_lambda", "last_epoch", "verbose"],
+        C::StepLr => &["optimizer", "step_size", "gamma", "last_epoch", "verbose"],
+        C::MultiStepLr => &["optimizer", "milestones", "gamma", "last_epoch", "verbose"],
+        C::CosineAnnealingLr => &["optimizer", "T_max", "eta_min", "last_epoch", "verbose"],
+        C::OneCycleLr => &[
+            "optimizer",
+            "max_lr",
+            "total_steps",
+            "epochs",
+            "steps_per_epoch",
+            "pct_start",
+            "anneal_strategy",
+            "cycle_momentum",
+            "base_momentum",
+            "max_momentum",
+            "div_factor",
+            "final_div_factor",
+            "three_phase",
+            "last_epoch",
+            "verbose",
+        ],
+        C::ReduceLrOnPlateau => &[
+            "optimizer",
+            "mode",
+            "factor",
+            "patience",
+            "threshold",
+            "threshold_mode",
+            "cooldown",
+            "min_lr",
+            "eps",
+            "verbose",
+        ],
+        _ => &[],
+    }
+}
+const BACKWARD: &[&str] = &[
+    "tensors",
+    "grad_tensors",
+    "retain_graph",
+    "keep_graph",
+    "create_graph",
+    "grad_variables",
+    "inputs",
+    "allow_unreachable",
+    "accumulate_grad",
+];
+
+/// The keywords a native torch function accepts; `None` for natives this table does not
+/// cover (the Python builtins, whose keywords are the language side's).
+pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static str])> {
+    use Native::*;
+    let factory = |name| (name, FACTORY);
+    let like: &'static [&'static str] = &["dtype", "device", "requires_grad"];
+    let binary: &'static [&'static str] = &["alpha"];
+    let memory: &'static [&'static str] = &["device"];
+    Some(match n {
+        Zeros => factory("torch.zeros"),
+        Ones => factory("torch.ones"),
+        Empty => factory("torch.empty"),
+        Rand => factory("torch.rand"),
+        Randn => factory("torch.randn"),
+        Full => ("torch.full", &["dtype", "device"]),
+        Arange => ("torch.arange", &["dtype", "device"]),
+        TensorCtor => ("torch.tensor", &["dtype", "device"]),
+        ZerosLike => ("torch.zeros_like", like),
+        OnesLike => ("torch.ones_like", like),
+        EmptyLike => ("torch.empty_like", like),
+        RandLike => ("torch.rand_like", like),
+        RandnLike => ("torch.randn_like", like),
+        FullLike => ("torch.full_like", like),
+        Randint => (
+            "torch.randint",
+            &["size", "dtype", "device", "low", "high", "generator"],
+        ),
+        Matmul => ("torch.matmul", &[]),
+        Mm => ("torch.mm", &[]),
+        Bmm => ("torch.bmm", &[]),
+        Add => ("torch.add", binary),
+        Sub => ("torch.sub", binary),
+        Mul => ("torch.mul", &[]),
+        Div => ("torch.div", &["rounding_mode"]),
+        Relu => ("torch.relu", &[]),
+        Sigmoid => ("torch.sigmoid", &[]),
+        Tanh => ("torch.tanh", &[]),
+        Exp => ("torch.exp", &[]),
+        SumFn => ("torch.sum", &["dim", "keepdim", "dtype"]),
+        MeanFn => ("torch.mean", &["dim", "keepdim", "dtype"]),
+        Cat => ("torch.cat", &["dim", "tensors"]),
+        Stack => ("torch.stack", &["dim", "tensors"]),
+        AutogradBackward => ("torch.autograd.backward", BACKWARD),
+        RunBackward => ("run_backward", BACKWARD),
+        AutogradGrad => (
+            "torch.autograd.grad",
+            &[
+                "outputs",
+                "inputs",
+                "grad_outputs",
+                "retain_graph",
+                "create_graph",
+                "only_inputs",
+                "allow_unused",
+                "is_grads_batched",
+                "materialize_grads",
+            ],
+        ),
+        FLinear => ("torch.nn.functional.linear", &["bias"]),
+        FMseLoss => ("torch.nn.functional.mse_loss", &[]),
+        FCrossEntropy => (
+            "torch.nn.functional.cross_entropy",
+            &["weight", "reduction", "ignore_index", "label_smoothing"],
+        ),
+        FEmbedding => (
+            "torch.nn.functional.embedding",
+            &["padding_idx", "max_norm", "scale_grad_by_freq", "sparse"],
+        ),
+        MemoryAllocated => ("torch.cuda.memory_allocated", memory),
+        MemoryReserved => ("torch.cuda.memory_reserved", memory),
+        MaxMemoryAllocated => ("torch.cuda.max_memory_allocated", memory),
+        MaxMemoryReserved => ("torch.cuda.max_memory_reserved", memory),
+        ResetPeakMemoryStats => ("torch.cuda.reset_peak_memory_stats", memory),
+        MemGetInfo => ("torch.cuda.mem_get_info", memory),
+        Synchronize => ("torch.cuda.synchronize", memory),
+        EmptyCache => ("torch.cuda.empty_cache", &[]),
+        MemoryStats => ("torch.cuda.memory_stats", memory),
+        NnParameter => ("torch.nn.Parameter", &["data", "requires_grad"]),
+        SetAllocatorSettings => ("torch.cuda.memory._set_allocator_settings", &[]),
+        LegacyFloatTensor
+        | LegacyHalfTensor
+        | LegacyDoubleTensor
+        | LegacyLongTensor
+        | LegacyCudaFloatTensor
+        | LegacyCudaHalfTensor
+        | LegacyCudaLongTensor => ("torch.FloatTensor", &["device"]),
+        Linspace => ("torch.linspace", &["steps", "dtype", "device"]),
+        Eye => ("torch.eye", &["m", "dtype", "device"]),
+        MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),
+        DistInit => (
+            "torch.distributed.init_process_group",
+            &["backend", "init_method", "rank", "world_size", "timeout"],
+        ),
+        _ => return None,
+    })
+}
+
+/// The keywords of a tensor method; `None` for methods not in the table.
+pub(super) fn for_tensor_method(method: &str) -> Option<&'static [&'static str]> {
+    Some(tensor_method_keywords(method)).filter(|k| !k.is_empty())
+}
+
+fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
+    match method {
+        "backward" => &["gradient", "retain_graph", "create_graph", "inputs"],
+        "sum" | "mean" => &["dim", "keepdim", "dtype"],
+        "to" => &["device", "dtype", "non_blocking"],
+        "cuda" => &["device", "non_blocking"],
+        "requires_grad_" => &["requires_grad"],
+        "softmax" | "log_softmax" => &["dim", "dtype"],
+        "clamp" | "clamp_" => &["min", "max"],
+        "add" | "sub" | "add_" | "sub_" => &["alpha"],
+        "normal_" => &["mean", "std", "generator"],
+        "uniform_" => &["from", "to", "generator"],
+        "copy_" => &["non_blocking"],
+        "gelu" => &["approximate"],
+        "flatten" => &["start_dim", "end_dim"],
+        "transpose" => &["dim0", "dim1"],
+        "unsqueeze" | "squeeze" | "size" => &["dim"],
+        _ => &[],
+    }
+}
+
+/// Refuses the first keyword of `kwargs` not in `allowed`, at the keyword's own location:
+/// with no table (`None`), or for a keyword PyTorch has but the model does not model, as
+/// unsupported; otherwise as the `TypeError` Python raises.
+pub(super) fn check(
+    it: &Interpreter<'_>,
+    function: &str,
+    allowed: Option<&[&str]>,
+    kwargs: &[(Sym, Value)],
+) -> R<()> {
+    for &(k, _) in kwargs {
+        let name = it.names.name(k);
+        if allowed.is_some_and(|a| a.contains(&name)) {
+            continue;
+        }
+        let offset = it
+            .call_keywords
+            .iter()
+            .find(|(s, _)| *s == k)
+            .map_or(it.offset, |&(_, o)| o);
+        let (kind, message) = if allowed.is_none() || KNOWN_UNMODELLED.contains(&name) {
+            (
+                InputErrorKind::Unsupported,
+                format!(
+                    "the keyword argument `{name}=` of `{function}` is not supported by the workload model"
+                ),
+            )
+        } else {
+            (
+                InputErrorKind::Runtime,
+                format!("TypeError: {function}() got an unexpected keyword argument '{name}'"),
+            )
+        };
+        return Err(Box::new(Exc::Error {
+            kind,
+            message,
+            offset,
+        }));
+    }
+    Ok(())
+}
+
+/// Keywords whose memory effect the model implements where they are accepted.
+#[cfg_attr(not(test), allow(dead_code))]
+const MODELLED: &[&str] = &[
+    "data",
+    "optimizer",
+    "lr_lambda",
+    "steps",
+    "m",
+    "dtype",
+    "device",
+    "requires_grad",
+    "dim",
+    "size",
+    "tensors",
+    "grad_tensors",
+    "grad_variables",
+    "retain_graph",
+    "keep_graph",
+    "create_graph",
+    "inputs",
+    "outputs",
+    "grad_outputs",
+    "accumulate_grad",
+    "gradient",
+    "bias",
+    "weight",
+    "reduction",
+    "in_features",
+    "out_features",
+    "num_embeddings",
+    "embedding_dim",
+    "input_size",
+    "hidden_size",
+    "num_layers",
+    "batch_first",
+    "dropout",
+    "bidirectional",
+    "params",
+    "momentum",
+    "weight_decay",
+    "start_dim",
+    "end_dim",
+    "dim0",
+    "dim1",
+    "label_smoothing",
+    "rank",
+    "world_size",
+    "backend",
+    "init_method",
+    "timeout",
+    "rounding_mode",
+    "from",
+    "to",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every accepted keyword is either modelled or documented as value-only.
+    #[test]
+    fn every_accepted_keyword_is_modelled_or_has_no_memory_effect() {
+        use super::super::natives::Native;
+        let mut tables: Vec<&[&str]> = Vec::new();
+        for id in 0..u16::MAX {
+            let Some(n) = Native::from_id(crate::heap::NativeId(id)) else {
+                break;
+            };
+            if let Some((_, k)) = for_native(n) {
+                tables.push(k);
+            }
+        }
+        for m in [
+            "backward",
+            "sum",
+            "to",
+            "cuda",
+            "softmax",
+            "clamp",
+            "add_",
+            "normal_",
+            "uniform_",
+            "copy_",
+            "gelu",
+            "flatten",
+            "transpose",
+            "squeeze",
+        ] {
+            tables.extend(for_tensor_method(m));
+        }
+        use super::super::torchlib::TorchClass as C;
+        for c in [
+            C::Linear,
+            C::Embedding,
+            C::Lstm,
+            C::CrossEntropyLoss,
+            C::MseLoss,
+            C::ReLU,
+            C::Sgd,
+            C::Adam,
+            C::LambdaLr,
+            C::StepLr,
+            C::MultiStepLr,
+            C::CosineAnnealingLr,
+            C::OneCycleLr,
+            C::ReduceLrOnPlateau,
+        ] {
+            tables.push(for_class(c));
+        }
+        for k in tables.into_iter().flatten() {
+            assert!(
+                MODELLED.contains(k) || NO_MEMORY_EFFECT.contains(k),
+                "keyword {k} is accepted but neither modelled nor documented"
+            );
+            assert!(
+                !KNOWN_UNMODELLED.contains(k),
+                "{k} is both accepted and unmodelled"
+            );
+        }
+    }
+}
