@@ -41,6 +41,13 @@ pub enum Exc {
     },
     /// `torch.OutOfMemoryError`, which ends the run.
     Oom,
+    /// A Python exception in flight (an owned reference), with the depth of the frame that
+    /// last added a traceback entry and where it was raised.
+    Raised {
+        exception: ObjId,
+        tb_depth: Option<usize>,
+        offset: u32,
+    },
 }
 
 pub type R<T> = Result<T, Box<Exc>>;
@@ -52,7 +59,7 @@ pub enum RunEnd {
     OutOfMemory,
 }
 
-enum Flow {
+pub(super) enum Flow {
     Normal,
     Return(Value),
     Break,
@@ -60,12 +67,16 @@ enum Flow {
 }
 
 /// One Python call frame.
-struct Frame {
+pub(super) struct Frame {
     /// Index into the code table; `None` for the module level.
-    code: Option<u32>,
-    name: Sym,
+    pub(super) code: Option<u32>,
+    pub(super) name: Sym,
     /// File line of the statement being executed.
-    line: u32,
+    pub(super) line: u32,
+    /// Its frame object, once something took the frame (see `frames.rs`).
+    pub(super) object: Option<ObjId>,
+    /// ≤ 3.10: whether the call uses its code object's zombie frame.
+    pub(super) used_zombie: bool,
     locals: SmallMap<Sym, Value>,
     /// Cells of this frame's cell variables and of its free variables.
     cells: SmallMap<Sym, ObjId>,
@@ -82,7 +93,8 @@ pub struct Interpreter<'a> {
     map: SourceMap<'a>,
     module: &'a [Stmt],
     globals: FxHashMap<Sym, Value>,
-    frames: Vec<Frame>,
+    pub(super) frames: Vec<Frame>,
+    pub(super) exc: super::exceptions::ExceptionState,
     pub(super) allocator: CachingAllocator<SimulatedDevice>,
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
@@ -93,9 +105,9 @@ pub struct Interpreter<'a> {
     loop_depth: u32,
     iteration_loop_seen: bool,
     pub(super) device_storages_alive: u64,
-    /// ≤ 3.10: for each code object, whether it has a zombie frame and how many of its
-    /// calls are running.
-    frames_of_code: FxHashMap<u32, (bool, u32)>,
+    /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
+    /// a frame object that outlived its call) is using it.
+    frames_of_code: FxHashMap<u32, (bool, bool)>,
     /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
     class_bodies_run: rustc_hash::FxHashSet<usize>,
     /// Classes that already have a subclass registry.
@@ -157,10 +169,13 @@ impl<'a> Interpreter<'a> {
                 code: None,
                 name: module_name,
                 line: 0,
+                object: None,
+                used_zombie: false,
                 locals: SmallMap::new(),
                 cells: SmallMap::new(),
                 class_namespaces: Vec::new(),
             }],
+            exc: Default::default(),
             allocator: CachingAllocator::new(
                 SimulatedDevice::new(device_capacity),
                 AllocatorConfig::default(),
@@ -208,6 +223,14 @@ impl<'a> Interpreter<'a> {
             Ok(_) => RunEnd::Completed,
             Err(exc) => match *exc {
                 Exc::Oom => RunEnd::OutOfMemory,
+                Exc::Raised {
+                    exception, offset, ..
+                } => match self.uncaught(exception, offset) {
+                    Ok(()) => RunEnd::OutOfMemory,
+                    Err((kind, message, offset)) => {
+                        return Err(Error::input(kind, self.map.location(offset), message));
+                    }
+                },
                 Exc::Error {
                     kind,
                     message,
@@ -286,7 +309,7 @@ impl<'a> Interpreter<'a> {
         }))
     }
 
-    fn at(&mut self, node: &impl Ranged) {
+    pub(super) fn at(&mut self, node: &impl Ranged) {
         self.offset = node.range().start().to_u32();
     }
 
@@ -469,12 +492,18 @@ impl<'a> Interpreter<'a> {
         match result {
             Ok(addr) => Ok(Some(addr)),
             Err(oom) => {
-                self.recorder.oom(OomReport {
+                let report = OomReport {
                     iteration: self.recorder.iteration(),
                     requested_bytes: bytes,
                     message: oom.message,
                     stack,
-                });
+                };
+                // A handler may catch it: then it is not the run's outcome.
+                if self.exc.handler_depth > 0 {
+                    self.exc.pending_oom = Some(report);
+                } else {
+                    self.recorder.oom(report);
+                }
                 Err(Box::new(Exc::Oom))
             }
         }
@@ -608,7 +637,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- statements -----------------------------------------------------------------------
 
-    fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
+    pub(super) fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
         for stmt in body {
             match self.exec(stmt)? {
                 Flow::Normal => {}
@@ -712,10 +741,16 @@ impl<'a> Interpreter<'a> {
                 let module_name = i.module.as_ref().map(|m| m.as_str()).unwrap_or("");
                 for alias in &i.names {
                     let full = format!("{module_name}.{}", alias.name.as_str());
-                    let value = natives::module_named(&full).or_else(|| {
-                        natives::module_named(module_name)
-                            .and_then(|m| self.module_attr(m, alias.name.as_str()))
-                    });
+                    let attr = self.names.intern(alias.name.as_str());
+                    let value = natives::module_named(&full)
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.torch_exception_attr(m, attr))
+                        })
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.module_attr(m, alias.name.as_str()))
+                        });
                     let Some(value) = value else {
                         self.at(alias);
                         return self.unsupported(format!(
@@ -729,55 +764,15 @@ impl<'a> Interpreter<'a> {
                     self.store_name(sym, value);
                 }
             }
-            Stmt::Assert(a) => {
-                if !self.eval_truth(&a.test)? {
-                    let message = match &a.msg {
-                        Some(m) => {
-                            let v = self.eval(m)?;
-                            let s = self.display(v);
-                            self.heap.decref(v);
-                            s
-                        }
-                        None => String::new(),
-                    };
-                    self.at(&*a.test);
-                    return self.error(format!("AssertionError: {message}"));
-                }
-            }
-            Stmt::Raise(_) => return self.error("the workload raised an exception"),
+            Stmt::Assert(a) => return self.exec_assert(a),
+            Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) => return self.exec_with(w),
-            Stmt::Try(_) => return self.unsupported("`try` statements"),
+            Stmt::Try(t) => return self.exec_try(t),
             Stmt::Match(_) => return self.unsupported("`match` statements"),
             Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
             Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
         }
         Ok(Flow::Normal)
-    }
-
-    /// `with torch.no_grad():` and the other grad-mode context managers.
-    fn exec_with(&mut self, w: &'a ast::StmtWith) -> R<Flow> {
-        let saved = self.grad_enabled;
-        for item in &w.items {
-            self.at(&item.context_expr);
-            let v = self.eval(&item.context_expr)?;
-            let mode = match v {
-                Value::Native(n) => natives::grad_mode_of(n),
-                _ => None,
-            };
-            let Some(mode) = mode else {
-                self.heap.decref(v);
-                return self.unsupported(
-                    "this context manager (only torch.no_grad, enable_grad and inference_mode)",
-                );
-            };
-            if item.optional_vars.is_some() {
-                return self.unsupported("`with ... as` on a grad-mode context manager");
-            }
-            self.grad_enabled = mode;
-        }
-        let flow = self.exec_block(&w.body);
-        self.grad_enabled = saved;
-        flow
     }
 
     /// `tensor.grad_fn`: a custom Function's ctx, or a built-in node's Python object,
@@ -1342,6 +1337,8 @@ impl<'a> Interpreter<'a> {
             code: Some(code_index),
             name,
             line,
+            object: None,
+            used_zombie: false,
             locals: SmallMap::new(),
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
@@ -1368,6 +1365,7 @@ impl<'a> Interpreter<'a> {
             }
         }
         let uses_zombie = self.enter_frame_object(code_index);
+        frame.used_zombie = uses_zombie;
         // The frame holds the function alive while it runs.
         self.heap.incref(Value::Obj(func));
         self.frames.push(frame);
@@ -1379,12 +1377,19 @@ impl<'a> Interpreter<'a> {
             }),
             Body::Lambda(l) => self.eval(&l.body),
         };
+        let result = result.map_err(|e| self.unwinding(e));
         let frame = self.frames.pop().expect("pushed above");
-        self.heap.decref_all(frame.locals.into_values());
-        self.heap
-            .decref_all(frame.cells.into_values().map(Value::Obj));
+        match frame.object {
+            // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
+            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            None => {
+                self.heap.decref_all(frame.locals.into_values());
+                self.heap
+                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                self.leave_frame_object(code_index, uses_zombie);
+            }
+        }
         self.heap.decref_id(func);
-        self.leave_frame_object(code_index, uses_zombie);
         result
     }
 
@@ -1395,14 +1400,19 @@ impl<'a> Interpreter<'a> {
         if !self.heap.profile.frame_objects {
             return false;
         }
-        let (has_zombie, running) = self.frames_of_code.entry(code).or_insert((false, 0));
-        *running += 1;
-        if *running > 1 {
+        for returned in std::mem::take(&mut self.heap.zombie_frames_returned) {
+            if let Some((_, in_use)) = self.frames_of_code.get_mut(&returned) {
+                *in_use = false;
+            }
+        }
+        let (has_zombie, in_use) = self.frames_of_code.entry(code).or_insert((false, false));
+        if *in_use {
             if self.heap.count_frame_allocation() {
                 self.collection_due();
             }
             return false;
         }
+        *in_use = true;
         if !*has_zombie {
             *has_zombie = true;
             self.count_untracked_allocations(1);
@@ -1414,11 +1424,10 @@ impl<'a> Interpreter<'a> {
         if !self.heap.profile.frame_objects {
             return;
         }
-        if let Some((_, running)) = self.frames_of_code.get_mut(&code) {
-            *running -= 1;
-        }
         if !used_zombie {
             self.heap.release_frame();
+        } else if let Some((_, in_use)) = self.frames_of_code.get_mut(&code) {
+            *in_use = false;
         }
     }
 
@@ -1442,6 +1451,11 @@ impl<'a> Interpreter<'a> {
         args: Vec<Value>,
         kwargs: Vec<(Sym, Value)>,
     ) -> R<Value> {
+        if self.is_exception_class(class) {
+            let r = self.instantiate_exception(class, args, kwargs);
+            self.eval_breaker();
+            return r;
+        }
         if let Some(v) = self.construct_torch(class, &args, &kwargs)? {
             self.heap.decref_all(args);
             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
@@ -1637,7 +1651,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Unbinds a name in the current scope and hands its reference to the caller.
-    fn take_name(&mut self, name: Sym) -> Option<Value> {
+    pub(super) fn take_name(&mut self, name: Sym) -> Option<Value> {
         let scope = self.scope_of(name);
         let frame = self.frames.last_mut().expect("a frame");
         if let Some(ns) = frame.class_namespaces.last_mut() {
@@ -1758,7 +1772,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- targets --------------------------------------------------------------------------
 
-    fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
+    pub(super) fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
         match target {
             Expr::Name(n) => {
                 let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
@@ -1933,6 +1947,9 @@ impl<'a> Interpreter<'a> {
                     )),
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                ObjKind::Exception(_) | ObjKind::Traceback(_) | ObjKind::Frame(_) => {
+                    self.exception_object_attr(obj, id, name)
+                }
                 other => {
                     let t = other.type_name();
                     self.error(format!(
@@ -1962,7 +1979,8 @@ impl<'a> Interpreter<'a> {
         if let Some(&v) = self.builtin_cache.get(&name) {
             return v;
         }
-        let v = natives::builtin(self.names.name(name));
+        let text = self.names.name_rc(name);
+        let v = natives::builtin(&text).or_else(|| self.builtin_exception(&text));
         self.builtin_cache.insert(name, v);
         v
     }
@@ -1972,7 +1990,9 @@ impl<'a> Interpreter<'a> {
         if let Some(&v) = self.module_attr_cache.get(&(m, name)) {
             return v;
         }
-        let v = self.module_attr(Value::Module(m), self.names.name(name));
+        let v = self
+            .torch_exception_attr(Value::Module(m), name)
+            .or_else(|| self.module_attr(Value::Module(m), self.names.name(name)));
         self.module_attr_cache.insert((m, name), v);
         v
     }
@@ -2028,6 +2048,16 @@ impl<'a> Interpreter<'a> {
                 all.extend(args);
                 self.call_function(f, all, kwargs)
             }
+            _ if self.names.name(name) == "__init__"
+                && matches!(receiver, Value::Obj(r) if matches!(self.heap.kind(r), ObjKind::Exception(_))) =>
+            {
+                // `BaseException.__init__`: the arguments become `args`.
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                if let Value::Obj(r) = receiver {
+                    self.exception_init(r, args);
+                }
+                Ok(Value::None)
+            }
             _ => {
                 // torch's own `__init__` (Module, Function): nothing the model tracks.
                 self.heap.decref_all(args);
@@ -2055,9 +2085,10 @@ impl<'a> Interpreter<'a> {
         let Some(receiver) = receiver else {
             return self.error("RuntimeError: super(): no arguments");
         };
-        let ObjKind::Instance { class, .. } = self.heap.kind(receiver.obj().unwrap_or(ObjId(0)))
-        else {
-            return self.error("RuntimeError: super(): __class__ cell not found");
+        let class = match self.heap.kind(receiver.obj().unwrap_or(ObjId(0))) {
+            ObjKind::Instance { class, .. } => class,
+            ObjKind::Exception(e) => &e.class,
+            _ => return self.error("RuntimeError: super(): __class__ cell not found"),
         };
         // The class that defines the running method: walk the receiver's MRO.
         let mut cur = Some(*class);
@@ -2168,6 +2199,7 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref(value);
                 r
             }
+            ObjKind::Exception(_) => self.set_exception_attr(id, name, value),
             other => {
                 let t = other.type_name();
                 self.heap.decref(value);
@@ -2227,7 +2259,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- expressions ----------------------------------------------------------------------
 
-    fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
+    pub(super) fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
         let v = self.eval(e)?;
         let t = self.truth(v);
         self.heap.decref(v);
@@ -2601,6 +2633,9 @@ impl<'a> Interpreter<'a> {
                     self.heap.decref(f);
                     return r;
                 }
+                ObjKind::Exception(_) | ObjKind::Frame(_) => {
+                    return self.call_exception_object_method(recv, id, name, args, kwargs);
+                }
                 _ => {}
             }
         }
@@ -2691,6 +2726,15 @@ impl<'a> Interpreter<'a> {
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
                         _ => return self.unsupported("`in` on this object"),
                     },
+                    Value::Str(hay) => match l {
+                        Value::Str(needle) => {
+                            self.names.name(hay).contains(self.names.name(needle))
+                        }
+                        _ => {
+                            return self
+                                .error("TypeError: 'in <string>' requires string as left operand");
+                        }
+                    },
                     _ => return self.unsupported("`in` on this value"),
                 };
                 if op == CmpOp::In { found } else { !found }
@@ -2759,6 +2803,9 @@ impl<'a> Interpreter<'a> {
         if self.is_tensor(l) || self.is_tensor(r) {
             return natives::tensor_binary(self, op, l, r, in_place);
         }
+        if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
+            return self.percent_format(fmt, r);
+        }
         natives::scalar_binary(self, op, l, r)
     }
 
@@ -2797,6 +2844,7 @@ impl<'a> Interpreter<'a> {
                     format!("tensor({}, device='{}')", t.describe(), t.device.name())
                 }
                 ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
+                ObjKind::Exception(_) => self.exception_text(id),
                 other => format!("<{}>", other.type_name()),
             },
             Value::Dtype(d) => format!("torch.{}", d.name()),

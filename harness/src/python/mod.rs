@@ -9,13 +9,19 @@
 //! the construct.
 
 mod autograd;
+mod exception_attrs;
+mod exceptions;
+mod frames;
+mod handlers;
 mod interp;
 mod layers;
 mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod str_methods;
 mod torchlib;
+mod type_checks;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

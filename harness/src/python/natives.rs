@@ -53,6 +53,7 @@ natives!(
     Dict,
     Object,
     IsInstance,
+    IsSubclass,
     GetAttr,
     SetAttr,
     HasAttr,
@@ -137,6 +138,9 @@ natives!(
     IsAvailable,
     DeviceCount,
     MemGetInfo,
+    // sys
+    ModSys,
+    SysExcInfo,
 );
 
 impl Native {
@@ -179,6 +183,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.cuda.memory" => module(Native::ModCudaMemory),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
+        "sys" => module(Native::ModSys),
         _ => return None,
     })
 }
@@ -197,6 +202,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModCudaMemory) => "torch.cuda.memory",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
+        Some(Native::ModSys) => "sys",
         _ => "module",
     }
 }
@@ -237,6 +243,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "dict" => Dict,
         "object" => Object,
         "isinstance" => IsInstance,
+        "issubclass" => IsSubclass,
         "getattr" => GetAttr,
         "setattr" => SetAttr,
         "hasattr" => HasAttr,
@@ -340,6 +347,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModGc, "unfreeze") => GcUnfreeze,
         (ModGc, "get_freeze_count") => GcGetFreezeCount,
         (ModAsyncio, "run") => AsyncioRun,
+        (ModSys, "exc_info") => SysExcInfo,
         _ => return None,
     };
     Some(native(n))
@@ -412,6 +420,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     let p = &a.pos;
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
+        SysExcInfo => Ok(it.sys_exc_info()),
         Zip => {
             let seqs: Vec<Vec<Value>> = p
                 .iter()
@@ -567,7 +576,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
-        ModTorch | ModCuda | ModGc | ModAsyncio | ModNn | ModFunctional | ModAutograd
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModNn | ModFunctional | ModAutograd
         | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
             it.error("TypeError: 'module' object is not callable")
         }
@@ -689,30 +698,16 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             }
             Ok(Value::Obj(it.alloc(ObjKind::Dict(Vec::new()))))
         }
-        IsInstance => {
+        IsInstance | IsSubclass => {
             let [obj, cls] = p.as_slice() else {
                 return it.error("TypeError: isinstance expected 2 arguments");
             };
-            let Value::Obj(cls) = cls else {
-                return it.unsupported("isinstance() with a builtin type");
+            let r = if n == IsInstance {
+                it.isinstance(*obj, *cls)?
+            } else {
+                it.issubclass(*obj, *cls)?
             };
-            let mut cur = match obj {
-                Value::Obj(o) => match it.heap.kind(*o) {
-                    ObjKind::Instance { class, .. } => Some(*class),
-                    _ => None,
-                },
-                _ => None,
-            };
-            while let Some(c) = cur {
-                if c == *cls {
-                    return Ok(Value::Bool(true));
-                }
-                cur = match it.heap.kind(c) {
-                    ObjKind::Class(k) => k.base,
-                    _ => None,
-                };
-            }
-            Ok(Value::Bool(false))
+            Ok(Value::Bool(r))
         }
         GetAttr | HasAttr => {
             let (obj, name) = match p.as_slice() {
@@ -1279,7 +1274,11 @@ pub(super) fn call_method(
                 it.unsupported(format!("method '{method}' of '{t}'"))
             }
         },
-        Value::Dtype(_) | Value::Device(_) | Value::Str(_) | Value::Int(_) | Value::Float(_) => {
+        Value::Str(s) => match it.str_method(s, method, &args.pos, &args.kw) {
+            Some(r) => r,
+            None => it.unsupported(format!("method '{method}' of str")),
+        },
+        Value::Dtype(_) | Value::Device(_) | Value::Int(_) | Value::Float(_) => {
             it.unsupported(format!("method '{method}' of {}", it.display(recv)))
         }
         _ => it.error(format!("AttributeError: object has no method '{method}'")),

@@ -320,7 +320,23 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
             }
         }
         Stmt::Expr(e) => collect_expr(&e.value, facts, names),
-        Stmt::Raise(r) => r.exc.iter().for_each(|e| collect_expr(e, facts, names)),
+        Stmt::Raise(r) => {
+            r.exc.iter().for_each(|e| collect_expr(e, facts, names));
+            r.cause.iter().for_each(|e| collect_expr(e, facts, names));
+        }
+        Stmt::Try(t) => {
+            collect_body(&t.body, facts, names);
+            for handler in &t.handlers {
+                let ast::ExceptHandler::ExceptHandler(h) = handler;
+                h.type_.iter().for_each(|e| collect_expr(e, facts, names));
+                if let Some(name) = &h.name {
+                    facts.bound.insert(names.intern(name.as_str()));
+                }
+                collect_body(&h.body, facts, names);
+            }
+            collect_body(&t.orelse, facts, names);
+            collect_body(&t.finalbody, facts, names);
+        }
         Stmt::Assert(a) => {
             collect_expr(&a.test, facts, names);
             a.msg.iter().for_each(|m| collect_expr(m, facts, names));
