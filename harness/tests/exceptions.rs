@@ -5,31 +5,10 @@
 //! modelled `gc.get_count()`, against counts measured with real CPython (and, where an
 //! interpreter is installed, against that interpreter now).
 
+mod probes;
+
 use gpumem_harness::error::{Error, InputErrorKind};
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-use gpumem_harness::timeline::Timeline;
-use std::path::PathBuf;
-use std::process::Command;
-
-fn run(python: &str, workload: &str) -> Result<Timeline, Error> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!(
-        "name: t\ndevice: {{ capacity: 1 GiB }}\npython: \"{python}\"\nworkload: |\n{body}"
-    );
-    let scenario = scenario::parse(&yaml, "t.yaml").expect("scenario parses");
-    let variant = scenario.variants().remove(0);
-    run_variant(&scenario, &variant)
-}
-
-fn ok(workload: &str) -> Timeline {
-    for python in ["3.10", "3.11", "3.12"] {
-        if let Err(e) = run(python, workload) {
-            panic!("on {python}: {e}");
-        }
-    }
-    run("3.11", workload).expect("runs")
-}
+use probes::{ok, run};
 
 fn error_of(python: &str, workload: &str) -> Error {
     match run(python, workload) {
@@ -38,64 +17,9 @@ fn error_of(python: &str, workload: &str) -> Error {
     }
 }
 
-/// An installed CPython `3.minor` (pyenv or PATH), if any.
-fn interpreter(minor: u8) -> Option<PathBuf> {
-    let root = std::env::var_os("PYENV_ROOT")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")));
-    if let Some(root) = root
-        && let Ok(entries) = std::fs::read_dir(root.join("versions"))
-    {
-        let prefix = format!("3.{minor}.");
-        let mut found: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                    n.starts_with(&prefix) && n[prefix.len()..].chars().all(|c| c.is_ascii_digit())
-                })
-            })
-            .map(|p| p.join("bin").join("python"))
-            .filter(|p| p.exists())
-            .collect();
-        found.sort();
-        if let Some(p) = found.pop() {
-            return Some(p);
-        }
-    }
-    let name = format!("python3.{minor}");
-    Command::new(&name)
-        .args(["--version"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from(name))
-}
-
-/// Fills the frame and tuple free lists as a process that has run a while has them (the
-/// model starts "after import torch", free lists full), then defines `keep`.
-const PRELUDE: &str = "import gc
-gc.disable()
-keep = []
-def warm(n):
-    if n:
-        warm(n - 1)
-warm(100)
-junk = [(i,) for i in range(50)] + [(i, i, i) for i in range(50)]
-del junk
-";
-
-/// Calls `probe()` twice to settle zombie frames, then measures the third call.
-const MEASURE: &str = "probe()
-probe()
-before = gc.get_count()[0]
-probe()
-d = gc.get_count()[0] - before
-";
-
 /// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
 /// (`PRELUDE + probe + MEASURE + print(d)`, run by `~/.pyenv/versions/3.X*/bin/python`).
-const PROBES: &[(&str, &str, i64, i64)] = &[
+const PROBES: &[probes::Probe] = &[
     (
         "kept instance",
         "def probe():\n    keep.append(ValueError('x'))\n",
@@ -166,50 +90,12 @@ const PROBES: &[(&str, &str, i64, i64)] = &[
 
 #[test]
 fn exception_objects_are_counted_as_cpython_counts_them() {
-    for &(name, probe, legacy, modern) in PROBES {
-        for (python, expected) in [
-            ("3.9", legacy),
-            ("3.10", legacy),
-            ("3.11", modern),
-            ("3.12", modern),
-            ("3.13", modern),
-        ] {
-            let workload = format!("{PRELUDE}{probe}{MEASURE}assert d == {expected}, d\n");
-            if let Err(e) = run(python, &workload) {
-                panic!("{name} on {python}: {e}");
-            }
-        }
-    }
+    probes::model_matches_table(PROBES);
 }
 
 #[test]
 fn measured_counts_match_installed_interpreters() {
-    let mut compared = 0;
-    for minor in 8..=13u8 {
-        let Some(python) = interpreter(minor) else {
-            eprintln!(
-                "skipped: CPython 3.{minor} is not installed (no pyenv 3.{minor}.x, no python3.{minor})"
-            );
-            continue;
-        };
-        for &(name, probe, legacy, modern) in PROBES {
-            let script = format!("{PRELUDE}{probe}{MEASURE}print(d)\n");
-            let out = Command::new(&python)
-                .args(["-c", &script])
-                .output()
-                .expect("runs python");
-            let real: i64 = String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("{name}: no count from 3.{minor}: {out:?}"));
-            let expected = if minor <= 10 { legacy } else { modern };
-            assert_eq!(real, expected, "{name} on CPython 3.{minor}");
-            compared += 1;
-        }
-    }
-    if compared == 0 {
-        eprintln!("skipped: no CPython 3.8 - 3.13 found; the table was not re-measured");
-    }
+    probes::table_matches_installed_interpreters(PROBES);
 }
 
 #[test]

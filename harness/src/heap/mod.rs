@@ -153,6 +153,20 @@ pub enum ObjKind {
     Traceback(TracebackData),
     /// A frame object, materialised when something takes the frame.
     Frame(Box<FrameData>),
+    /// A builtin wrapper around callables: `staticmethod(f)`, `classmethod(f)`,
+    /// `property(fget, fset)`, `functools.partial(f, args, kwargs)`.
+    Wrapper(WrapperKind, Vec<Value>),
+}
+
+/// What an [`ObjKind::Wrapper`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrapperKind {
+    StaticMethod,
+    ClassMethod,
+    /// Items: the getter, then the setter or `None`.
+    Property,
+    /// Items: the function, the tuple of stored arguments, the dict of stored keywords.
+    Partial,
 }
 
 impl ObjKind {
@@ -177,6 +191,10 @@ impl ObjKind {
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
+            ObjKind::Wrapper(WrapperKind::StaticMethod, _) => "staticmethod",
+            ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
+            ObjKind::Wrapper(WrapperKind::Property, _) => "property",
+            ObjKind::Wrapper(WrapperKind::Partial, _) => "functools.partial",
         }
     }
 }
@@ -762,6 +780,11 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::traverse_exception(e, &mut value),
             ObjKind::Traceback(t) => exception_objects::traverse_traceback(t, &mut value),
             ObjKind::Frame(f) => exception_objects::traverse_frame(f, &mut value),
+            ObjKind::Wrapper(_, items) => {
+                for v in items {
+                    value(*v, Edge::Role("__func__"));
+                }
+            }
         }
     }
 
@@ -802,6 +825,7 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::clear_exception(e, &mut out),
             ObjKind::Traceback(t) => exception_objects::clear_traceback(t, &mut out),
             ObjKind::Frame(f) => exception_objects::clear_frame(f, &mut out),
+            ObjKind::Wrapper(_, items) => out.append(items),
         }
         out
     }
@@ -878,5 +902,6 @@ fn owned_references(
         ObjKind::Exception(e) => exception_objects::exception_references(*e, &mut push),
         ObjKind::Traceback(t) => exception_objects::traceback_references(t, &mut push),
         ObjKind::Frame(f) => exception_objects::frame_references(*f, &mut push),
+        ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
     }
 }

@@ -89,12 +89,14 @@ pub struct Interpreter<'a> {
     pub heap: Heap,
     pub names: Interner,
     /// Shared so that a call can read its code while the interpreter changes.
-    codes: std::rc::Rc<Codes<'a>>,
+    pub(super) codes: std::rc::Rc<Codes<'a>>,
     map: SourceMap<'a>,
     module: &'a [Stmt],
     globals: FxHashMap<Sym, Value>,
     pub(super) frames: Vec<Frame>,
     pub(super) exc: super::exceptions::ExceptionState,
+    /// Whether the workload made a `property` (only then can an attribute store run code).
+    pub(super) properties_defined: bool,
     pub(super) allocator: CachingAllocator<SimulatedDevice>,
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
@@ -176,6 +178,7 @@ impl<'a> Interpreter<'a> {
                 class_namespaces: Vec::new(),
             }],
             exc: Default::default(),
+            properties_defined: false,
             allocator: CachingAllocator::new(
                 SimulatedDevice::new(device_capacity),
                 AllocatorConfig::default(),
@@ -705,16 +708,26 @@ impl<'a> Interpreter<'a> {
             Stmt::For(f) => return self.exec_for(f),
             Stmt::While(w) => return self.exec_while(w),
             Stmt::FunctionDef(d) => {
-                // `@staticmethod` changes nothing the model distinguishes: methods are looked
-                // up on the class (`Fn.forward`), never bound through an instance here.
-                if let Some(dec) = d.decorator_list.iter().find(|dec| {
-                    !matches!(&dec.expression, Expr::Name(n) if n.id.as_str() == "staticmethod")
-                }) {
-                    self.at(dec);
-                    return self.unsupported("a function decorator other than @staticmethod");
+                let mut decorators = Vec::with_capacity(d.decorator_list.len());
+                for dec in &d.decorator_list {
+                    match self.decorator(&dec.expression) {
+                        Ok(v) => decorators.push(v),
+                        Err(e) => {
+                            self.heap.decref_all(decorators);
+                            return Err(e);
+                        }
+                    }
                 }
                 let code = self.codes.of_def(d);
-                let f = self.make_function(code, Some(&d.parameters))?;
+                let f = match self.make_function(code, Some(&d.parameters)) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.heap.decref_all(decorators);
+                        return Err(e);
+                    }
+                };
+                self.at(d);
+                let f = self.decorate(decorators, f)?;
                 let name = self.names.intern(d.name.as_str());
                 self.store_name(name, f);
             }
@@ -884,6 +897,7 @@ impl<'a> Interpreter<'a> {
             return self.unsupported("`async for`");
         }
         let iterable = self.eval(&f.iter)?;
+        let iterable = self.user_iter(iterable)?;
         let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
         if is_iteration_loop {
             self.iteration_loop_seen = true;
@@ -945,6 +959,7 @@ impl<'a> Interpreter<'a> {
                     let inside = if step > 0 { v < stop } else { v > stop };
                     Ok(inside.then_some(Value::Int(v)))
                 }
+                ObjKind::Instance { .. } => self.user_next(iterable),
                 other => {
                     let t = other.type_name();
                     self.error(format!(
@@ -1134,10 +1149,6 @@ impl<'a> Interpreter<'a> {
                     defaults.push(self.eval(d)?);
                 }
             }
-            if params.vararg.is_some() || params.kwarg.is_some() {
-                self.at(params);
-                return self.unsupported("`*args` / `**kwargs` parameters");
-            }
         }
         let freevars = self.codes.get(code).freevars.clone();
         let closure = if freevars.is_empty() {
@@ -1194,6 +1205,8 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Instance { .. } if self.instance_torch_class(callee).is_some() => {
                     self.call_module(id, args, kwargs)
                 }
+                &ObjKind::Instance { class, .. } => self.call_instance(callee, class, args, kwargs),
+                ObjKind::Wrapper(..) => self.call_wrapper(id, args, kwargs),
                 other => {
                     let t = other.type_name();
                     self.heap.decref_all(args);
@@ -1205,6 +1218,21 @@ impl<'a> Interpreter<'a> {
                 let result = natives::call(self, n, None, args, kwargs);
                 self.eval_breaker();
                 result
+            }
+            Value::BoundNative(n, p)
+                if matches!(
+                    Native::from_id(n),
+                    Some(Native::PropertySetter | Native::PropertyGetter)
+                ) && args.len() == 1
+                    && kwargs.is_empty() =>
+            {
+                let method = if Native::from_id(n) == Some(Native::PropertySetter) {
+                    "setter"
+                } else {
+                    "getter"
+                };
+                let f = args[0];
+                self.property_method(p, method, f)
             }
             _ => {
                 self.heap.decref_all(args);
@@ -1253,70 +1281,15 @@ impl<'a> Interpreter<'a> {
         let code = codes.get(code_index);
         let n = code.params.len();
         // The common call: every parameter given by position.
-        if kwargs.is_empty() && args.len() == n && code.params.iter().all(|p| !p.keyword_only) {
+        if kwargs.is_empty()
+            && args.len() == n
+            && code.vararg.is_none()
+            && code.kwarg.is_none()
+            && code.params.iter().all(|p| !p.keyword_only)
+        {
             return Ok(args);
         }
-        let defaults = f.defaults.clone();
-        let fname = self.names.name(code.name).to_string();
-        let positional_count = code.params.iter().filter(|p| !p.keyword_only).count();
-        if args.len() > positional_count {
-            let given = args.len();
-            self.heap.decref_all(args);
-            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-            return self.error(format!(
-                "TypeError: {fname}() takes {positional_count} positional arguments but {given} were given"
-            ));
-        }
-        let mut slots: Vec<Option<Value>> = vec![None; n];
-        for (i, v) in args.into_iter().enumerate() {
-            slots[i] = Some(v);
-        }
-        let param_names: Vec<Sym> = code.params.iter().map(|p| p.name).collect();
-        for (name, v) in kwargs {
-            match param_names.iter().position(|&p| p == name) {
-                Some(i) if slots[i].is_none() => slots[i] = Some(v),
-                Some(_) => {
-                    self.heap.decref(v);
-                    self.heap.decref_all(slots.into_iter().flatten());
-                    return self.error(format!(
-                        "TypeError: {fname}() got multiple values for argument '{}'",
-                        self.names.name(name)
-                    ));
-                }
-                None => {
-                    self.heap.decref(v);
-                    self.heap.decref_all(slots.into_iter().flatten());
-                    return self.error(format!(
-                        "TypeError: {fname}() got an unexpected keyword argument '{}'",
-                        self.names.name(name)
-                    ));
-                }
-            }
-        }
-        // Defaults belong to the trailing parameters that have one, in order.
-        let with_default: Vec<usize> = (0..n)
-            .filter(|&i| code.params[i].default.is_some())
-            .collect();
-        let mut out = Vec::with_capacity(n);
-        for (i, slot) in slots.into_iter().enumerate() {
-            match slot {
-                Some(v) => out.push(v),
-                None => match with_default.iter().position(|&j| j == i) {
-                    Some(k) if k < defaults.len() => {
-                        self.heap.incref(defaults[k]);
-                        out.push(defaults[k]);
-                    }
-                    _ => {
-                        let missing = self.names.name(param_names[i]).to_string();
-                        self.heap.decref_all(out);
-                        return self.error(format!(
-                            "TypeError: {fname}() missing required argument: '{missing}'"
-                        ));
-                    }
-                },
-            }
-        }
-        Ok(out)
+        self.bind_general(func, args, kwargs)
     }
 
     /// Runs a function body in a new frame with bound arguments (owned).
@@ -1343,8 +1316,13 @@ impl<'a> Interpreter<'a> {
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let mut args: SmallMap<Sym, Value> =
-            code.params.iter().map(|p| p.name).zip(bound).collect();
+        let names = code
+            .params
+            .iter()
+            .map(|p| p.name)
+            .chain(code.vararg)
+            .chain(code.kwarg);
+        let mut args: SmallMap<Sym, Value> = names.zip(bound).collect();
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
         for &name in &code.cellvars {
             let contents = args.remove(&name);
@@ -1737,6 +1715,7 @@ impl<'a> Interpreter<'a> {
             return Ok(());
         };
         let iterable = self.eval(&first.iter)?;
+        let iterable = self.user_iter(iterable)?;
         let mut index = 0;
         let result = loop {
             let item = match self.next_item(iterable, index) {
@@ -1917,6 +1896,7 @@ impl<'a> Interpreter<'a> {
                             });
                             Ok(Value::Obj(m))
                         }
+                        Some(v) if self.is_wrapper(v) => self.bind_class_attr(v, Some(obj), class),
                         Some(v) => {
                             self.heap.incref(v);
                             Ok(v)
@@ -1937,6 +1917,7 @@ impl<'a> Interpreter<'a> {
                     }
                 }
                 ObjKind::Class(_) => match self.class_lookup(id, name) {
+                    Some(v) if self.is_wrapper(v) => self.bind_class_attr(v, None, id),
                     Some(v) => {
                         self.heap.incref(v);
                         Ok(v)
@@ -2081,7 +2062,15 @@ impl<'a> Interpreter<'a> {
             return self.error("RuntimeError: super(): no arguments");
         };
         let first = self.codes.get(code).params.first().map(|p| p.name);
-        let receiver = first.and_then(|n| frame.locals.get(&n).copied());
+        // The first argument is a local, or a cell when a closure of the method uses it.
+        let receiver = first.and_then(|n| {
+            frame.locals.get(&n).copied().or_else(|| {
+                match frame.cells.get(&n).map(|c| self.heap.kind(*c)) {
+                    Some(ObjKind::Cell(Some(v))) => Some(*v),
+                    _ => None,
+                }
+            })
+        });
         let Some(receiver) = receiver else {
             return self.error("RuntimeError: super(): no arguments");
         };
@@ -2105,6 +2094,12 @@ impl<'a> Interpreter<'a> {
             }
             cur = cls.base;
         }
+        self.super_proxy(defining, receiver)
+    }
+
+    /// `super(cls, obj)`: a proxy (a GC object, as CPython's) that looks names up after
+    /// `cls` in `obj`'s class chain.
+    pub(super) fn super_proxy(&mut self, defining: ObjId, receiver: Value) -> R<Value> {
         self.heap.incref(receiver);
         self.heap.incref(Value::Obj(defining));
         let proxy = self.new_torch_instance(
@@ -2132,6 +2127,15 @@ impl<'a> Interpreter<'a> {
                 "AttributeError: cannot set attribute '{}' here",
                 self.names.name(name)
             ));
+        };
+        let value = match self.heap.kind(id) {
+            &ObjKind::Instance { class, .. } if self.properties_defined => {
+                match self.set_through_property(obj, class, name, value)? {
+                    Some(v) => v,
+                    None => return Ok(()),
+                }
+            }
+            _ => value,
         };
         match self.heap.kind(id) {
             ObjKind::Instance {
@@ -2536,8 +2540,12 @@ impl<'a> Interpreter<'a> {
         }
         for k in c.arguments.keywords.iter() {
             let Some(name) = &k.arg else {
+                let mapping = self.eval(&k.value)?;
                 self.at(k);
-                return self.unsupported("`**` unpacking in a call");
+                let items = self.keyword_items(mapping);
+                self.heap.decref(mapping);
+                kwargs.extend(items?);
+                continue;
             };
             let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
             kwargs.push((sym, self.eval(&k.value)?));
@@ -2604,9 +2612,14 @@ impl<'a> Interpreter<'a> {
                             self.call_function(f, all, kwargs)
                         }
                         Some(v) => {
-                            self.heap.incref(v);
-                            let r = self.call(v, args, kwargs);
-                            self.heap.decref(v);
+                            let bound = if self.is_wrapper(v) {
+                                self.bind_class_attr(v, Some(recv), class)?
+                            } else {
+                                self.heap.incref(v);
+                                v
+                            };
+                            let r = self.call(bound, args, kwargs);
+                            self.heap.decref(bound);
                             r
                         }
                         None => {
@@ -2692,17 +2705,15 @@ impl<'a> Interpreter<'a> {
         Ok(match op {
             CmpOp::Is => l == r,
             CmpOp::IsNot => l != r,
-            CmpOp::Eq => {
+            CmpOp::Eq | CmpOp::NotEq => {
                 if self.is_tensor(l) || self.is_tensor(r) {
                     return self.unsupported("comparing tensors (values are not modelled)");
                 }
-                equal(self, l, r)
-            }
-            CmpOp::NotEq => {
-                if self.is_tensor(l) || self.is_tensor(r) {
-                    return self.unsupported("comparing tensors (values are not modelled)");
-                }
-                !equal(self, l, r)
+                let eq = match self.user_predicate(l, "__eq__", r) {
+                    Some(b) => b?,
+                    None => equal(self, l, r),
+                };
+                if op == CmpOp::Eq { eq } else { !eq }
             }
             CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
                 let Some(o) = ordering(l, r) else {
@@ -2718,6 +2729,10 @@ impl<'a> Interpreter<'a> {
                 }
             }
             CmpOp::In | CmpOp::NotIn => {
+                if let Some(found) = self.user_predicate(r, "__contains__", l) {
+                    let found = found?;
+                    return Ok(if op == CmpOp::In { found } else { !found });
+                }
                 let found = match r {
                     Value::Obj(id) => match self.heap.kind(id) {
                         ObjKind::List(items) | ObjKind::Tuple(items) => {
@@ -2763,6 +2778,22 @@ impl<'a> Interpreter<'a> {
                 _ => None,
             }
         };
+        let dict = |v: Value| -> Option<&Vec<(Value, Value)>> {
+            match v {
+                Value::Obj(id) => match self.heap.kind(id) {
+                    ObjKind::Dict(items) => Some(items),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (dict(a), dict(b)) {
+            return x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .any(|(k2, v2)| self.values_equal(*k, *k2) && self.values_equal(*v, *v2))
+                });
+        }
         match (a, b) {
             (Value::Str(x), Value::Str(y)) => self.names.name(x) == self.names.name(y),
             (Value::Obj(x), Value::Obj(y)) if x == y => true,

@@ -9,6 +9,9 @@
 //! the construct.
 
 mod autograd;
+mod call_binding;
+mod descriptors;
+mod dunder;
 mod exception_attrs;
 mod exceptions;
 mod frames;

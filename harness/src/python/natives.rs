@@ -141,6 +141,16 @@ natives!(
     // sys
     ModSys,
     SysExcInfo,
+    // decorators and functools
+    StaticMethodFn,
+    ClassMethodFn,
+    PropertyFn,
+    ModFunctools,
+    FunctoolsPartial,
+    FunctoolsWraps,
+    IdentityDecorator,
+    PropertySetter,
+    PropertyGetter,
 );
 
 impl Native {
@@ -184,6 +194,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
+        "functools" => module(Native::ModFunctools),
         _ => return None,
     })
 }
@@ -203,6 +214,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
+        Some(Native::ModFunctools) => "functools",
         _ => "module",
     }
 }
@@ -244,6 +256,9 @@ pub fn builtin(name: &str) -> Option<Value> {
         "object" => Object,
         "isinstance" => IsInstance,
         "issubclass" => IsSubclass,
+        "staticmethod" => StaticMethodFn,
+        "classmethod" => ClassMethodFn,
+        "property" => PropertyFn,
         "getattr" => GetAttr,
         "setattr" => SetAttr,
         "hasattr" => HasAttr,
@@ -348,6 +363,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModGc, "get_freeze_count") => GcGetFreezeCount,
         (ModAsyncio, "run") => AsyncioRun,
         (ModSys, "exc_info") => SysExcInfo,
+        (ModFunctools, "partial") => FunctoolsPartial,
+        (ModFunctools, "wraps") => FunctoolsWraps,
         _ => return None,
     };
     Some(native(n))
@@ -421,6 +438,38 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         SysExcInfo => Ok(it.sys_exc_info()),
+        StaticMethodFn | ClassMethodFn | PropertyFn => {
+            use crate::heap::WrapperKind;
+            let (kind, items) = match (n, p.as_slice()) {
+                (StaticMethodFn, [f]) => (WrapperKind::StaticMethod, vec![*f]),
+                (ClassMethodFn, [f]) => (WrapperKind::ClassMethod, vec![*f]),
+                (PropertyFn, [g]) => (WrapperKind::Property, vec![*g, a.kw(it, "fset").unwrap_or(Value::None)]),
+                (PropertyFn, [g, s]) => (WrapperKind::Property, vec![*g, *s]),
+                _ => return it.error("TypeError: wrong number of arguments"),
+            };
+            for &v in &items {
+                it.heap.incref(v);
+            }
+            Ok(it.new_wrapper(kind, items))
+        }
+        FunctoolsPartial => {
+            for &v in p.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+                it.heap.incref(v);
+            }
+            it.new_partial(p.clone(), a.kw.clone())
+        }
+        // `functools.wraps(f)` copies metadata the model does not keep: the decorator it
+        // returns hands the wrapper back unchanged.
+        FunctoolsWraps => Ok(Value::Native(IdentityDecorator.id())),
+        // Only reached bound to a property (`Value::BoundNative`).
+        PropertySetter | PropertyGetter => it.error("TypeError: descriptor needs a property"),
+        IdentityDecorator => match p.as_slice() {
+            [f] => {
+                it.heap.incref(*f);
+                Ok(*f)
+            }
+            _ => it.error("TypeError: expected one argument"),
+        },
         Zip => {
             let seqs: Vec<Vec<Value>> = p
                 .iter()
@@ -439,7 +488,10 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         Super => match p.as_slice() {
             [] => it.make_super(),
-            _ => it.unsupported("super() with arguments"),
+            [Value::Obj(cls), obj] if matches!(it.heap.kind(*cls), ObjKind::Class(_)) => {
+                it.super_proxy(*cls, *obj)
+            }
+            _ => it.unsupported("super() with these arguments"),
         },
         AutogradBackward | RunBackward => {
             let tensors = a.kw(it, "tensors").or(p.first().copied()).unwrap_or(Value::None);
@@ -576,7 +628,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
-        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModNn | ModFunctional | ModAutograd
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModNn | ModFunctional | ModAutograd
         | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
             it.error("TypeError: 'module' object is not callable")
         }
@@ -614,7 +666,10 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             })))
         }
         Len => match p.as_slice() {
-            [v] => Ok(Value::Int(length(it, *v)?)),
+            [v] => match it.user_len(*v) {
+                Some(n) => Ok(Value::Int(n?)),
+                None => Ok(Value::Int(length(it, *v)?)),
+            },
             _ => it.error("TypeError: len() takes exactly one argument"),
         },
         Print => {
@@ -1024,6 +1079,7 @@ fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
     match v {
         Value::Obj(id) => match it.heap.kind(id) {
             ObjKind::List(items) | ObjKind::Tuple(items) => Ok(items.clone()),
+            ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
             &ObjKind::Range { start, stop, step } => {
                 let mut out = Vec::new();
@@ -2119,6 +2175,12 @@ fn slice_len(
 
 /// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups.
 pub(super) fn subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<Value> {
+    if it.user_special(obj, "__getitem__").is_some() {
+        let key = it.eval(index)?;
+        return it
+            .call_special(obj, "__getitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"));
+    }
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object is not subscriptable");
     };
@@ -2269,6 +2331,20 @@ pub(super) fn store_subscript<'a>(
     index: &'a Expr,
     value: Value,
 ) -> R<()> {
+    if it.user_special(obj, "__setitem__").is_some() {
+        let key = match it.eval(index) {
+            Ok(k) => k,
+            Err(e) => {
+                it.heap.decref(value);
+                return Err(e);
+            }
+        };
+        let r = it
+            .call_special(obj, "__setitem__", vec![key, value])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
     let Value::Obj(id) = obj else {
         it.heap.decref(value);
         return it.error("TypeError: object does not support item assignment");
@@ -2324,6 +2400,14 @@ pub(super) fn store_subscript<'a>(
 
 /// `del obj[index]`.
 pub(super) fn del_subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<()> {
+    if it.user_special(obj, "__delitem__").is_some() {
+        let key = it.eval(index)?;
+        let r = it
+            .call_special(obj, "__delitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object does not support item deletion");
     };

@@ -34,6 +34,11 @@ pub struct Code<'a> {
     pub name: Sym,
     pub body: Body<'a>,
     pub params: Vec<Param<'a>>,
+    /// Leading parameters that are positional-only (before `/`).
+    pub posonly: usize,
+    /// `*args` and `**kwargs`.
+    pub vararg: Option<Sym>,
+    pub kwarg: Option<Sym>,
     pub scopes: FxHashMap<Sym, NameScope>,
     /// Locals that nested functions read: each call creates one cell per name.
     pub cellvars: Vec<Sym>,
@@ -124,6 +129,15 @@ fn resolve<'a>(
             for p in &params {
                 facts.bound.insert(p.name);
             }
+            let star = |a: &Option<Box<ast::Parameter>>, names: &mut Interner| {
+                a.as_ref().map(|p| names.intern(p.name.as_str()))
+            };
+            let vararg = params_ast.and_then(|p| star(&p.vararg, names));
+            let kwarg = params_ast.and_then(|p| star(&p.kwarg, names));
+            let posonly = params_ast.map_or(0, |p| p.posonlyargs.len());
+            facts
+                .bound
+                .extend(vararg.iter().chain(kwarg.iter()).copied());
             match &body {
                 Body::Def(d) => d
                     .body
@@ -177,6 +191,9 @@ fn resolve<'a>(
                 name,
                 body,
                 params,
+                posonly,
+                vararg,
+                kwarg,
                 scopes,
                 cellvars,
                 freevars: freevars.clone(),

@@ -1,0 +1,212 @@
+//! Calls, classes and builtins in workloads: `*args` / `**kwargs`, keyword-only and
+//! positional-only parameters, defaults evaluated once, decorators, `staticmethod`,
+//! `classmethod`, `property`, `functools.partial` / `wraps`, `super()` in both forms,
+//! `__call__` and the other special methods, `isinstance` with tuples, string methods and
+//! `%` formatting. Behaviour is checked from inside the workload with `assert`; the objects
+//! a construct creates through the modelled `gc.get_count()` against CPython's counts.
+
+mod probes;
+
+use probes::ok;
+
+/// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
+/// (`PRELUDE + probe + MEASURE + print(d)`, run by `~/.pyenv/versions/3.X*/bin/python`).
+const PROBES: &[probes::Probe] = &[
+    (
+        "*args kept",
+        "def f(*a):\n    keep.append(a)\ndef probe():\n    f(1, 2)\n",
+        0,
+        0,
+    ),
+    (
+        "**kwargs kept",
+        "def f(**k):\n    keep.append(k)\ndef probe():\n    f(a=1)\n",
+        0,
+        0,
+    ),
+    (
+        "functools.partial kept",
+        "import functools\ndef f(a, b):\n    return a\ndef probe():\n    keep.append(functools.partial(f, 1))\n",
+        1,
+        1,
+    ),
+    (
+        "staticmethod object kept",
+        "def f():\n    pass\ndef probe():\n    keep.append(staticmethod(f))\n",
+        1,
+        1,
+    ),
+];
+
+#[test]
+fn call_objects_are_counted_as_cpython_counts_them() {
+    probes::model_matches_table(PROBES);
+}
+
+#[test]
+fn measured_counts_match_installed_interpreters() {
+    probes::table_matches_installed_interpreters(PROBES);
+}
+
+#[test]
+fn parameters_bind_as_python_binds_them() {
+    ok("
+def f(a, /, b, *args, c, d=4, **kwargs):
+    return (a, b, args, c, d, kwargs)
+r = f(1, 2, 3, 4, c=5, e=6)
+assert r[0] == 1 and r[1] == 2 and r[2] == (3, 4) and r[3] == 5 and r[4] == 4
+assert r[5] == {'e': 6}, r[5]
+r = f(1, b=2, c=3)
+assert r[2] == () and r[5] == {}
+args = [1, 2]
+opts = {'c': 9, 'd': 8}
+r = f(*args, **opts)
+assert r[3] == 9 and r[4] == 8
+def shared(x, into=[]):
+    into.append(x)
+    return into
+shared(1)
+assert shared(2) == [1, 2], 'a default is evaluated once'
+try:
+    f(a=1, b=2, c=3)
+except TypeError:
+    pass
+else:
+    assert False, 'a positional-only parameter cannot be passed by keyword'
+");
+}
+
+#[test]
+fn decorators_and_descriptors() {
+    ok("
+import functools
+log = []
+def traced(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        log.append(fn)
+        return fn(*args, **kwargs)
+    return wrapper
+
+class Counter:
+    created = 0
+    def __init__(self, start):
+        self._n = start
+        Counter.created += 1
+    @staticmethod
+    def zero():
+        return Counter(0)
+    @classmethod
+    def make(cls, n):
+        return cls(n)
+    @property
+    def n(self):
+        return self._n
+    @n.setter
+    def n(self, value):
+        self._n = value
+    @traced
+    def bump(self, by=1):
+        self._n += by
+        return self._n
+    def __call__(self, x):
+        return self._n + x
+
+c = Counter.make(3)
+assert c.n == 3
+c.n = 10
+assert c.n == 10 and c._n == 10
+assert c.bump(by=2) == 12 and len(log) == 1
+assert Counter.zero().n == 0 and c.zero().n == 0
+assert c(1) == 13
+assert Counter.created == 3
+add = functools.partial(lambda a, b, c=0: a + b + c, 1, c=10)
+assert add(2) == 13 and add(2, c=0) == 3
+");
+}
+
+#[test]
+fn super_in_both_forms_and_with_a_closure_over_self() {
+    ok("
+class Base:
+    def __init__(self):
+        self.base = True
+    def name(self):
+        return 'base'
+class Child(Base):
+    def __init__(self):
+        super(Child, self).__init__()
+        self.child = True
+    def name(self):
+        callback = lambda: self.child
+        assert callback()
+        return 'child+' + super().name()
+c = Child()
+assert c.base and c.child
+assert c.name() == 'child+base'
+");
+}
+
+#[test]
+fn special_methods_of_user_classes() {
+    ok("
+class Bag:
+    def __init__(self):
+        self.items = {}
+    def __getitem__(self, k):
+        return self.items[k]
+    def __setitem__(self, k, v):
+        self.items[k] = v
+    def __delitem__(self, k):
+        del self.items[k]
+    def __len__(self):
+        return len(self.items)
+    def __contains__(self, k):
+        return k in self.items
+    def __iter__(self):
+        return Walk(list(self.items))
+class Walk:
+    def __init__(self, keys):
+        self.keys = keys
+        self.i = 0
+    def __next__(self):
+        if self.i == len(self.keys):
+            raise StopIteration
+        self.i += 1
+        return self.keys[self.i - 1]
+class Point:
+    def __init__(self, x):
+        self.x = x
+    def __eq__(self, other):
+        return self.x == other.x
+b = Bag()
+b['a'] = torch.zeros(256, device='cuda')
+b['b'] = 2
+assert len(b) == 2 and 'a' in b and 'z' not in b
+assert b['b'] == 2
+seen = []
+for k in b:
+    seen.append(k)
+assert seen == ['a', 'b'], seen
+assert [k for k in b] == ['a', 'b']
+del b['a']
+assert torch.cuda.memory_allocated() == 0
+assert Point(1) == Point(1) and Point(1) != Point(2)
+assert isinstance(b, (int, Bag)) and not isinstance(b, (int, str))
+assert issubclass(Bag, object) and isinstance(1, int) and isinstance('s', str)
+");
+}
+
+#[test]
+fn string_methods_and_percent_formatting() {
+    ok("
+assert ','.join(['a', 'b']) == 'a,b'
+assert 'a b  c'.split() == ['a', 'b', 'c'] and 'a,b'.split(',') == ['a', 'b']
+assert 'x{}y{name}'.format(1, name='z') == 'x1yz'
+assert '%s=%d (%.0s)' % ('a', 3, '') if False else '%s=%d' % ('a', 3) == 'a=3'
+assert '%d%%' % 5 == '5%'
+assert ' pad '.strip() == 'pad' and 'Ab'.lower() == 'ab' and 'Ab'.upper() == 'AB'
+assert 'abc'.startswith('ab') and 'abc'.endswith(('x', 'c')) and 'b' in 'abc'
+assert 'a-b'.replace('-', '+') == 'a+b'
+");
+}
