@@ -167,6 +167,13 @@ pub enum WrapperKind {
     Property,
     /// Items: the function, the tuple of stored arguments, the dict of stored keywords.
     Partial,
+    /// Lazy iterators. `enumerate`: the source, its position, the count.
+    Enumerate,
+    /// `map(f, source)` and `filter(f, source)`: the function, the source, its position.
+    Map,
+    Filter,
+    /// `reversed(seq)`: the sequence, the index of the next item from the end.
+    Reversed,
 }
 
 impl ObjKind {
@@ -195,6 +202,10 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
             ObjKind::Wrapper(WrapperKind::Property, _) => "property",
             ObjKind::Wrapper(WrapperKind::Partial, _) => "functools.partial",
+            ObjKind::Wrapper(WrapperKind::Enumerate, _) => "enumerate",
+            ObjKind::Wrapper(WrapperKind::Map, _) => "map",
+            ObjKind::Wrapper(WrapperKind::Filter, _) => "filter",
+            ObjKind::Wrapper(WrapperKind::Reversed, _) => "list_reverseiterator",
         }
     }
 }

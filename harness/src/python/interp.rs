@@ -341,7 +341,7 @@ impl<'a> Interpreter<'a> {
         self.argument_tuple_end(len);
     }
 
-    fn collection_due(&mut self) {
+    pub(super) fn collection_due(&mut self) {
         match self.heap.profile.trigger {
             Trigger::InsideAllocation => self.automatic_collection(),
             Trigger::NextStatement => self.heap.collection_scheduled = true,
@@ -937,7 +937,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// The `index`-th item of an iterable (a new reference), or `None` past the end.
-    fn next_item(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
+    pub(super) fn next_item(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
         match iterable {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::List(items) | ObjKind::Tuple(items) => {
@@ -960,6 +960,7 @@ impl<'a> Interpreter<'a> {
                     Ok(inside.then_some(Value::Int(v)))
                 }
                 ObjKind::Instance { .. } => self.user_next(iterable),
+                ObjKind::Wrapper(..) => self.lazy_next(id),
                 other => {
                     let t = other.type_name();
                     self.error(format!(
@@ -2472,9 +2473,19 @@ impl<'a> Interpreter<'a> {
                 self.at(e);
                 self.eval_list_comprehension(c)
             }
-            Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+            Expr::DictComp(c) => {
                 self.at(e);
-                self.unsupported("set and dict comprehensions and generator expressions")
+                self.eval_dict_comprehension(c)
+            }
+            Expr::Generator(_) => {
+                self.at(e);
+                self.unsupported(
+                    "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
+                )
+            }
+            Expr::SetComp(_) => {
+                self.at(e);
+                self.unsupported("set comprehensions")
             }
             Expr::Set(_) => {
                 self.at(e);
@@ -2513,6 +2524,19 @@ impl<'a> Interpreter<'a> {
             }
             other => (Some(self.eval(other)?), None, None),
         };
+        if let [Expr::Generator(g)] = &*c.arguments.args {
+            let mut kwargs = Vec::new();
+            for k in c.arguments.keywords.iter() {
+                let Some(name) = &k.arg else {
+                    self.at(k);
+                    return self.unsupported("`**` unpacking with a generator argument");
+                };
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                kwargs.push((sym, self.eval(&k.value)?));
+            }
+            let receiver = receiver.zip(method);
+            return self.call_with_generator(callee, receiver, g, kwargs);
+        }
         let mut args = Vec::with_capacity(c.arguments.args.len());
         let mut kwargs = Vec::new();
         for a in c.arguments.args.iter() {
@@ -2567,7 +2591,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// `recv.name(args)`: a Python method is called directly with `recv` prepended.
-    fn call_method(
+    pub(super) fn call_method(
         &mut self,
         recv: Value,
         name: Sym,
@@ -2830,7 +2854,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Binary operator on borrowed operands; `in_place` for augmented assignment.
-    fn binary(&mut self, op: Operator, l: Value, r: Value, in_place: bool) -> R<Value> {
+    pub(super) fn binary(&mut self, op: Operator, l: Value, r: Value, in_place: bool) -> R<Value> {
         if self.is_tensor(l) || self.is_tensor(r) {
             return natives::tensor_binary(self, op, l, r, in_place);
         }

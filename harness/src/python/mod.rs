@@ -9,12 +9,14 @@
 //! the construct.
 
 mod autograd;
+mod builtins_iter;
 mod call_binding;
 mod descriptors;
 mod dunder;
 mod exception_attrs;
 mod exceptions;
 mod frames;
+mod genexpr;
 mod handlers;
 mod interp;
 mod layers;

@@ -151,6 +151,14 @@ natives!(
     IdentityDecorator,
     PropertySetter,
     PropertyGetter,
+    // iteration builtins
+    Enumerate,
+    MapFn,
+    FilterFn,
+    Reversed,
+    Sorted,
+    Any,
+    All,
 );
 
 impl Native {
@@ -257,6 +265,13 @@ pub fn builtin(name: &str) -> Option<Value> {
         "isinstance" => IsInstance,
         "issubclass" => IsSubclass,
         "staticmethod" => StaticMethodFn,
+        "enumerate" => Enumerate,
+        "map" => MapFn,
+        "filter" => FilterFn,
+        "reversed" => Reversed,
+        "sorted" => Sorted,
+        "any" => Any,
+        "all" => All,
         "classmethod" => ClassMethodFn,
         "property" => PropertyFn,
         "getattr" => GetAttr,
@@ -438,6 +453,33 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         SysExcInfo => Ok(it.sys_exc_info()),
+        Enumerate | MapFn | FilterFn | Reversed => {
+            use crate::heap::WrapperKind as W;
+            let kind = match n {
+                Enumerate => W::Enumerate,
+                MapFn => W::Map,
+                FilterFn => W::Filter,
+                _ => W::Reversed,
+            };
+            let start = it.keyword(&a.kw, "start").or(if n == Enumerate { p.get(1).copied() } else { None });
+            let args = if n == Enumerate { &p[..p.len().min(1)] } else { &p[..] };
+            it.new_lazy_iterator(kind, args, start)
+        }
+        Sorted => match p.as_slice() {
+            [v] => {
+                let key = it.keyword(&a.kw, "key");
+                let reverse = match it.keyword(&a.kw, "reverse") {
+                    Some(r) => it.truth(r)?,
+                    None => false,
+                };
+                it.sorted(*v, key, reverse)
+            }
+            _ => it.error("TypeError: sorted expected 1 argument"),
+        },
+        Any | All => match p.as_slice() {
+            [v] => it.any_all(*v, n == Any),
+            _ => it.error("TypeError: any()/all() take exactly one argument"),
+        },
         StaticMethodFn | ClassMethodFn | PropertyFn => {
             use crate::heap::WrapperKind;
             let (kind, items) = match (n, p.as_slice()) {
@@ -711,6 +753,21 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             [Value::Float(f)] => Ok(Value::Float(f.abs())),
             _ => it.unsupported("abs() of this value"),
         },
+        Min | Max if it.keyword(&a.kw, "key").is_some() => {
+            let key = it.keyword(&a.kw, "key").unwrap_or(Value::None);
+            match p.as_slice() {
+                [one] => it.min_max_by_key(*one, key, n == Max),
+                many => {
+                    let tuple = Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(many.to_vec())));
+                    for &v in many {
+                        it.heap.incref(v);
+                    }
+                    let r = it.min_max_by_key(tuple, key, n == Max);
+                    it.heap.decref(tuple);
+                    r
+                }
+            }
+        }
         Min | Max | Sum => {
             let items: Vec<Value> = match p.as_slice() {
                 [Value::Obj(id)] => match it.heap.kind(*id) {
@@ -743,6 +800,18 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         List | Tuple => {
             let items = match p.first() {
                 None => Vec::new(),
+                Some(&v @ Value::Obj(o))
+                    if matches!(it.heap.kind(o), ObjKind::Wrapper(..) | ObjKind::Instance { .. }) =>
+                {
+                    // An iterator: its items are produced now (new references).
+                    let items = it.collect_items(v)?;
+                    let kind = if n == List {
+                        ObjKind::List(items)
+                    } else {
+                        ObjKind::Tuple(items)
+                    };
+                    return Ok(Value::Obj(it.alloc(kind)));
+                }
                 Some(&v) => sequence_items(it, v)?,
             };
             Ok(new_sequence(it, n == List, items))
