@@ -312,3 +312,40 @@ assert d == {'a': 0, 'c': 2}, d
 assert [w for w in xs][1:] == ['b', 'c'] and (1, 2, 3)[::-1] == (3, 2, 1)
 ");
 }
+
+#[test]
+fn harmless_stdlib_modules_import_and_their_used_parts_work() {
+    ok("
+import typing
+import os, sys, math, time, random, itertools, collections, dataclasses, weakref, warnings
+import logging
+from typing import List, Optional
+from contextlib import nullcontext
+from functools import partial
+log = logging.getLogger(__name__)
+log.info('quiet %s', 1)
+logging.warning('also quiet')
+warnings.warn('no output')
+def f(xs: List[int], y: Optional[int] = None) -> int:
+    return len(xs)
+assert f([1, 2]) == 2
+assert math.sqrt(16) == 4.0 and math.ceil(1.2) == 2 and math.floor(1.8) == 1
+t0 = time.time()
+time.sleep(0.5)
+assert time.time() - t0 >= 0.5
+random.seed(3)
+a = random.random()
+random.seed(3)
+assert random.random() == a and 0 <= a < 1
+assert 1 <= random.randint(1, 6) <= 6
+assert os.getenv('HOME', 'none') == 'none'
+with nullcontext(5) as five:
+    assert five == 5
+");
+    let err = probes::run("3.11", "import os\nos.system('ls')\n").unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("os.system") && text.contains("t.yaml:6:"),
+        "{text}"
+    );
+}

@@ -174,6 +174,8 @@ pub enum WrapperKind {
     Filter,
     /// `reversed(seq)`: the sequence, the index of the next item from the end.
     Reversed,
+    /// `contextlib.nullcontext(x)`: what `__enter__` returns.
+    NullContext,
 }
 
 impl ObjKind {
@@ -206,6 +208,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Map, _) => "map",
             ObjKind::Wrapper(WrapperKind::Filter, _) => "filter",
             ObjKind::Wrapper(WrapperKind::Reversed, _) => "list_reverseiterator",
+            ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
         }
     }
 }

@@ -257,6 +257,19 @@ impl<'a> Interpreter<'a> {
             self.grad_enabled = saved;
             return flow;
         }
+        if let Value::Obj(w) = manager
+            && let ObjKind::Wrapper(crate::heap::WrapperKind::NullContext, items) =
+                self.heap.kind(w)
+        {
+            let enter = items[0];
+            self.heap.incref(enter);
+            self.heap.decref(manager);
+            match &item.optional_vars {
+                Some(target) => self.store(target, enter)?,
+                None => self.heap.decref(enter),
+            }
+            return self.with_items(rest, body);
+        }
         if !self.is_context_manager(manager) {
             self.heap.decref(manager);
             return self.unsupported(

@@ -97,6 +97,7 @@ pub struct Interpreter<'a> {
     pub(super) exc: super::exceptions::ExceptionState,
     /// Whether the workload made a `property` (only then can an attribute store run code).
     pub(super) properties_defined: bool,
+    pub(super) stdlib: super::stdlib::StdlibState,
     pub(super) allocator: CachingAllocator<SimulatedDevice>,
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
@@ -179,6 +180,7 @@ impl<'a> Interpreter<'a> {
             }],
             exc: Default::default(),
             properties_defined: false,
+            stdlib: Default::default(),
             allocator: CachingAllocator::new(
                 SimulatedDevice::new(device_capacity),
                 AllocatorConfig::default(),
@@ -1962,7 +1964,9 @@ impl<'a> Interpreter<'a> {
             return v;
         }
         let text = self.names.name_rc(name);
-        let v = natives::builtin(&text).or_else(|| self.builtin_exception(&text));
+        let v = natives::builtin(&text)
+            .or_else(|| self.builtin_exception(&text))
+            .or_else(|| (&*text == "__name__").then(|| Value::Str(self.names.intern("__main__"))));
         self.builtin_cache.insert(name, v);
         v
     }

@@ -24,6 +24,7 @@ mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod stdlib;
 mod str_methods;
 mod torchlib;
 mod type_checks;

@@ -159,6 +159,36 @@ natives!(
     Sorted,
     Any,
     All,
+    // harmless stdlib modules (stdlib.rs)
+    ModTyping,
+    ModOs,
+    ModMath,
+    ModTime,
+    ModRandom,
+    ModItertools,
+    ModCollections,
+    ModDataclasses,
+    ModWeakref,
+    ModContextlib,
+    ModLogging,
+    ModWarnings,
+    TypingName,
+    Silent,
+    OsGetenv,
+    MathSqrt,
+    MathExp,
+    MathLog,
+    MathCeil,
+    MathFloor,
+    MathIsfinite,
+    TimeClock,
+    TimeSleep,
+    RandomSeed,
+    RandomRandom,
+    RandomRandint,
+    RandomUniform,
+    NullContext,
+    GetLogger,
 );
 
 impl Native {
@@ -203,7 +233,10 @@ pub fn module_named(name: &str) -> Option<Value> {
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
         "functools" => module(Native::ModFunctools),
-        _ => return None,
+        other => {
+            let (_, n) = super::stdlib::MODULES.iter().find(|(m, _)| *m == other)?;
+            module(*n)
+        }
     })
 }
 
@@ -223,6 +256,10 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
         Some(Native::ModFunctools) => "functools",
+        Some(n) if super::stdlib::MODULES.iter().any(|(_, m)| *m == n) => super::stdlib::MODULES
+            .iter()
+            .find(|(_, m)| *m == n)
+            .map_or("module", |(name, _)| name),
         _ => "module",
     }
 }
@@ -287,6 +324,9 @@ pub fn builtin(name: &str) -> Option<Value> {
 pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
     use Native::*;
     let Value::Module(id) = m else { return None };
+    if let Some(v) = super::stdlib::module_attr(Native::from_id(id)?, attr) {
+        return Some(v);
+    }
     let n = match (Native::from_id(id)?, attr) {
         (ModTorch, "cuda") => return Some(module(ModCuda)),
         (ModTorch, "nn") => return Some(module(ModNn)),
@@ -453,6 +493,9 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         SysExcInfo => Ok(it.sys_exc_info()),
+        TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
+        | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
+        | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
             let kind = match n {
@@ -670,7 +713,9 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
-        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModNn | ModFunctional | ModAutograd
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModTyping | ModOs
+        | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
+        | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional | ModAutograd
         | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory => {
             it.error("TypeError: 'module' object is not callable")
         }
