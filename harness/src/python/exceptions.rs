@@ -6,29 +6,32 @@
 //! block is running, nothing can catch it, so errors travel as before and no object is
 //! created: an uncaught out-of-memory error ends the run exactly as it always did.
 //!
-//! Objects an exception creates, as counted by CPython's generation-0 counter (measured
-//! with `/tmp/exc_counts.py`-style probes: `gc.disable()`, then `gc.get_count()[0]` before
-//! and after the third call of a function that raises, catches and stores the exception,
-//! on `~/.pyenv/versions/3.{8,9,10,11,12,13}*/bin/python`):
+//! Objects an exception creates, as counted by CPython's generation-0 counter. Measured
+//! with `~/.pyenv/versions/3.{8,9,10,11,12,13}.*/bin/python -c "$PRELUDE$probe$MEASURE
+//! print(d)"` (the probes, prelude and measurement of `harness/tests/exceptions.rs` and
+//! `tests/probes`: `gc.disable()`, free lists warmed, `gc.get_count()[0]` around the
+//! third call of `probe()`); the test re-measures with every installed interpreter:
 //!
-//! | probe                                           | 3.8–3.10 | 3.11–3.13 |
-//! |-------------------------------------------------|----------|-----------|
-//! | `ValueError("x")` kept                          | 1        | 1         |
-//! | raise + catch (nothing kept)                    | 0        | 0         |
-//! | raise + catch, `e` kept                          | 3        | 3         |
-//! | raised one call deeper, `e` kept                | 5        | 5         |
-//! | raised two calls deeper, `e` kept               | 7        | 7         |
-//! | `raise x` of a caught `x` again, kept           | 4        | 4         |
-//! | bare `raise`, caught again, kept                | 3        | 3         |
-//! | `raise KeyError from ValueError`, kept          | 4        | 4         |
-//! | `e.__traceback__` kept                          | 2        | 2         |
+//! | probe                                      | 3.8 – 3.10 | 3.11 – 3.13 |
+//! |--------------------------------------------|------------|-------------|
+//! | `ValueError("x")` kept                     | 1          | 1           |
+//! | raise + catch, nothing kept                | 0          | 0           |
+//! | raise + catch, `e` kept                    | 2          | 3           |
+//! | raised one call deeper, `e` kept           | 3          | 5           |
+//! | raised two calls deeper, `e` kept          | 4          | 7           |
+//! | `sys.exc_info()` kept                      | 2          | 3           |
+//! | `e.__traceback__` kept                     | 1          | 2           |
+//! | `raise x` of a caught `x`, caught, kept    | 3          | 4           |
+//! | bare `raise`, caught again, kept           | 2          | 3           |
+//! | `raise KeyError from ValueError`, kept     | 3          | 4           |
+//! | `KeyError` of a dict lookup, kept          | 2          | 3           |
 //!
 //! That is: the instance (+1; its `args` tuple comes from the tuple free list, no args is
 //! the empty-tuple singleton), one traceback object per frame the exception passes (+1
 //! each, no free list), and the frame objects: on 3.11+ a frame object is created when a
 //! traceback takes the frame (+1); on ≤ 3.10 every call already has one, and a frame kept
-//! past its call makes the next call of the same code take a new frame (free list or +1,
-//! see `frames.rs`).
+//! past its call makes the next call of the same code take another frame (here from the
+//! warm frame free list, so 0; see `frames.rs`).
 
 use super::interp::{Exc, Interpreter, R};
 use crate::error::InputErrorKind;
