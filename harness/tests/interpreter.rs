@@ -234,7 +234,7 @@ fn errors_are_located_and_typed() {
             .contains("takes 1 positional arguments but 2 were given"),
         "{err}"
     );
-    let err = run("3.11", "try:\n    pass\nfinally:\n    pass\n").unwrap_err();
+    let err = run("3.11", "match 1:\n    case _:\n        pass\n").unwrap_err();
     assert!(is_unsupported(&err), "{err}");
     let err = run("3.11", "assert 1 == 2, 'no'\n").unwrap_err();
     assert!(err.to_string().contains("AssertionError: no"), "{err}");

@@ -40,14 +40,14 @@ fn an_unknown_key_is_located_and_names_the_known_ones() {
 
 #[test]
 fn an_unsupported_construct_is_located_inside_the_workload() {
-    // Line 6 of the file is the workload's second line; `try` starts at column 3.
+    // Line 6 of the file is the workload's second line; `match` starts at column 3.
     let (out, at) = run_error(&format!(
-        "{HEADER}workload: |\n  x = 1\n  try:\n      y = 2\n  finally:\n      pass\n"
+        "{HEADER}workload: |\n  x = 1\n  match x:\n      case _:\n          pass\n"
     ));
     assert_eq!(out.code, 2, "{}", out.all());
     assert_eq!(at, Some((6, 3)), "{}", out.all());
     assert!(
-        out.stderr.contains("unsupported construct") && out.stderr.contains("`try`"),
+        out.stderr.contains("unsupported construct") && out.stderr.contains("`match`"),
         "{}",
         out.all()
     );

@@ -12,9 +12,11 @@
 //! owner of the storages to release.
 
 mod collector;
+mod exception_objects;
 mod profile;
 
 pub use collector::{CollectionOutcome, CycleHit};
+pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
 pub use profile::{GcProfile, Trigger};
 
 use crate::torch::TensorData;
@@ -145,6 +147,35 @@ pub enum ObjKind {
         stop: i64,
         step: i64,
     },
+    /// An exception instance (see [`ExceptionData`]).
+    Exception(Box<ExceptionData>),
+    /// A traceback entry.
+    Traceback(TracebackData),
+    /// A frame object, materialised when something takes the frame.
+    Frame(Box<FrameData>),
+    /// A builtin wrapper around callables: `staticmethod(f)`, `classmethod(f)`,
+    /// `property(fget, fset)`, `functools.partial(f, args, kwargs)`.
+    Wrapper(WrapperKind, Vec<Value>),
+}
+
+/// What an [`ObjKind::Wrapper`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrapperKind {
+    StaticMethod,
+    ClassMethod,
+    /// Items: the getter, then the setter or `None`.
+    Property,
+    /// Items: the function, the tuple of stored arguments, the dict of stored keywords.
+    Partial,
+    /// Lazy iterators. `enumerate`: the source, its position, the count.
+    Enumerate,
+    /// `map(f, source)` and `filter(f, source)`: the function, the source, its position.
+    Map,
+    Filter,
+    /// `reversed(seq)`: the sequence, the index of the next item from the end.
+    Reversed,
+    /// `contextlib.nullcontext(x)`: what `__enter__` returns.
+    NullContext,
 }
 
 impl ObjKind {
@@ -166,6 +197,18 @@ impl ObjKind {
             ObjKind::CppHandle { type_name, .. } => type_name,
             ObjKind::Range { .. } => "range",
             ObjKind::Size(_) => "Size",
+            ObjKind::Exception(_) => "exception",
+            ObjKind::Traceback(_) => "traceback",
+            ObjKind::Frame(_) => "frame",
+            ObjKind::Wrapper(WrapperKind::StaticMethod, _) => "staticmethod",
+            ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
+            ObjKind::Wrapper(WrapperKind::Property, _) => "property",
+            ObjKind::Wrapper(WrapperKind::Partial, _) => "functools.partial",
+            ObjKind::Wrapper(WrapperKind::Enumerate, _) => "enumerate",
+            ObjKind::Wrapper(WrapperKind::Map, _) => "map",
+            ObjKind::Wrapper(WrapperKind::Filter, _) => "filter",
+            ObjKind::Wrapper(WrapperKind::Reversed, _) => "list_reverseiterator",
+            ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
         }
     }
 }
@@ -264,6 +307,9 @@ pub struct Heap {
     pub dropped_storage_refs: Vec<crate::torch::StorageId>,
     /// Reused buffer for deallocation cascades.
     dealloc_stack: Vec<ObjId>,
+    /// ≤ 3.10: code objects whose zombie frame came back when a frame object that outlived
+    /// its call was freed; drained by the interpreter's frame bookkeeping.
+    pub zombie_frames_returned: Vec<u32>,
 }
 
 impl Heap {
@@ -288,6 +334,7 @@ impl Heap {
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
+            zombie_frames_returned: Vec::new(),
         }
     }
 
@@ -384,7 +431,9 @@ impl Heap {
             {
                 n.py_object = None;
             }
-            if !is_uncounted(&obj.kind) {
+            if let ObjKind::Frame(f) = &obj.kind {
+                self.release_frame_object(f.release);
+            } else if !is_uncounted(&obj.kind) {
                 let free_list = Self::free_list_kind(&obj.kind);
                 self.note_gc_del(free_list);
             }
@@ -650,6 +699,15 @@ impl Heap {
         }
     }
 
+    /// A frame object that outlived its call is freed.
+    fn release_frame_object(&mut self, release: FrameRelease) {
+        match release {
+            FrameRelease::Counted => self.note_gc_del(None),
+            FrameRelease::Zombie { code } => self.zombie_frames_returned.push(code),
+            FrameRelease::FreeList => self.release_frame(),
+        }
+    }
+
     // ----- traversal ----------------------------------------------------------------------
 
     /// The references of `id` that CPython's `tp_traverse` visits, with a label for reports
@@ -738,6 +796,14 @@ impl Heap {
             ObjKind::GradFn { .. } => {}
             ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
+            ObjKind::Exception(e) => exception_objects::traverse_exception(e, &mut value),
+            ObjKind::Traceback(t) => exception_objects::traverse_traceback(t, &mut value),
+            ObjKind::Frame(f) => exception_objects::traverse_frame(f, &mut value),
+            ObjKind::Wrapper(_, items) => {
+                for v in items {
+                    value(*v, Edge::Role("__func__"));
+                }
+            }
         }
     }
 
@@ -775,6 +841,10 @@ impl Heap {
             ObjKind::Tensor(t) => t.clear_python_references(&mut out),
             ObjKind::GradFn { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
+            ObjKind::Exception(e) => exception_objects::clear_exception(e, &mut out),
+            ObjKind::Traceback(t) => exception_objects::clear_traceback(t, &mut out),
+            ObjKind::Frame(f) => exception_objects::clear_frame(f, &mut out),
+            ObjKind::Wrapper(_, items) => out.append(items),
         }
         out
     }
@@ -848,5 +918,9 @@ fn owned_references(
         ObjKind::GradFn { node } => push(Value::Obj(node)),
         ObjKind::CppHandle { held, .. } => held.into_iter().for_each(&mut push),
         ObjKind::Range { .. } | ObjKind::Size(_) => {}
+        ObjKind::Exception(e) => exception_objects::exception_references(*e, &mut push),
+        ObjKind::Traceback(t) => exception_objects::traceback_references(t, &mut push),
+        ObjKind::Frame(f) => exception_objects::frame_references(*f, &mut push),
+        ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
     }
 }

@@ -43,6 +43,13 @@ pub enum Exc {
     },
     /// `torch.OutOfMemoryError`, which ends the run.
     Oom,
+    /// A Python exception in flight (an owned reference), with the depth of the frame that
+    /// last added a traceback entry and where it was raised.
+    Raised {
+        exception: ObjId,
+        tb_depth: Option<usize>,
+        offset: u32,
+    },
 }
 
 pub type R<T> = Result<T, Box<Exc>>;
@@ -54,7 +61,7 @@ pub enum RunEnd {
     OutOfMemory,
 }
 
-enum Flow {
+pub(super) enum Flow {
     Normal,
     Return(Value),
     Break,
@@ -62,12 +69,16 @@ enum Flow {
 }
 
 /// One Python call frame.
-struct Frame {
+pub(super) struct Frame {
     /// Index into the code table; `None` for the module level.
-    code: Option<u32>,
-    name: Sym,
+    pub(super) code: Option<u32>,
+    pub(super) name: Sym,
     /// File line of the statement being executed.
-    line: u32,
+    pub(super) line: u32,
+    /// Its frame object, once something took the frame (see `frames.rs`).
+    pub(super) object: Option<ObjId>,
+    /// ≤ 3.10: whether the call uses its code object's zombie frame.
+    pub(super) used_zombie: bool,
     locals: SmallMap<Sym, Value>,
     /// Cells of this frame's cell variables and of its free variables.
     cells: SmallMap<Sym, ObjId>,
@@ -80,11 +91,15 @@ pub struct Interpreter<'a> {
     pub heap: Heap,
     pub names: Interner,
     /// Shared so that a call can read its code while the interpreter changes.
-    codes: std::rc::Rc<Codes<'a>>,
+    pub(super) codes: std::rc::Rc<Codes<'a>>,
     map: SourceMap<'a>,
     module: &'a [Stmt],
     globals: FxHashMap<Sym, Value>,
-    frames: Vec<Frame>,
+    pub(super) frames: Vec<Frame>,
+    pub(super) exc: super::exceptions::ExceptionState,
+    /// Whether the workload made a `property` (only then can an attribute store run code).
+    pub(super) properties_defined: bool,
+    pub(super) stdlib: super::stdlib::StdlibState,
     /// The simulated device, or a real GPU (`device: cuda`).
     pub(super) allocator: CachingAllocator<Box<dyn DeviceMemory>>,
     pub(super) storages: Storages,
@@ -99,9 +114,9 @@ pub struct Interpreter<'a> {
     loop_depth: u32,
     iteration_loop_seen: bool,
     pub(super) device_storages_alive: u64,
-    /// ≤ 3.10: for each code object, whether it has a zombie frame and how many of its
-    /// calls are running.
-    frames_of_code: FxHashMap<u32, (bool, u32)>,
+    /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
+    /// a frame object that outlived its call) is using it.
+    frames_of_code: FxHashMap<u32, (bool, bool)>,
     /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
     class_bodies_run: rustc_hash::FxHashSet<usize>,
     /// Classes that already have a subclass registry.
@@ -180,10 +195,15 @@ impl<'a> Interpreter<'a> {
                 code: None,
                 name: module_name,
                 line: 0,
+                object: None,
+                used_zombie: false,
                 locals: SmallMap::new(),
                 cells: SmallMap::new(),
                 class_namespaces: Vec::new(),
             }],
+            exc: Default::default(),
+            properties_defined: false,
+            stdlib: Default::default(),
             allocator: CachingAllocator::new(device, AllocatorConfig::default()),
             storages: Storages::default(),
             recorder: Recorder::new(device_capacity),
@@ -229,6 +249,14 @@ impl<'a> Interpreter<'a> {
             Ok(_) => RunEnd::Completed,
             Err(exc) => match *exc {
                 Exc::Oom => RunEnd::OutOfMemory,
+                Exc::Raised {
+                    exception, offset, ..
+                } => match self.uncaught(exception, offset) {
+                    Ok(()) => RunEnd::OutOfMemory,
+                    Err((kind, message, offset)) => {
+                        return Err(Error::input(kind, self.map.location(offset), message));
+                    }
+                },
                 Exc::Error {
                     kind,
                     message,
@@ -308,7 +336,7 @@ impl<'a> Interpreter<'a> {
         }))
     }
 
-    fn at(&mut self, node: &impl Ranged) {
+    pub(super) fn at(&mut self, node: &impl Ranged) {
         self.offset = node.range().start().to_u32();
     }
 
@@ -337,7 +365,7 @@ impl<'a> Interpreter<'a> {
         self.argument_tuple_end(len);
     }
 
-    fn collection_due(&mut self) {
+    pub(super) fn collection_due(&mut self) {
         match self.heap.profile.trigger {
             Trigger::InsideAllocation => self.automatic_collection(),
             Trigger::NextStatement => self.heap.collection_scheduled = true,
@@ -491,12 +519,18 @@ impl<'a> Interpreter<'a> {
         match result {
             Ok(addr) => Ok(Some(addr)),
             Err(oom) => {
-                self.recorder.oom(OomReport {
+                let report = OomReport {
                     iteration: self.recorder.iteration(),
                     requested_bytes: bytes,
                     message: oom.message,
                     stack,
-                });
+                };
+                // A handler may catch it: then it is not the run's outcome.
+                if self.exc.handler_depth > 0 {
+                    self.exc.pending_oom = Some(report);
+                } else {
+                    self.recorder.oom(report);
+                }
                 Err(Box::new(Exc::Oom))
             }
         }
@@ -638,7 +672,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- statements -----------------------------------------------------------------------
 
-    fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
+    pub(super) fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
         for stmt in body {
             match self.exec(stmt)? {
                 Flow::Normal => {}
@@ -707,16 +741,26 @@ impl<'a> Interpreter<'a> {
             Stmt::For(f) => return self.exec_for(f),
             Stmt::While(w) => return self.exec_while(w),
             Stmt::FunctionDef(d) => {
-                // `@staticmethod` changes nothing the model distinguishes: methods are looked
-                // up on the class (`Fn.forward`), never bound through an instance here.
-                if let Some(dec) = d.decorator_list.iter().find(|dec| {
-                    !matches!(&dec.expression, Expr::Name(n) if n.id.as_str() == "staticmethod")
-                }) {
-                    self.at(dec);
-                    return self.unsupported("a function decorator other than @staticmethod");
+                let mut decorators = Vec::with_capacity(d.decorator_list.len());
+                for dec in &d.decorator_list {
+                    match self.decorator(&dec.expression) {
+                        Ok(v) => decorators.push(v),
+                        Err(e) => {
+                            self.heap.decref_all(decorators);
+                            return Err(e);
+                        }
+                    }
                 }
                 let code = self.codes.of_def(d);
-                let f = self.make_function(code, Some(&d.parameters))?;
+                let f = match self.make_function(code, Some(&d.parameters)) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.heap.decref_all(decorators);
+                        return Err(e);
+                    }
+                };
+                self.at(d);
+                let f = self.decorate(decorators, f)?;
                 let name = self.names.intern(d.name.as_str());
                 self.store_name(name, f);
             }
@@ -743,10 +787,16 @@ impl<'a> Interpreter<'a> {
                 let module_name = i.module.as_ref().map(|m| m.as_str()).unwrap_or("");
                 for alias in &i.names {
                     let full = format!("{module_name}.{}", alias.name.as_str());
-                    let value = natives::module_named(&full).or_else(|| {
-                        natives::module_named(module_name)
-                            .and_then(|m| self.module_attr(m, alias.name.as_str()))
-                    });
+                    let attr = self.names.intern(alias.name.as_str());
+                    let value = natives::module_named(&full)
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.torch_exception_attr(m, attr))
+                        })
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.module_attr(m, alias.name.as_str()))
+                        });
                     let Some(value) = value else {
                         self.at(alias);
                         return self.unsupported(format!(
@@ -760,55 +810,15 @@ impl<'a> Interpreter<'a> {
                     self.store_name(sym, value);
                 }
             }
-            Stmt::Assert(a) => {
-                if !self.eval_truth(&a.test)? {
-                    let message = match &a.msg {
-                        Some(m) => {
-                            let v = self.eval(m)?;
-                            let s = self.display(v);
-                            self.heap.decref(v);
-                            s
-                        }
-                        None => String::new(),
-                    };
-                    self.at(&*a.test);
-                    return self.error(format!("AssertionError: {message}"));
-                }
-            }
-            Stmt::Raise(_) => return self.error("the workload raised an exception"),
+            Stmt::Assert(a) => return self.exec_assert(a),
+            Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) => return self.exec_with(w),
-            Stmt::Try(_) => return self.unsupported("`try` statements"),
+            Stmt::Try(t) => return self.exec_try(t),
             Stmt::Match(_) => return self.unsupported("`match` statements"),
             Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
             Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
         }
         Ok(Flow::Normal)
-    }
-
-    /// `with torch.no_grad():` and the other grad-mode context managers.
-    fn exec_with(&mut self, w: &'a ast::StmtWith) -> R<Flow> {
-        let saved = self.grad_enabled;
-        for item in &w.items {
-            self.at(&item.context_expr);
-            let v = self.eval(&item.context_expr)?;
-            let mode = match v {
-                Value::Native(n) => natives::grad_mode_of(n),
-                _ => None,
-            };
-            let Some(mode) = mode else {
-                self.heap.decref(v);
-                return self.unsupported(
-                    "this context manager (only torch.no_grad, enable_grad and inference_mode)",
-                );
-            };
-            if item.optional_vars.is_some() {
-                return self.unsupported("`with ... as` on a grad-mode context manager");
-            }
-            self.grad_enabled = mode;
-        }
-        let flow = self.exec_block(&w.body);
-        self.grad_enabled = saved;
-        flow
     }
 
     /// `tensor.grad_fn`: a custom Function's ctx, or a built-in node's Python object,
@@ -920,6 +930,7 @@ impl<'a> Interpreter<'a> {
             return self.unsupported("`async for`");
         }
         let iterable = self.eval(&f.iter)?;
+        let iterable = self.user_iter(iterable)?;
         let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
         if is_iteration_loop {
             self.iteration_loop_seen = true;
@@ -959,7 +970,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// The `index`-th item of an iterable (a new reference), or `None` past the end.
-    fn next_item(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
+    pub(super) fn next_item(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
         match iterable {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::List(items) | ObjKind::Tuple(items) => {
@@ -979,6 +990,8 @@ impl<'a> Interpreter<'a> {
                 &ObjKind::Range { start, stop, step } => {
                     Ok(super::int_ops::range_item(start, stop, step, index as u64).map(Value::Int))
                 }
+                ObjKind::Instance { .. } => self.user_next(iterable),
+                ObjKind::Wrapper(..) => self.lazy_next(id),
                 other => {
                     let t = other.type_name();
                     self.error(format!(
@@ -1168,10 +1181,6 @@ impl<'a> Interpreter<'a> {
                     defaults.push(self.eval(d)?);
                 }
             }
-            if params.vararg.is_some() || params.kwarg.is_some() {
-                self.at(params);
-                return self.unsupported("`*args` / `**kwargs` parameters");
-            }
         }
         let freevars = self.codes.get(code).freevars.clone();
         let closure = if freevars.is_empty() {
@@ -1228,6 +1237,8 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Instance { .. } if self.instance_torch_class(callee).is_some() => {
                     self.call_module(id, args, kwargs)
                 }
+                &ObjKind::Instance { class, .. } => self.call_instance(callee, class, args, kwargs),
+                ObjKind::Wrapper(..) => self.call_wrapper(id, args, kwargs),
                 other => {
                     let t = other.type_name();
                     self.heap.decref_all(args);
@@ -1239,6 +1250,21 @@ impl<'a> Interpreter<'a> {
                 let result = natives::call(self, n, None, args, kwargs);
                 self.eval_breaker();
                 result
+            }
+            Value::BoundNative(n, p)
+                if matches!(
+                    Native::from_id(n),
+                    Some(Native::PropertySetter | Native::PropertyGetter)
+                ) && args.len() == 1
+                    && kwargs.is_empty() =>
+            {
+                let method = if Native::from_id(n) == Some(Native::PropertySetter) {
+                    "setter"
+                } else {
+                    "getter"
+                };
+                let f = args[0];
+                self.property_method(p, method, f)
             }
             _ => {
                 self.heap.decref_all(args);
@@ -1287,70 +1313,15 @@ impl<'a> Interpreter<'a> {
         let code = codes.get(code_index);
         let n = code.params.len();
         // The common call: every parameter given by position.
-        if kwargs.is_empty() && args.len() == n && code.params.iter().all(|p| !p.keyword_only) {
+        if kwargs.is_empty()
+            && args.len() == n
+            && code.vararg.is_none()
+            && code.kwarg.is_none()
+            && code.params.iter().all(|p| !p.keyword_only)
+        {
             return Ok(args);
         }
-        let defaults = f.defaults.clone();
-        let fname = self.names.name(code.name).to_string();
-        let positional_count = code.params.iter().filter(|p| !p.keyword_only).count();
-        if args.len() > positional_count {
-            let given = args.len();
-            self.heap.decref_all(args);
-            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-            return self.error(format!(
-                "TypeError: {fname}() takes {positional_count} positional arguments but {given} were given"
-            ));
-        }
-        let mut slots: Vec<Option<Value>> = vec![None; n];
-        for (i, v) in args.into_iter().enumerate() {
-            slots[i] = Some(v);
-        }
-        let param_names: Vec<Sym> = code.params.iter().map(|p| p.name).collect();
-        for (name, v) in kwargs {
-            match param_names.iter().position(|&p| p == name) {
-                Some(i) if slots[i].is_none() => slots[i] = Some(v),
-                Some(_) => {
-                    self.heap.decref(v);
-                    self.heap.decref_all(slots.into_iter().flatten());
-                    return self.error(format!(
-                        "TypeError: {fname}() got multiple values for argument '{}'",
-                        self.names.name(name)
-                    ));
-                }
-                None => {
-                    self.heap.decref(v);
-                    self.heap.decref_all(slots.into_iter().flatten());
-                    return self.error(format!(
-                        "TypeError: {fname}() got an unexpected keyword argument '{}'",
-                        self.names.name(name)
-                    ));
-                }
-            }
-        }
-        // Defaults belong to the trailing parameters that have one, in order.
-        let with_default: Vec<usize> = (0..n)
-            .filter(|&i| code.params[i].default.is_some())
-            .collect();
-        let mut out = Vec::with_capacity(n);
-        for (i, slot) in slots.into_iter().enumerate() {
-            match slot {
-                Some(v) => out.push(v),
-                None => match with_default.iter().position(|&j| j == i) {
-                    Some(k) if k < defaults.len() => {
-                        self.heap.incref(defaults[k]);
-                        out.push(defaults[k]);
-                    }
-                    _ => {
-                        let missing = self.names.name(param_names[i]).to_string();
-                        self.heap.decref_all(out);
-                        return self.error(format!(
-                            "TypeError: {fname}() missing required argument: '{missing}'"
-                        ));
-                    }
-                },
-            }
-        }
-        Ok(out)
+        self.bind_general(func, args, kwargs)
     }
 
     /// Runs a function body in a new frame with bound arguments (owned).
@@ -1371,12 +1342,19 @@ impl<'a> Interpreter<'a> {
             code: Some(code_index),
             name,
             line,
+            object: None,
+            used_zombie: false,
             locals: SmallMap::new(),
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let mut args: SmallMap<Sym, Value> =
-            code.params.iter().map(|p| p.name).zip(bound).collect();
+        let names = code
+            .params
+            .iter()
+            .map(|p| p.name)
+            .chain(code.vararg)
+            .chain(code.kwarg);
+        let mut args: SmallMap<Sym, Value> = names.zip(bound).collect();
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
         for &name in &code.cellvars {
             let contents = args.remove(&name);
@@ -1397,6 +1375,7 @@ impl<'a> Interpreter<'a> {
             }
         }
         let uses_zombie = self.enter_frame_object(code_index);
+        frame.used_zombie = uses_zombie;
         // The frame holds the function alive while it runs.
         self.heap.incref(Value::Obj(func));
         self.frames.push(frame);
@@ -1408,12 +1387,19 @@ impl<'a> Interpreter<'a> {
             }),
             Body::Lambda(l) => self.eval(&l.body),
         };
+        let result = result.map_err(|e| self.unwinding(e));
         let frame = self.frames.pop().expect("pushed above");
-        self.heap.decref_all(frame.locals.into_values());
-        self.heap
-            .decref_all(frame.cells.into_values().map(Value::Obj));
+        match frame.object {
+            // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
+            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            None => {
+                self.heap.decref_all(frame.locals.into_values());
+                self.heap
+                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                self.leave_frame_object(code_index, uses_zombie);
+            }
+        }
         self.heap.decref_id(func);
-        self.leave_frame_object(code_index, uses_zombie);
         result
     }
 
@@ -1424,14 +1410,19 @@ impl<'a> Interpreter<'a> {
         if !self.heap.profile.frame_objects {
             return false;
         }
-        let (has_zombie, running) = self.frames_of_code.entry(code).or_insert((false, 0));
-        *running += 1;
-        if *running > 1 {
+        for returned in std::mem::take(&mut self.heap.zombie_frames_returned) {
+            if let Some((_, in_use)) = self.frames_of_code.get_mut(&returned) {
+                *in_use = false;
+            }
+        }
+        let (has_zombie, in_use) = self.frames_of_code.entry(code).or_insert((false, false));
+        if *in_use {
             if self.heap.count_frame_allocation() {
                 self.collection_due();
             }
             return false;
         }
+        *in_use = true;
         if !*has_zombie {
             *has_zombie = true;
             self.count_untracked_allocations(1);
@@ -1443,11 +1434,10 @@ impl<'a> Interpreter<'a> {
         if !self.heap.profile.frame_objects {
             return;
         }
-        if let Some((_, running)) = self.frames_of_code.get_mut(&code) {
-            *running -= 1;
-        }
         if !used_zombie {
             self.heap.release_frame();
+        } else if let Some((_, in_use)) = self.frames_of_code.get_mut(&code) {
+            *in_use = false;
         }
     }
 
@@ -1471,6 +1461,11 @@ impl<'a> Interpreter<'a> {
         args: Vec<Value>,
         kwargs: Vec<(Sym, Value)>,
     ) -> R<Value> {
+        if self.is_exception_class(class) {
+            let r = self.instantiate_exception(class, args, kwargs);
+            self.eval_breaker();
+            return r;
+        }
         if let Some(v) = self.construct_torch(class, &args, &kwargs)? {
             self.heap.decref_all(args);
             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
@@ -1666,7 +1661,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Unbinds a name in the current scope and hands its reference to the caller.
-    fn take_name(&mut self, name: Sym) -> Option<Value> {
+    pub(super) fn take_name(&mut self, name: Sym) -> Option<Value> {
         let scope = self.scope_of(name);
         let frame = self.frames.last_mut().expect("a frame");
         if let Some(ns) = frame.class_namespaces.last_mut() {
@@ -1752,6 +1747,7 @@ impl<'a> Interpreter<'a> {
             return Ok(());
         };
         let iterable = self.eval(&first.iter)?;
+        let iterable = self.user_iter(iterable)?;
         let mut index = 0;
         let result = loop {
             let item = match self.next_item(iterable, index) {
@@ -1791,7 +1787,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- targets --------------------------------------------------------------------------
 
-    fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
+    pub(super) fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
         match target {
             Expr::Name(n) => {
                 let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
@@ -1936,6 +1932,7 @@ impl<'a> Interpreter<'a> {
                             });
                             Ok(Value::Obj(m))
                         }
+                        Some(v) if self.is_wrapper(v) => self.bind_class_attr(v, Some(obj), class),
                         Some(v) => {
                             self.heap.incref(v);
                             Ok(v)
@@ -1956,6 +1953,7 @@ impl<'a> Interpreter<'a> {
                     }
                 }
                 ObjKind::Class(_) => match self.class_lookup(id, name) {
+                    Some(v) if self.is_wrapper(v) => self.bind_class_attr(v, None, id),
                     Some(v) => {
                         self.heap.incref(v);
                         Ok(v)
@@ -1966,6 +1964,9 @@ impl<'a> Interpreter<'a> {
                     )),
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                ObjKind::Exception(_) | ObjKind::Traceback(_) | ObjKind::Frame(_) => {
+                    self.exception_object_attr(obj, id, name)
+                }
                 other => {
                     let t = other.type_name();
                     self.error(format!(
@@ -1995,7 +1996,10 @@ impl<'a> Interpreter<'a> {
         if let Some(&v) = self.builtin_cache.get(&name) {
             return v;
         }
-        let v = natives::builtin(self.names.name(name));
+        let text = self.names.name_rc(name);
+        let v = natives::builtin(&text)
+            .or_else(|| self.builtin_exception(&text))
+            .or_else(|| (&*text == "__name__").then(|| Value::Str(self.names.intern("__main__"))));
         self.builtin_cache.insert(name, v);
         v
     }
@@ -2005,7 +2009,9 @@ impl<'a> Interpreter<'a> {
         if let Some(&v) = self.module_attr_cache.get(&(m, name)) {
             return v;
         }
-        let v = self.module_attr(Value::Module(m), self.names.name(name));
+        let v = self
+            .torch_exception_attr(Value::Module(m), name)
+            .or_else(|| self.module_attr(Value::Module(m), self.names.name(name)));
         self.module_attr_cache.insert((m, name), v);
         v
     }
@@ -2065,6 +2071,16 @@ impl<'a> Interpreter<'a> {
                 all.extend(args);
                 self.call_function(f, all, kwargs)
             }
+            _ if self.names.name(name) == "__init__"
+                && matches!(receiver, Value::Obj(r) if matches!(self.heap.kind(r), ObjKind::Exception(_))) =>
+            {
+                // `BaseException.__init__`: the arguments become `args`.
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                if let Value::Obj(r) = receiver {
+                    self.exception_init(r, args);
+                }
+                Ok(Value::None)
+            }
             _ => {
                 // torch's own `__init__` (Module, Function): nothing the model tracks.
                 self.heap.decref_all(args);
@@ -2088,13 +2104,22 @@ impl<'a> Interpreter<'a> {
             return self.error("RuntimeError: super(): no arguments");
         };
         let first = self.codes.get(code).params.first().map(|p| p.name);
-        let receiver = first.and_then(|n| frame.locals.get(&n).copied());
+        // The first argument is a local, or a cell when a closure of the method uses it.
+        let receiver = first.and_then(|n| {
+            frame.locals.get(&n).copied().or_else(|| {
+                match frame.cells.get(&n).map(|c| self.heap.kind(*c)) {
+                    Some(ObjKind::Cell(Some(v))) => Some(*v),
+                    _ => None,
+                }
+            })
+        });
         let Some(receiver) = receiver else {
             return self.error("RuntimeError: super(): no arguments");
         };
-        let ObjKind::Instance { class, .. } = self.heap.kind(receiver.obj().unwrap_or(ObjId(0)))
-        else {
-            return self.error("RuntimeError: super(): __class__ cell not found");
+        let class = match self.heap.kind(receiver.obj().unwrap_or(ObjId(0))) {
+            ObjKind::Instance { class, .. } => class,
+            ObjKind::Exception(e) => &e.class,
+            _ => return self.error("RuntimeError: super(): __class__ cell not found"),
         };
         // The class that defines the running method: walk the receiver's MRO.
         let mut cur = Some(*class);
@@ -2111,6 +2136,12 @@ impl<'a> Interpreter<'a> {
             }
             cur = cls.base;
         }
+        self.super_proxy(defining, receiver)
+    }
+
+    /// `super(cls, obj)`: a proxy (a GC object, as CPython's) that looks names up after
+    /// `cls` in `obj`'s class chain.
+    pub(super) fn super_proxy(&mut self, defining: ObjId, receiver: Value) -> R<Value> {
         self.heap.incref(receiver);
         self.heap.incref(Value::Obj(defining));
         let proxy = self.new_torch_instance(
@@ -2138,6 +2169,15 @@ impl<'a> Interpreter<'a> {
                 "AttributeError: cannot set attribute '{}' here",
                 self.names.name(name)
             ));
+        };
+        let value = match self.heap.kind(id) {
+            &ObjKind::Instance { class, .. } if self.properties_defined => {
+                match self.set_through_property(obj, class, name, value)? {
+                    Some(v) => v,
+                    None => return Ok(()),
+                }
+            }
+            _ => value,
         };
         match self.heap.kind(id) {
             ObjKind::Instance {
@@ -2205,6 +2245,7 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref(value);
                 r
             }
+            ObjKind::Exception(_) => self.set_exception_attr(id, name, value),
             other => {
                 let t = other.type_name();
                 self.heap.decref(value);
@@ -2264,7 +2305,7 @@ impl<'a> Interpreter<'a> {
 
     // ----- expressions ----------------------------------------------------------------------
 
-    fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
+    pub(super) fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
         let v = self.eval(e)?;
         let t = self.truth(v);
         self.heap.decref(v);
@@ -2473,9 +2514,19 @@ impl<'a> Interpreter<'a> {
                 self.at(e);
                 self.eval_list_comprehension(c)
             }
-            Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+            Expr::DictComp(c) => {
                 self.at(e);
-                self.unsupported("set and dict comprehensions and generator expressions")
+                self.eval_dict_comprehension(c)
+            }
+            Expr::Generator(_) => {
+                self.at(e);
+                self.unsupported(
+                    "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
+                )
+            }
+            Expr::SetComp(_) => {
+                self.at(e);
+                self.unsupported("set comprehensions")
             }
             Expr::Set(_) => {
                 self.at(e);
@@ -2514,6 +2565,19 @@ impl<'a> Interpreter<'a> {
             }
             other => (Some(self.eval(other)?), None, None),
         };
+        if let [Expr::Generator(g)] = &*c.arguments.args {
+            let mut kwargs = Vec::new();
+            for k in c.arguments.keywords.iter() {
+                let Some(name) = &k.arg else {
+                    self.at(k);
+                    return self.unsupported("`**` unpacking with a generator argument");
+                };
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                kwargs.push((sym, self.eval(&k.value)?));
+            }
+            let receiver = receiver.zip(method);
+            return self.call_with_generator(callee, receiver, g, kwargs);
+        }
         let mut args = Vec::with_capacity(c.arguments.args.len());
         let mut kwargs = Vec::new();
         for a in c.arguments.args.iter() {
@@ -2541,8 +2605,12 @@ impl<'a> Interpreter<'a> {
         }
         for k in c.arguments.keywords.iter() {
             let Some(name) = &k.arg else {
+                let mapping = self.eval(&k.value)?;
                 self.at(k);
-                return self.unsupported("`**` unpacking in a call");
+                let items = self.keyword_items(mapping);
+                self.heap.decref(mapping);
+                kwargs.extend(items?);
+                continue;
             };
             let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
             kwargs.push((sym, self.eval(&k.value)?));
@@ -2573,7 +2641,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// `recv.name(args)`: a Python method is called directly with `recv` prepended.
-    fn call_method(
+    pub(super) fn call_method(
         &mut self,
         recv: Value,
         name: Sym,
@@ -2618,9 +2686,14 @@ impl<'a> Interpreter<'a> {
                             self.call_function(f, all, kwargs)
                         }
                         Some(v) => {
-                            self.heap.incref(v);
-                            let r = self.call(v, args, kwargs);
-                            self.heap.decref(v);
+                            let bound = if self.is_wrapper(v) {
+                                self.bind_class_attr(v, Some(recv), class)?
+                            } else {
+                                self.heap.incref(v);
+                                v
+                            };
+                            let r = self.call(bound, args, kwargs);
+                            self.heap.decref(bound);
                             r
                         }
                         None => {
@@ -2646,6 +2719,9 @@ impl<'a> Interpreter<'a> {
                     let r = self.call(f, args, kwargs);
                     self.heap.decref(f);
                     return r;
+                }
+                ObjKind::Exception(_) | ObjKind::Frame(_) => {
+                    return self.call_exception_object_method(recv, id, name, args, kwargs);
                 }
                 _ => {}
             }
@@ -2705,17 +2781,15 @@ impl<'a> Interpreter<'a> {
         Ok(match op {
             CmpOp::Is => l == r,
             CmpOp::IsNot => l != r,
-            CmpOp::Eq => {
+            CmpOp::Eq | CmpOp::NotEq => {
                 if self.is_tensor(l) || self.is_tensor(r) {
                     return self.unsupported("comparing tensors (values are not modelled)");
                 }
-                equal(self, l, r)
-            }
-            CmpOp::NotEq => {
-                if self.is_tensor(l) || self.is_tensor(r) {
-                    return self.unsupported("comparing tensors (values are not modelled)");
-                }
-                !equal(self, l, r)
+                let eq = match self.user_predicate(l, "__eq__", r) {
+                    Some(b) => b?,
+                    None => equal(self, l, r),
+                };
+                if op == CmpOp::Eq { eq } else { !eq }
             }
             CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
                 let Some(o) = ordering(l, r) else {
@@ -2731,6 +2805,10 @@ impl<'a> Interpreter<'a> {
                 }
             }
             CmpOp::In | CmpOp::NotIn => {
+                if let Some(found) = self.user_predicate(r, "__contains__", l) {
+                    let found = found?;
+                    return Ok(if op == CmpOp::In { found } else { !found });
+                }
                 let found = match r {
                     Value::Obj(id) => match self.heap.kind(id) {
                         ObjKind::List(items) | ObjKind::Tuple(items) => {
@@ -2738,6 +2816,15 @@ impl<'a> Interpreter<'a> {
                         }
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
                         _ => return self.unsupported("`in` on this object"),
+                    },
+                    Value::Str(hay) => match l {
+                        Value::Str(needle) => {
+                            self.names.name(hay).contains(self.names.name(needle))
+                        }
+                        _ => {
+                            return self
+                                .error("TypeError: 'in <string>' requires string as left operand");
+                        }
                     },
                     _ => return self.unsupported("`in` on this value"),
                 };
@@ -2770,6 +2857,22 @@ impl<'a> Interpreter<'a> {
                 _ => None,
             }
         };
+        let dict = |v: Value| -> Option<&Vec<(Value, Value)>> {
+            match v {
+                Value::Obj(id) => match self.heap.kind(id) {
+                    ObjKind::Dict(items) => Some(items),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (dict(a), dict(b)) {
+            return x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .any(|(k2, v2)| self.values_equal(*k, *k2) && self.values_equal(*v, *v2))
+                });
+        }
         match (a, b) {
             (Value::Str(x), Value::Str(y)) => self.names.name(x) == self.names.name(y),
             (Value::Obj(x), Value::Obj(y)) if x == y => true,
@@ -2806,9 +2909,12 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Binary operator on borrowed operands; `in_place` for augmented assignment.
-    fn binary(&mut self, op: Operator, l: Value, r: Value, in_place: bool) -> R<Value> {
+    pub(super) fn binary(&mut self, op: Operator, l: Value, r: Value, in_place: bool) -> R<Value> {
         if self.is_tensor(l) || self.is_tensor(r) {
             return natives::tensor_binary(self, op, l, r, in_place);
+        }
+        if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
+            return self.percent_format(fmt, r);
         }
         natives::scalar_binary(self, op, l, r)
     }
@@ -2848,6 +2954,7 @@ impl<'a> Interpreter<'a> {
                     format!("tensor({}, device='{}')", t.describe(), t.device.name())
                 }
                 ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
+                ObjKind::Exception(_) => self.exception_text(id),
                 other => format!("<{}>", other.type_name()),
             },
             Value::Dtype(d) => format!("torch.{}", d.name()),

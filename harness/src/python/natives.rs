@@ -54,6 +54,7 @@ natives!(
     Dict,
     Object,
     IsInstance,
+    IsSubclass,
     GetAttr,
     SetAttr,
     HasAttr,
@@ -152,6 +153,57 @@ natives!(
     LegacyCudaLongTensor,
     Linspace,
     Eye,
+    // sys
+    ModSys,
+    SysExcInfo,
+    // decorators and functools
+    StaticMethodFn,
+    ClassMethodFn,
+    PropertyFn,
+    ModFunctools,
+    FunctoolsPartial,
+    FunctoolsWraps,
+    IdentityDecorator,
+    PropertySetter,
+    PropertyGetter,
+    // iteration builtins
+    Enumerate,
+    MapFn,
+    FilterFn,
+    Reversed,
+    Sorted,
+    Any,
+    All,
+    // harmless stdlib modules (stdlib.rs)
+    ModTyping,
+    ModOs,
+    ModMath,
+    ModTime,
+    ModRandom,
+    ModItertools,
+    ModCollections,
+    ModDataclasses,
+    ModWeakref,
+    ModContextlib,
+    ModLogging,
+    ModWarnings,
+    TypingName,
+    Silent,
+    OsGetenv,
+    MathSqrt,
+    MathExp,
+    MathLog,
+    MathCeil,
+    MathFloor,
+    MathIsfinite,
+    TimeClock,
+    TimeSleep,
+    RandomSeed,
+    RandomRandom,
+    RandomRandint,
+    RandomUniform,
+    NullContext,
+    GetLogger,
 );
 
 impl Native {
@@ -195,7 +247,12 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
-        _ => return None,
+        "sys" => module(Native::ModSys),
+        "functools" => module(Native::ModFunctools),
+        other => {
+            let (_, n) = super::stdlib::MODULES.iter().find(|(m, _)| *m == other)?;
+            module(*n)
+        }
     })
 }
 
@@ -214,6 +271,12 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
+        Some(Native::ModSys) => "sys",
+        Some(Native::ModFunctools) => "functools",
+        Some(n) if super::stdlib::MODULES.iter().any(|(_, m)| *m == n) => super::stdlib::MODULES
+            .iter()
+            .find(|(_, m)| *m == n)
+            .map_or("module", |(name, _)| name),
         _ => "module",
     }
 }
@@ -254,6 +317,17 @@ pub fn builtin(name: &str) -> Option<Value> {
         "dict" => Dict,
         "object" => Object,
         "isinstance" => IsInstance,
+        "issubclass" => IsSubclass,
+        "staticmethod" => StaticMethodFn,
+        "enumerate" => Enumerate,
+        "map" => MapFn,
+        "filter" => FilterFn,
+        "reversed" => Reversed,
+        "sorted" => Sorted,
+        "any" => Any,
+        "all" => All,
+        "classmethod" => ClassMethodFn,
+        "property" => PropertyFn,
         "getattr" => GetAttr,
         "setattr" => SetAttr,
         "hasattr" => HasAttr,
@@ -267,6 +341,9 @@ pub fn builtin(name: &str) -> Option<Value> {
 pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
     use Native::*;
     let Value::Module(id) = m else { return None };
+    if let Some(v) = super::stdlib::module_attr(Native::from_id(id)?, attr) {
+        return Some(v);
+    }
     let n = match (Native::from_id(id)?, attr) {
         (ModTorch, "cuda") => return Some(module(ModCuda)),
         (ModTorch, "nn") => return Some(module(ModNn)),
@@ -371,6 +448,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModGc, "unfreeze") => GcUnfreeze,
         (ModGc, "get_freeze_count") => GcGetFreezeCount,
         (ModAsyncio, "run") => AsyncioRun,
+        (ModSys, "exc_info") => SysExcInfo,
+        (ModFunctools, "partial") => FunctoolsPartial,
+        (ModFunctools, "wraps") => FunctoolsWraps,
         _ => return None,
     };
     Some(native(n))
@@ -449,6 +529,69 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
     let p = &a.pos;
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
+        SysExcInfo => Ok(it.sys_exc_info()),
+        TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
+        | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
+        | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
+        Enumerate | MapFn | FilterFn | Reversed => {
+            use crate::heap::WrapperKind as W;
+            let kind = match n {
+                Enumerate => W::Enumerate,
+                MapFn => W::Map,
+                FilterFn => W::Filter,
+                _ => W::Reversed,
+            };
+            let start = it.keyword(&a.kw, "start").or(if n == Enumerate { p.get(1).copied() } else { None });
+            let args = if n == Enumerate { &p[..p.len().min(1)] } else { &p[..] };
+            it.new_lazy_iterator(kind, args, start)
+        }
+        Sorted => match p.as_slice() {
+            [v] => {
+                let key = it.keyword(&a.kw, "key");
+                let reverse = match it.keyword(&a.kw, "reverse") {
+                    Some(r) => it.truth(r)?,
+                    None => false,
+                };
+                it.sorted(*v, key, reverse)
+            }
+            _ => it.error("TypeError: sorted expected 1 argument"),
+        },
+        Any | All => match p.as_slice() {
+            [v] => it.any_all(*v, n == Any),
+            _ => it.error("TypeError: any()/all() take exactly one argument"),
+        },
+        StaticMethodFn | ClassMethodFn | PropertyFn => {
+            use crate::heap::WrapperKind;
+            let (kind, items) = match (n, p.as_slice()) {
+                (StaticMethodFn, [f]) => (WrapperKind::StaticMethod, vec![*f]),
+                (ClassMethodFn, [f]) => (WrapperKind::ClassMethod, vec![*f]),
+                (PropertyFn, [g]) => (WrapperKind::Property, vec![*g, a.kw(it, "fset").unwrap_or(Value::None)]),
+                (PropertyFn, [g, s]) => (WrapperKind::Property, vec![*g, *s]),
+                _ => return it.error("TypeError: wrong number of arguments"),
+            };
+            for &v in &items {
+                it.heap.incref(v);
+            }
+            Ok(it.new_wrapper(kind, items))
+        }
+        FunctoolsPartial => {
+            for &v in p.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+                it.heap.incref(v);
+            }
+            it.new_partial(p.clone(), a.kw.clone())
+        }
+        // `functools.wraps(f)` copies metadata the model does not keep: the decorator it
+        // returns hands the wrapper back unchanged.
+        FunctoolsWraps => Ok(Value::Native(IdentityDecorator.id())),
+        // Only reached bound to a property (`Value::BoundNative`).
+        PropertySetter | PropertyGetter => it.error("TypeError: descriptor needs a property"),
+        IdentityDecorator => match p.as_slice() {
+            [f] => {
+                it.heap.incref(*f);
+                Ok(*f)
+            }
+            _ => it.error("TypeError: expected one argument"),
+        },
         Zip => {
             let seqs: Vec<Vec<Value>> = p
                 .iter()
@@ -467,7 +610,10 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         Super => match p.as_slice() {
             [] => it.make_super(),
-            _ => it.unsupported("super() with arguments"),
+            [Value::Obj(cls), obj] if matches!(it.heap.kind(*cls), ObjKind::Class(_)) => {
+                it.super_proxy(*cls, *obj)
+            }
+            _ => it.unsupported("super() with these arguments"),
         },
         AutogradBackward | RunBackward => {
             // backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -622,7 +768,9 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         }
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
-        ModTorch | ModCuda | ModGc | ModAsyncio | ModNn | ModFunctional | ModAutograd
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModTyping | ModOs
+        | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
+        | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional | ModAutograd
         | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory | ModLrScheduler => {
             it.error("TypeError: 'module' object is not callable")
         }
@@ -660,7 +808,10 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             })))
         }
         Len => match p.as_slice() {
-            [v] => Ok(Value::Int(length(it, *v)?)),
+            [v] => match it.user_len(*v) {
+                Some(n) => Ok(Value::Int(n?)),
+                None => Ok(Value::Int(length(it, *v)?)),
+            },
             _ => it.error("TypeError: len() takes exactly one argument"),
         },
         Print => {
@@ -702,6 +853,21 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             [Value::Float(f)] => Ok(Value::Float(f.abs())),
             _ => it.unsupported("abs() of this value"),
         },
+        Min | Max if it.keyword(&a.kw, "key").is_some() => {
+            let key = it.keyword(&a.kw, "key").unwrap_or(Value::None);
+            match p.as_slice() {
+                [one] => it.min_max_by_key(*one, key, n == Max),
+                many => {
+                    let tuple = Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(many.to_vec())));
+                    for &v in many {
+                        it.heap.incref(v);
+                    }
+                    let r = it.min_max_by_key(tuple, key, n == Max);
+                    it.heap.decref(tuple);
+                    r
+                }
+            }
+        }
         Min | Max | Sum => {
             let items: Vec<Value> = match p.as_slice() {
                 [Value::Obj(id)] => match it.heap.kind(*id) {
@@ -734,6 +900,18 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         List | Tuple => {
             let items = match p.first() {
                 None => Vec::new(),
+                Some(&v @ Value::Obj(o))
+                    if matches!(it.heap.kind(o), ObjKind::Wrapper(..) | ObjKind::Instance { .. }) =>
+                {
+                    // An iterator: its items are produced now (new references).
+                    let items = it.collect_items(v)?;
+                    let kind = if n == List {
+                        ObjKind::List(items)
+                    } else {
+                        ObjKind::Tuple(items)
+                    };
+                    return Ok(Value::Obj(it.alloc(kind)));
+                }
                 Some(&v) => sequence_items(it, v)?,
             };
             Ok(new_sequence(it, n == List, items))
@@ -744,30 +922,16 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             }
             Ok(Value::Obj(it.alloc(ObjKind::Dict(Vec::new()))))
         }
-        IsInstance => {
+        IsInstance | IsSubclass => {
             let [obj, cls] = p.as_slice() else {
                 return it.error("TypeError: isinstance expected 2 arguments");
             };
-            let Value::Obj(cls) = cls else {
-                return it.unsupported("isinstance() with a builtin type");
+            let r = if n == IsInstance {
+                it.isinstance(*obj, *cls)?
+            } else {
+                it.issubclass(*obj, *cls)?
             };
-            let mut cur = match obj {
-                Value::Obj(o) => match it.heap.kind(*o) {
-                    ObjKind::Instance { class, .. } => Some(*class),
-                    _ => None,
-                },
-                _ => None,
-            };
-            while let Some(c) = cur {
-                if c == *cls {
-                    return Ok(Value::Bool(true));
-                }
-                cur = match it.heap.kind(c) {
-                    ObjKind::Class(k) => k.base,
-                    _ => None,
-                };
-            }
-            Ok(Value::Bool(false))
+            Ok(Value::Bool(r))
         }
         GetAttr | HasAttr => {
             let (obj, name) = match p.as_slice() {
@@ -1014,7 +1178,7 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             let device = device_kw(it, a)?.unwrap_or(device);
             let shape = match p.as_slice() {
                 [Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::List(_) | ObjKind::Tuple(_)) => {
-                    nested_shape(it, p[0])?.0
+                    nested_shape(it, p[0], 0)?.0
                 }
                 _ => shape_args(it, p)?,
             };
@@ -1171,6 +1335,7 @@ fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
     match v {
         Value::Obj(id) => match it.heap.kind(id) {
             ObjKind::List(items) | ObjKind::Tuple(items) => Ok(items.clone()),
+            ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
             &ObjKind::Range { start, stop, step } => {
                 let len = int_ops::range_len(start, stop, step);
@@ -1447,7 +1612,11 @@ pub(super) fn call_method(
                 it.unsupported(format!("method '{method}' of '{t}'"))
             }
         },
-        Value::Dtype(_) | Value::Device(_) | Value::Str(_) | Value::Int(_) | Value::Float(_) => {
+        Value::Str(s) => match it.str_method(s, method, &args.pos, &args.kw) {
+            Some(r) => r,
+            None => it.unsupported(format!("method '{method}' of str")),
+        },
+        Value::Dtype(_) | Value::Device(_) | Value::Int(_) | Value::Float(_) => {
             it.unsupported(format!("method '{method}' of {}", it.display(recv)))
         }
         _ => it.error(format!("AttributeError: object has no method '{method}'")),
@@ -2291,6 +2460,12 @@ fn slice_len(
 
 /// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups.
 pub(super) fn subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<Value> {
+    if it.user_special(obj, "__getitem__").is_some() {
+        let key = it.eval(index)?;
+        return it
+            .call_special(obj, "__getitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"));
+    }
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object is not subscriptable");
     };
@@ -2441,6 +2616,20 @@ pub(super) fn store_subscript<'a>(
     index: &'a Expr,
     value: Value,
 ) -> R<()> {
+    if it.user_special(obj, "__setitem__").is_some() {
+        let key = match it.eval(index) {
+            Ok(k) => k,
+            Err(e) => {
+                it.heap.decref(value);
+                return Err(e);
+            }
+        };
+        let r = it
+            .call_special(obj, "__setitem__", vec![key, value])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
     let Value::Obj(id) = obj else {
         it.heap.decref(value);
         return it.error("TypeError: object does not support item assignment");
@@ -2497,6 +2686,14 @@ pub(super) fn store_subscript<'a>(
 
 /// `del obj[index]`.
 pub(super) fn del_subscript<'a>(it: &mut Interpreter<'a>, obj: Value, index: &'a Expr) -> R<()> {
+    if it.user_special(obj, "__delitem__").is_some() {
+        let key = it.eval(index)?;
+        let r = it
+            .call_special(obj, "__delitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object does not support item deletion");
     };

@@ -34,6 +34,11 @@ pub struct Code<'a> {
     pub name: Sym,
     pub body: Body<'a>,
     pub params: Vec<Param<'a>>,
+    /// Leading parameters that are positional-only (before `/`).
+    pub posonly: usize,
+    /// `*args` and `**kwargs`.
+    pub vararg: Option<Sym>,
+    pub kwarg: Option<Sym>,
     pub scopes: FxHashMap<Sym, NameScope>,
     /// Locals that nested functions read: each call creates one cell per name.
     pub cellvars: Vec<Sym>,
@@ -152,6 +157,15 @@ fn resolve<'a>(
             for p in &params {
                 facts.bound.insert(p.name);
             }
+            let star = |a: &Option<Box<ast::Parameter>>, names: &mut Interner| {
+                a.as_ref().map(|p| names.intern(p.name.as_str()))
+            };
+            let vararg = params_ast.and_then(|p| star(&p.vararg, names));
+            let kwarg = params_ast.and_then(|p| star(&p.kwarg, names));
+            let posonly = params_ast.map_or(0, |p| p.posonlyargs.len());
+            facts
+                .bound
+                .extend(vararg.iter().chain(kwarg.iter()).copied());
             match &body {
                 Body::Def(d) => d
                     .body
@@ -205,6 +219,9 @@ fn resolve<'a>(
                 name,
                 body,
                 params,
+                posonly,
+                vararg,
+                kwarg,
                 scopes,
                 cellvars,
                 freevars: freevars.clone(),
@@ -348,7 +365,23 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
             }
         }
         Stmt::Expr(e) => collect_expr(&e.value, facts, names),
-        Stmt::Raise(r) => r.exc.iter().for_each(|e| collect_expr(e, facts, names)),
+        Stmt::Raise(r) => {
+            r.exc.iter().for_each(|e| collect_expr(e, facts, names));
+            r.cause.iter().for_each(|e| collect_expr(e, facts, names));
+        }
+        Stmt::Try(t) => {
+            collect_body(&t.body, facts, names);
+            for handler in &t.handlers {
+                let ast::ExceptHandler::ExceptHandler(h) = handler;
+                h.type_.iter().for_each(|e| collect_expr(e, facts, names));
+                if let Some(name) = &h.name {
+                    facts.bound.insert(names.intern(name.as_str()));
+                }
+                collect_body(&h.body, facts, names);
+            }
+            collect_body(&t.orelse, facts, names);
+            collect_body(&t.finalbody, facts, names);
+        }
         Stmt::Assert(a) => {
             collect_expr(&a.test, facts, names);
             a.msg.iter().for_each(|m| collect_expr(m, facts, names));

@@ -32,6 +32,10 @@ impl<K: PartialEq + Copy, V: Copy> SmallMap<K, V> {
         Some(self.entries.swap_remove(i).1)
     }
 
+    pub fn into_entries(self) -> Vec<(K, V)> {
+        self.entries
+    }
+
     pub fn into_values(self) -> impl Iterator<Item = V> {
         self.entries.into_iter().map(|(_, v)| v)
     }

@@ -1,0 +1,289 @@
+//! Builtins over iterables: the lazy iterators `enumerate`, `map`, `filter` and `reversed`
+//! (one GC object each, items produced one at a time as CPython produces them), and the
+//! consumers `sorted`, `any`, `all`, and `min` / `max` with `key`.
+
+use super::interp::{Interpreter, R};
+use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
+
+impl<'a> Interpreter<'a> {
+    /// `enumerate(it, start=0)`, `map(f, it)`, `filter(f, it)`, `reversed(seq)`: arguments
+    /// are borrowed.
+    pub(super) fn new_lazy_iterator(
+        &mut self,
+        kind: WrapperKind,
+        args: &[Value],
+        start: Option<Value>,
+    ) -> R<Value> {
+        let items = match (kind, args) {
+            (WrapperKind::Enumerate, [source]) => {
+                let count = match start {
+                    None => 0,
+                    Some(Value::Int(i)) => i,
+                    Some(_) => return self.error("TypeError: enumerate start must be an integer"),
+                };
+                self.heap.incref(*source);
+                let source = self.user_iter(*source)?;
+                vec![source, Value::Int(0), Value::Int(count)]
+            }
+            (WrapperKind::Map | WrapperKind::Filter, [func, source]) => {
+                self.heap.incref(*func);
+                self.heap.incref(*source);
+                let source = self.user_iter(*source)?;
+                vec![*func, source, Value::Int(0)]
+            }
+            (WrapperKind::Map, [_, _, ..]) => {
+                return self.unsupported("map() over several iterables");
+            }
+            (WrapperKind::Reversed, [seq]) => {
+                let len = match seq {
+                    Value::Obj(o) => match self.heap.kind(*o) {
+                        ObjKind::List(items) | ObjKind::Tuple(items) => items.len(),
+                        _ => return self.unsupported("reversed() of this object"),
+                    },
+                    _ => return self.error("TypeError: argument to reversed() must be a sequence"),
+                };
+                self.heap.incref(*seq);
+                vec![*seq, Value::Int(len as i64)]
+            }
+            _ => return self.error("TypeError: wrong number of arguments"),
+        };
+        Ok(self.new_wrapper(kind, items))
+    }
+
+    /// The next item of a lazy iterator, or `None` when it is exhausted.
+    pub(super) fn lazy_next(&mut self, id: ObjId) -> R<Option<Value>> {
+        let (kind, items) = match self.heap.kind(id) {
+            ObjKind::Wrapper(kind, items) => (*kind, items.clone()),
+            _ => return Ok(None),
+        };
+        let set = |it: &mut Self, slot: usize, v: i64| {
+            if let ObjKind::Wrapper(_, items) = it.heap.kind_mut(id) {
+                items[slot] = Value::Int(v);
+            }
+        };
+        let int = |v: Value| match v {
+            Value::Int(i) => i,
+            _ => 0,
+        };
+        match kind {
+            WrapperKind::Enumerate => {
+                let pos = int(items[1]);
+                let Some(item) = self.next_of(items[0], pos as usize)? else {
+                    return Ok(None);
+                };
+                set(self, 1, pos + 1);
+                let count = int(items[2]);
+                set(self, 2, count + 1);
+                let pair = self.alloc(ObjKind::Tuple(vec![Value::Int(count), item]));
+                Ok(Some(Value::Obj(pair)))
+            }
+            WrapperKind::Map => {
+                let pos = int(items[2]);
+                let Some(item) = self.next_of(items[1], pos as usize)? else {
+                    return Ok(None);
+                };
+                set(self, 2, pos + 1);
+                self.call(items[0], vec![item], Vec::new()).map(Some)
+            }
+            WrapperKind::Filter => {
+                let mut pos = int(items[2]);
+                loop {
+                    let Some(item) = self.next_of(items[1], pos as usize)? else {
+                        set(self, 2, pos);
+                        return Ok(None);
+                    };
+                    pos += 1;
+                    let keep = if items[0] == Value::None {
+                        self.truth(item)?
+                    } else {
+                        self.heap.incref(item);
+                        let v = self.call(items[0], vec![item], Vec::new())?;
+                        let t = self.truth(v);
+                        self.heap.decref(v);
+                        t?
+                    };
+                    if keep {
+                        set(self, 2, pos);
+                        return Ok(Some(item));
+                    }
+                    self.heap.decref(item);
+                }
+            }
+            WrapperKind::Reversed => {
+                let next = int(items[1]);
+                if next <= 0 {
+                    return Ok(None);
+                }
+                set(self, 1, next - 1);
+                let item = match items[0] {
+                    Value::Obj(o) => match self.heap.kind(o) {
+                        ObjKind::List(v) | ObjKind::Tuple(v) => v.get(next as usize - 1).copied(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(v) = item {
+                    self.heap.incref(v);
+                }
+                Ok(item)
+            }
+            _ => {
+                let t = self.heap.kind(id).type_name();
+                self.error(format!("TypeError: '{t}' object is not an iterator"))
+            }
+        }
+    }
+
+    /// All items of an iterable, produced one at a time (new references).
+    pub(super) fn collect_items(&mut self, iterable: Value) -> R<Vec<Value>> {
+        self.heap.incref(iterable);
+        let iterable = self.user_iter(iterable)?;
+        let mut out = Vec::new();
+        let mut pos = 0;
+        loop {
+            match self.next_of(iterable, pos) {
+                Ok(Some(v)) => out.push(v),
+                Ok(None) => break,
+                Err(e) => {
+                    self.heap.decref_all(out);
+                    self.heap.decref(iterable);
+                    return Err(e);
+                }
+            }
+            pos += 1;
+        }
+        self.heap.decref(iterable);
+        Ok(out)
+    }
+
+    /// `any(it)` / `all(it)`: stops at the first deciding item.
+    pub(super) fn any_all(&mut self, iterable: Value, any: bool) -> R<Value> {
+        self.heap.incref(iterable);
+        let iterable = self.user_iter(iterable)?;
+        let mut pos = 0;
+        let result = loop {
+            match self.next_of(iterable, pos) {
+                Ok(Some(v)) => {
+                    let t = self.truth(v);
+                    self.heap.decref(v);
+                    match t {
+                        Ok(t) if t == any => break Ok(Value::Bool(any)),
+                        Ok(_) => {}
+                        Err(e) => break Err(e),
+                    }
+                }
+                Ok(None) => break Ok(Value::Bool(!any)),
+                Err(e) => break Err(e),
+            }
+            pos += 1;
+        };
+        self.heap.decref(iterable);
+        result
+    }
+
+    /// `sorted(it, key=None, reverse=False)`: a new list, sorted by the keys (numbers or
+    /// strings) with a stable sort.
+    pub(super) fn sorted(
+        &mut self,
+        iterable: Value,
+        key: Option<Value>,
+        reverse: bool,
+    ) -> R<Value> {
+        let items = self.collect_items(iterable)?;
+        let keyed = match self.keys_of(&items, key) {
+            Ok(k) => k,
+            Err(e) => {
+                self.heap.decref_all(items);
+                return Err(e);
+            }
+        };
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| {
+            let o = keyed[a]
+                .partial_cmp(&keyed[b])
+                .unwrap_or(std::cmp::Ordering::Equal);
+            if reverse { o.reverse() } else { o }
+        });
+        let sorted: Vec<Value> = order.into_iter().map(|i| items[i]).collect();
+        Ok(Value::Obj(self.alloc(ObjKind::List(sorted))))
+    }
+
+    /// `min(it, key=f)` / `max(it, key=f)`: the first item with the smallest / largest key.
+    pub(super) fn min_max_by_key(&mut self, iterable: Value, key: Value, max: bool) -> R<Value> {
+        let items = self.collect_items(iterable)?;
+        let keyed = match self.keys_of(&items, Some(key)) {
+            Ok(k) => k,
+            Err(e) => {
+                self.heap.decref_all(items);
+                return Err(e);
+            }
+        };
+        let mut best: Option<usize> = None;
+        for i in 0..items.len() {
+            let better = match best {
+                None => true,
+                Some(b) if max => keyed[i] > keyed[b],
+                Some(b) => keyed[i] < keyed[b],
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else {
+            return self.error("ValueError: arg is an empty sequence");
+        };
+        let chosen = items[b];
+        self.heap.incref(chosen);
+        self.heap.decref_all(items);
+        Ok(chosen)
+    }
+
+    /// Sort keys of items: the key function's results (or the items), numbers or strings.
+    fn keys_of(&mut self, items: &[Value], key: Option<Value>) -> R<Vec<SortKey>> {
+        let mut out = Vec::with_capacity(items.len());
+        for &v in items {
+            let k = match key {
+                Some(f) if f != Value::None => {
+                    self.heap.incref(v);
+                    self.call(f, vec![v], Vec::new())?
+                }
+                _ => {
+                    self.heap.incref(v);
+                    v
+                }
+            };
+            let sk = match k {
+                Value::Int(i) => SortKey::Number(i as f64),
+                Value::Float(f) => SortKey::Number(f),
+                Value::Bool(b) => SortKey::Number(b as i64 as f64),
+                Value::Str(s) => SortKey::Text(self.names.name_rc(s)),
+                other => {
+                    self.heap.decref(other);
+                    return self.unsupported("sorting or comparing these values");
+                }
+            };
+            out.push(sk);
+        }
+        Ok(out)
+    }
+
+    /// The `index`-th step of iterating `iterable` (index-based for sequences, stateful for
+    /// iterators).
+    pub(super) fn next_of(&mut self, iterable: Value, index: usize) -> R<Option<Value>> {
+        self.next_item(iterable, index)
+    }
+
+    /// Keyword argument `name` of a native call, if given.
+    pub(super) fn keyword(&self, kwargs: &[(Sym, Value)], name: &str) -> Option<Value> {
+        kwargs
+            .iter()
+            .find(|(k, _)| self.names.name(*k) == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+#[derive(PartialEq, PartialOrd)]
+enum SortKey {
+    Number(f64),
+    Text(std::rc::Rc<str>),
+}

@@ -1,0 +1,176 @@
+//! Harmless standard-library modules a workload may import: `typing`, `os`, `math`, `time`,
+//! `random`, `itertools`, `collections`, `dataclasses`, `weakref`, `contextlib`, `logging`,
+//! `warnings` (and `sys`, `functools`, whose used parts live with their features). The
+//! attributes that matter to a run are modelled; anything else is rejected where it is
+//! used (`os.system`, located). Nothing here touches files, processes, the network or the
+//! real clock: `time.time()` is a deterministic clock, `random` a seeded generator, and
+//! `os.getenv` sees an empty environment.
+
+use super::interp::{Interpreter, R};
+use super::natives::Native;
+use crate::heap::{Sym, Value};
+
+/// The stdlib modules that can be imported (beyond torch, gc, asyncio, sys, functools).
+pub(super) const MODULES: &[(&str, Native)] = &[
+    ("typing", Native::ModTyping),
+    ("os", Native::ModOs),
+    ("math", Native::ModMath),
+    ("time", Native::ModTime),
+    ("random", Native::ModRandom),
+    ("itertools", Native::ModItertools),
+    ("collections", Native::ModCollections),
+    ("dataclasses", Native::ModDataclasses),
+    ("weakref", Native::ModWeakref),
+    ("contextlib", Native::ModContextlib),
+    ("logging", Native::ModLogging),
+    ("warnings", Native::ModWarnings),
+];
+
+/// Deterministic stand-ins for the clock and the random generator.
+pub(super) struct StdlibState {
+    /// Seconds since the run began, advanced by each clock read and by `time.sleep`.
+    clock: f64,
+    /// xorshift64* state.
+    random: u64,
+}
+
+impl Default for StdlibState {
+    fn default() -> Self {
+        StdlibState {
+            clock: 0.0,
+            random: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+}
+
+/// Each clock read moves the deterministic clock on by a millisecond, so that elapsed
+/// times are positive.
+const CLOCK_TICK: f64 = 1e-3;
+
+/// `module.attr` for the stdlib modules.
+pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
+    use Native::*;
+    let f = |n: Native| Some(Value::Native(n.id()));
+    match (module, attr) {
+        // Annotations only: any name of `typing` is inert.
+        (ModTyping, _) => f(TypingName),
+        (ModOs, "getenv") => f(OsGetenv),
+        (ModMath, "pi") => Some(Value::Float(std::f64::consts::PI)),
+        (ModMath, "e") => Some(Value::Float(std::f64::consts::E)),
+        (ModMath, "inf") => Some(Value::Float(f64::INFINITY)),
+        (ModMath, "sqrt") => f(MathSqrt),
+        (ModMath, "exp") => f(MathExp),
+        (ModMath, "log") => f(MathLog),
+        (ModMath, "ceil") => f(MathCeil),
+        (ModMath, "floor") => f(MathFloor),
+        (ModMath, "isfinite") => f(MathIsfinite),
+        (ModTime, "time" | "perf_counter" | "monotonic") => f(TimeClock),
+        (ModTime, "sleep") => f(TimeSleep),
+        (ModRandom, "seed") => f(RandomSeed),
+        (ModRandom, "random") => f(RandomRandom),
+        (ModRandom, "randint") => f(RandomRandint),
+        (ModRandom, "uniform") => f(RandomUniform),
+        (ModContextlib, "nullcontext") => f(NullContext),
+        (ModLogging, "getLogger") => f(GetLogger),
+        (
+            ModLogging,
+            "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical"
+            | "basicConfig" | "setLevel",
+        ) => f(Silent),
+        (ModLogging, "DEBUG") => Some(Value::Int(10)),
+        (ModLogging, "INFO") => Some(Value::Int(20)),
+        (ModLogging, "WARNING") => Some(Value::Int(30)),
+        (ModLogging, "ERROR") => Some(Value::Int(40)),
+        (ModWarnings, "warn" | "filterwarnings" | "simplefilter") => f(Silent),
+        _ => None,
+    }
+}
+
+impl<'a> Interpreter<'a> {
+    /// Calls a stdlib function (arguments borrowed).
+    pub(super) fn call_stdlib(&mut self, n: Native, p: &[Value], kw: &[(Sym, Value)]) -> R<Value> {
+        use Native::*;
+        let number = |v: &Value| match v {
+            Value::Int(i) => Some(*i as f64),
+            Value::Float(f) => Some(*f),
+            Value::Bool(b) => Some(*b as i64 as f64),
+            _ => None,
+        };
+        let x = p.first().and_then(number);
+        match n {
+            TypingName => Ok(Value::None),
+            // A logger behaves as the (silent) module itself.
+            GetLogger => Ok(Value::Module(ModLogging.id())),
+            Silent => Ok(Value::None),
+            OsGetenv => Ok(p.get(1).copied().unwrap_or(Value::None)),
+            MathSqrt | MathExp | MathLog | MathCeil | MathFloor | MathIsfinite => {
+                let Some(x) = x else {
+                    return self.error("TypeError: must be real number");
+                };
+                Ok(match n {
+                    MathSqrt if x < 0.0 => return self.error("ValueError: math domain error"),
+                    MathSqrt => Value::Float(x.sqrt()),
+                    MathExp => Value::Float(x.exp()),
+                    MathLog if x <= 0.0 => return self.error("ValueError: math domain error"),
+                    MathLog => match p.get(1).and_then(number) {
+                        Some(base) => Value::Float(x.ln() / base.ln()),
+                        None => Value::Float(x.ln()),
+                    },
+                    MathCeil => Value::Int(x.ceil() as i64),
+                    MathFloor => Value::Int(x.floor() as i64),
+                    _ => Value::Bool(x.is_finite()),
+                })
+            }
+            TimeClock => {
+                self.stdlib.clock += CLOCK_TICK;
+                Ok(Value::Float(self.stdlib.clock))
+            }
+            TimeSleep => {
+                self.stdlib.clock += x.unwrap_or(0.0).max(0.0);
+                Ok(Value::None)
+            }
+            RandomSeed => {
+                let seed = match p.first() {
+                    Some(Value::Int(i)) => *i as u64,
+                    _ => 0,
+                };
+                self.stdlib.random = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+                Ok(Value::None)
+            }
+            RandomRandom => Ok(Value::Float(self.next_random())),
+            RandomUniform => {
+                let (Some(a), Some(b)) = (x, p.get(1).and_then(number)) else {
+                    return self.error("TypeError: uniform() needs two numbers");
+                };
+                Ok(Value::Float(a + (b - a) * self.next_random()))
+            }
+            RandomRandint => match p {
+                [Value::Int(a), Value::Int(b)] if a <= b => {
+                    let span = (b - a + 1) as f64;
+                    Ok(Value::Int(a + (self.next_random() * span) as i64))
+                }
+                _ => self.error("ValueError: empty range for randint()"),
+            },
+            NullContext => {
+                let enter = p
+                    .first()
+                    .copied()
+                    .or_else(|| self.keyword(kw, "enter_result"))
+                    .unwrap_or(Value::None);
+                self.heap.incref(enter);
+                Ok(self.new_wrapper(crate::heap::WrapperKind::NullContext, vec![enter]))
+            }
+            _ => self.error("TypeError: not a stdlib function"),
+        }
+    }
+
+    /// A uniform float in [0, 1) from the seeded xorshift64* generator.
+    fn next_random(&mut self) -> f64 {
+        let mut s = self.stdlib.random;
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        self.stdlib.random = s;
+        (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

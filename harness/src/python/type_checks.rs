@@ -1,0 +1,95 @@
+//! `isinstance` and `issubclass`: user classes, exception classes, builtin types, and
+//! tuples of them.
+
+use super::interp::{Interpreter, R};
+use super::natives::Native;
+use crate::heap::{ObjId, ObjKind, Value};
+
+impl<'a> Interpreter<'a> {
+    /// The class object of a value, when it has one in the model's heap.
+    pub(super) fn class_of(&self, v: Value) -> Option<ObjId> {
+        match v {
+            Value::Obj(o) => match self.heap.kind(o) {
+                ObjKind::Instance { class, .. } => Some(*class),
+                ObjKind::Exception(e) => Some(e.class),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `isinstance(obj, spec)`.
+    pub(super) fn isinstance(&mut self, obj: Value, spec: Value) -> R<bool> {
+        match spec {
+            Value::Obj(s) => match self.heap.kind(s) {
+                ObjKind::Tuple(items) => {
+                    for item in items.clone() {
+                        if self.isinstance(obj, item)? {
+                            return Ok(true);
+                        }
+                    }
+                    Ok(false)
+                }
+                ObjKind::Class(_) => Ok(self
+                    .class_of(obj)
+                    .is_some_and(|c| self.class_derives_from(c, s))),
+                _ => self.error("TypeError: isinstance() arg 2 must be a type or tuple of types"),
+            },
+            Value::Native(n) => match Native::from_id(n) {
+                Some(t) => match builtin_type_check(t, obj, &self.heap) {
+                    Some(b) => Ok(b),
+                    None => self.unsupported("isinstance() with this builtin type"),
+                },
+                None => self.unsupported("isinstance() with this builtin type"),
+            },
+            _ => self.error("TypeError: isinstance() arg 2 must be a type or tuple of types"),
+        }
+    }
+
+    /// `issubclass(cls, spec)`.
+    pub(super) fn issubclass(&mut self, cls: Value, spec: Value) -> R<bool> {
+        let Value::Obj(c) = cls else {
+            return self.unsupported("issubclass() of a builtin type");
+        };
+        if !matches!(self.heap.kind(c), ObjKind::Class(_)) {
+            return self.error("TypeError: issubclass() arg 1 must be a class");
+        }
+        match spec {
+            Value::Obj(s) => match self.heap.kind(s) {
+                ObjKind::Tuple(items) => {
+                    for item in items.clone() {
+                        if self.issubclass(cls, item)? {
+                            return Ok(true);
+                        }
+                    }
+                    Ok(false)
+                }
+                ObjKind::Class(_) => Ok(self.class_derives_from(c, s)),
+                _ => {
+                    self.error("TypeError: issubclass() arg 2 must be a class or tuple of classes")
+                }
+            },
+            Value::Native(n) if Native::from_id(n) == Some(Native::Object) => Ok(true),
+            _ => self.unsupported("issubclass() with this builtin type"),
+        }
+    }
+}
+
+/// `isinstance(v, int)` and the other builtin types the model knows.
+fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<bool> {
+    let kind = match v {
+        Value::Obj(o) => Some(heap.kind(o)),
+        _ => None,
+    };
+    Some(match t {
+        Native::Object => true,
+        Native::Int => matches!(v, Value::Int(_) | Value::Bool(_)),
+        Native::Bool => matches!(v, Value::Bool(_)),
+        Native::Float => matches!(v, Value::Float(_)),
+        Native::Str => matches!(v, Value::Str(_)),
+        Native::List => matches!(kind, Some(ObjKind::List(_))),
+        Native::Tuple => matches!(kind, Some(ObjKind::Tuple(_) | ObjKind::Size(_))),
+        Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
+        _ => return None,
+    })
+}

@@ -1,0 +1,138 @@
+//! Shared by the language tests: running a workload under a CPython profile, and probes
+//! that count the objects a construct creates with the modelled `gc.get_count()`, checked
+//! against a table measured with real CPython and, where one is installed, against that
+//! interpreter now.
+
+use gpumem_harness::error::Error;
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+use gpumem_harness::timeline::Timeline;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// (name, probe defining `probe()`, objects counted on ≤ 3.10, on ≥ 3.11).
+pub type Probe = (&'static str, &'static str, i64, i64);
+
+pub fn run(python: &str, workload: &str) -> Result<Timeline, Error> {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let yaml = format!(
+        "name: t\ndevice: {{ capacity: 1 GiB }}\npython: \"{python}\"\nworkload: |\n{body}"
+    );
+    let scenario = scenario::parse(&yaml, "t.yaml").expect("scenario parses");
+    let variant = scenario.variants().remove(0);
+    run_variant(&scenario, &variant)
+}
+
+/// Runs on 3.10, 3.11 and 3.12 (panicking with the error), returns the 3.11 timeline.
+pub fn ok(workload: &str) -> Timeline {
+    for python in ["3.10", "3.11", "3.12"] {
+        if let Err(e) = run(python, workload) {
+            panic!("on {python}: {e}");
+        }
+    }
+    run("3.11", workload).expect("runs")
+}
+
+/// An installed CPython `3.minor` (pyenv or PATH), if any.
+pub fn interpreter(minor: u8) -> Option<PathBuf> {
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")));
+    if let Some(root) = root
+        && let Ok(entries) = std::fs::read_dir(root.join("versions"))
+    {
+        let prefix = format!("3.{minor}.");
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with(&prefix) && n[prefix.len()..].chars().all(|c| c.is_ascii_digit())
+                })
+            })
+            .map(|p| p.join("bin").join("python"))
+            .filter(|p| p.exists())
+            .collect();
+        found.sort();
+        if let Some(p) = found.pop() {
+            return Some(p);
+        }
+    }
+    let name = format!("python3.{minor}");
+    Command::new(&name)
+        .args(["--version"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from(name))
+}
+
+/// Fills the frame, tuple and dict free lists as a process that has run a while has them (the
+/// model starts "after import torch", free lists full), then defines `keep`.
+pub const PRELUDE: &str = "import gc
+gc.disable()
+keep = []
+def warm(n):
+    if n:
+        warm(n - 1)
+warm(100)
+junk = [(i,) for i in range(50)] + [(i, i, i) for i in range(50)] + [{'k': i} for i in range(50)]
+del junk
+";
+
+/// Calls `probe()` twice to settle zombie frames, then measures the third call.
+pub const MEASURE: &str = "probe()
+probe()
+before = gc.get_count()[0]
+probe()
+d = gc.get_count()[0] - before
+";
+
+/// Each probe counts on 3.9 – 3.10 as the table's first figure, on 3.11 – 3.13 as its second.
+pub fn model_matches_table(probes: &[Probe]) {
+    for &(name, probe, legacy, modern) in probes {
+        for (python, expected) in [
+            ("3.9", legacy),
+            ("3.10", legacy),
+            ("3.11", modern),
+            ("3.12", modern),
+            ("3.13", modern),
+        ] {
+            let workload = format!("{PRELUDE}{probe}{MEASURE}assert d == {expected}, d\n");
+            if let Err(e) = run(python, &workload) {
+                panic!("{name} on {python}: {e}");
+            }
+        }
+    }
+}
+
+/// The table agrees with every installed CPython 3.8 – 3.13 (skipped, with the reason,
+/// for those that are absent).
+pub fn table_matches_installed_interpreters(probes: &[Probe]) {
+    let mut compared = 0;
+    for minor in 8..=13u8 {
+        let Some(python) = interpreter(minor) else {
+            eprintln!(
+                "skipped: CPython 3.{minor} is not installed (no pyenv 3.{minor}.x, no python3.{minor})"
+            );
+            continue;
+        };
+        for &(name, probe, legacy, modern) in probes {
+            let script = format!("{PRELUDE}{probe}{MEASURE}print(d)\n");
+            let out = Command::new(&python)
+                .args(["-c", &script])
+                .output()
+                .expect("runs python");
+            let real: i64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name}: no count from 3.{minor}: {out:?}"));
+            let expected = if minor <= 10 { legacy } else { modern };
+            assert_eq!(real, expected, "{name} on CPython 3.{minor}");
+            compared += 1;
+        }
+    }
+    if compared == 0 {
+        eprintln!("skipped: no CPython 3.8 - 3.13 found; the table was not re-measured");
+    }
+}
