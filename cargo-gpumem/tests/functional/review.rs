@@ -125,7 +125,8 @@ fn review_accepts_every_remaining_file_on_capital_a() {
         eprintln!("`script` is not installed: interactive review not exercised");
         return;
     };
-    assert_eq!(out.code, 0, "{}", out.all());
+    // The skipped file still awaits review: exit 1.
+    assert_eq!(out.code, 1, "{}", out.all());
     let text = out.all();
     assert!(text.contains("accepted 2, rejected 0, skipped 1"), "{text}");
     assert_eq!(
