@@ -64,6 +64,24 @@ fn nested_loops_and_comprehensions_count_steps() {
 }
 
 #[test]
+fn generator_expressions_streamed_into_a_consumer_count_steps() {
+    // Nothing is materialised and no statement runs: only the comprehension's own passes
+    // can stop these.
+    let limits = "limits: { steps: 50000 }\n";
+    for consumer in [
+        "s = sum(i for i in range(10**18))",
+        "a = any(i < 0 for i in range(10**18))",
+        "d = {i: i for i in range(10**18) if i < 0}",
+    ] {
+        assert_eq!(
+            error(run_with(limits, consumer)).0,
+            InputErrorKind::Budget,
+            "{consumer}"
+        );
+    }
+}
+
+#[test]
 fn huge_materialisations_are_refused_before_they_happen() {
     for workload in [
         "x = list(range(10**9))",

@@ -297,7 +297,7 @@ impl<'a> Interpreter<'a> {
 
     /// The nested loops of a comprehension; `each` runs at the innermost level and returns
     /// whether to go on. `first_source` is the already evaluated outermost iterable.
-    fn comprehension_loop(
+    pub(super) fn comprehension_loop(
         &mut self,
         generators: &'a [ast::Comprehension],
         first_source: Option<Value>,
@@ -324,6 +324,10 @@ impl<'a> Interpreter<'a> {
                 Err(e) => break Err(e),
             };
             index += 1;
+            if let Err(e) = self.budget_step() {
+                self.heap.decref(item);
+                break Err(e);
+            }
             if let Err(e) = self.store(&first.target, item) {
                 break Err(e);
             }

@@ -1739,50 +1739,14 @@ impl<'a> Interpreter<'a> {
         elt: &'a Expr,
         list: ObjId,
     ) -> R<()> {
-        let Some((first, rest)) = generators.split_first() else {
-            let v = self.eval(elt)?;
-            if let ObjKind::List(items) = self.heap.kind_mut(list) {
+        self.comprehension_loop(generators, None, &mut |it| {
+            let v = it.eval(elt)?;
+            if let ObjKind::List(items) = it.heap.kind_mut(list) {
                 items.push(v);
             }
-            return Ok(());
-        };
-        let iterable = self.eval(&first.iter)?;
-        let iterable = self.user_iter(iterable)?;
-        let mut index = 0;
-        let result = loop {
-            let item = match self.next_item(iterable, index) {
-                Ok(Some(item)) => item,
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
-            };
-            index += 1;
-            if let Err(e) = self.budget_step() {
-                self.heap.decref(item);
-                break Err(e);
-            }
-            if let Err(e) = self.store(&first.target, item) {
-                break Err(e);
-            }
-            let mut keep = true;
-            for condition in &first.ifs {
-                match self.eval_truth(condition) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        keep = false;
-                        break;
-                    }
-                    Err(e) => {
-                        self.heap.decref(iterable);
-                        return Err(e);
-                    }
-                }
-            }
-            if keep && let Err(e) = self.comprehend(rest, elt, list) {
-                break Err(e);
-            }
-        };
-        self.heap.decref(iterable);
-        result
+            Ok(true)
+        })
+        .map(|_| ())
     }
 
     // ----- targets --------------------------------------------------------------------------
