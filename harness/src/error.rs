@@ -4,14 +4,20 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// A position in an input file. Lines and columns count from 1, columns in characters.
+/// A position in an input file. Lines and columns count from 1, columns in characters; a
+/// binary file (a snapshot pickle) has no lines: its positions are byte offsets.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct Location {
     /// The file as the user named it (or relative to the workspace): never made absolute,
     /// so that messages and golden files do not depend on this machine.
     pub file: String,
+    /// 0 in a binary file.
     pub line: u32,
+    /// 0 in a binary file.
     pub column: u32,
+    /// Where in a binary file, when the problem is at one place of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub byte_offset: Option<u64>,
 }
 
 impl Location {
@@ -20,13 +26,29 @@ impl Location {
             file: file.into(),
             line,
             column,
+            byte_offset: None,
+        }
+    }
+
+    /// A place in a binary file: a byte offset, or the file as a whole (`None`), for a
+    /// problem of its decoded structure rather than of one byte.
+    pub fn in_binary(file: impl Into<String>, byte_offset: Option<u64>) -> Self {
+        Location {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            byte_offset,
         }
     }
 }
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+        match (self.line, self.byte_offset) {
+            (0, Some(offset)) => write!(f, "{}: byte offset {offset}", self.file),
+            (0, None) => write!(f, "{}", self.file),
+            _ => write!(f, "{}:{}:{}", self.file, self.line, self.column),
+        }
     }
 }
 

@@ -112,7 +112,7 @@ fn sizes_that_overflow_are_refused_as_malformed() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("overflow.pickle:1:1: data error: not a memory snapshot: segments[2]"),
+        e.starts_with("overflow.pickle: data error: not a memory snapshot: segments[2]"),
         "{e}"
     );
     assert!(e.contains("add up to more than 64 bits"), "{e}");

@@ -118,6 +118,22 @@ impl View<'_> {
             View::Dict(_) => "dict",
         }
     }
+
+    /// The type as a message names what it found: "an int", "a list", "None".
+    pub fn type_with_article(&self) -> &'static str {
+        match self {
+            View::None => "None",
+            View::Bool(_) => "a bool",
+            View::Int(_) | View::BigInt(_) => "an int",
+            View::Float(_) => "a float",
+            View::Str(_) => "a str",
+            View::Bytes(_) => "a bytes object",
+            View::List(_) => "a list",
+            View::Tuple(_) => "a tuple",
+            View::Set(_) => "a set",
+            View::Dict(_) => "a dict",
+        }
+    }
 }
 
 /// A decoded pickle: the root value and the tables its values point into.
@@ -516,11 +532,10 @@ fn unsupported(op: u8) -> Option<&'static str> {
 
 impl<R: Read> Decoder<'_, '_, R> {
     fn error(&self, at: u64, message: String) -> Error {
-        let column = u32::try_from(at + 1).unwrap_or(u32::MAX);
         Error::input(
             InputErrorKind::Data,
-            Location::new(self.file, 1, column),
-            format!("{message} (byte offset {at})"),
+            Location::in_binary(self.file, Some(at)),
+            message,
         )
     }
 

@@ -207,7 +207,7 @@ impl<'d> Converter<'d, '_> {
     fn error(&self, path: &str, message: impl std::fmt::Display) -> Error {
         Error::input(
             InputErrorKind::Data,
-            Location::new(self.file, 1, 1),
+            Location::in_binary(self.file, None),
             format!("not a memory snapshot: {path}: {message}"),
         )
     }
@@ -224,7 +224,7 @@ impl<'d> Converter<'d, '_> {
             other => {
                 return Err(self.error(
                     "snapshot",
-                    format!("expected a dict, found a {}", other.type_name()),
+                    format!("expected a dict, found {}", other.type_with_article()),
                 ));
             }
         };
@@ -297,7 +297,7 @@ impl<'d> Converter<'d, '_> {
             View::List(items) | View::Tuple(items) => Ok(items),
             other => Err(self.error(
                 path,
-                format!("expected a list, found a {}", other.type_name()),
+                format!("expected a list, found {}", other.type_with_article()),
             )),
         }
     }
@@ -320,8 +320,8 @@ impl<'d> Converter<'d, '_> {
             return Err(self.error(
                 path,
                 format!(
-                    "expected a dict, found a {}",
-                    self.doc.view(dict).type_name()
+                    "expected a dict, found {}",
+                    self.doc.view(dict).type_with_article()
                 ),
             ));
         }
@@ -336,7 +336,10 @@ impl<'d> Converter<'d, '_> {
             View::Bool(b) => Ok(b as i64),
             other => Err(self.error(
                 path,
-                format!("`{key}` should be an int, found a {}", other.type_name()),
+                format!(
+                    "`{key}` should be an int, found {}",
+                    other.type_with_article()
+                ),
             )),
         }
     }
@@ -406,7 +409,10 @@ impl<'d> Converter<'d, '_> {
             }
             Some(other) => Err(self.error(
                 path,
-                format!("`{key}` should be a str, found a {}", other.type_name()),
+                format!(
+                    "`{key}` should be a str, found {}",
+                    other.type_with_article()
+                ),
             )),
         }
     }
@@ -548,7 +554,10 @@ impl<'d> Converter<'d, '_> {
         let View::Dict(entries) = self.doc.view(e) else {
             return Err(self.error(
                 path,
-                format!("expected a dict, found a {}", self.doc.view(e).type_name()),
+                format!(
+                    "expected a dict, found {}",
+                    self.doc.view(e).type_with_article()
+                ),
             ));
         };
         let mut action = None;
@@ -573,7 +582,10 @@ impl<'d> Converter<'d, '_> {
                 View::Bool(b) => Ok(Some(b as i64)),
                 other => Err(self.error(
                     path,
-                    format!("`{key}` should be an int, found a {}", other.type_name()),
+                    format!(
+                        "`{key}` should be an int, found {}",
+                        other.type_with_article()
+                    ),
                 )),
             };
             let unsigned = |key: &str| match int(key)? {
@@ -605,7 +617,10 @@ impl<'d> Converter<'d, '_> {
             Some(other) => {
                 return Err(self.error(
                     path,
-                    format!("`action` should be a str, found a {}", other.type_name()),
+                    format!(
+                        "`action` should be a str, found {}",
+                        other.type_with_article()
+                    ),
                 ));
             }
             None => return Err(self.error(path, "missing key `action`")),

@@ -4,12 +4,16 @@ fn decode_bytes(bytes: &[u8]) -> Result<Doc, Error> {
     decode(bytes, "t.pickle")
 }
 
-fn error_of(bytes: &[u8]) -> (String, u32) {
+/// The error's text and the byte offset it names.
+fn error_of(bytes: &[u8]) -> (String, u64) {
     match decode_bytes(bytes) {
         Ok(_) => panic!("expected an error"),
         Err(e) => {
-            let column = e.location().map_or(0, |l| l.column);
-            (e.to_string(), column)
+            let offset = e
+                .location()
+                .and_then(|l| l.byte_offset)
+                .expect("a byte offset");
+            (e.to_string(), offset)
         }
     }
 }
@@ -119,32 +123,34 @@ fn refuses_every_code_executing_opcode_with_its_name_and_offset() {
         (b'P', "PERSID"),
         (b'Q', "BINPERSID"),
     ] {
-        let (message, column) = error_of(&[0x80, 4, b'N', op, b'.']);
+        let (message, offset) = error_of(&[0x80, 4, b'N', op, b'.']);
         assert!(
             message.contains(&format!("refused opcode {name} ")),
             "{message}"
         );
-        assert!(message.contains("byte offset 3"), "{message}");
-        assert_eq!(column, 4);
-        assert!(message.starts_with("t.pickle:1:4: data error"), "{message}");
+        assert_eq!(offset, 3);
+        assert!(
+            message.starts_with("t.pickle: byte offset 3: data error"),
+            "{message}"
+        );
     }
 }
 
 #[test]
 fn refuses_the_classic_os_system_payload() {
     // cos\nsystem\n(S'echo hi'\ntR.  (protocol 0)
-    let (message, column) = error_of(b"cos\nsystem\n(S'echo hi'\ntR.");
+    let (message, offset) = error_of(b"cos\nsystem\n(S'echo hi'\ntR.");
     assert!(message.contains("GLOBAL"), "{message}");
-    assert_eq!(column, 1);
+    assert_eq!(offset, 0);
 }
 
 #[test]
 fn truncation_anywhere_is_a_located_error() {
     let full = sample_protocol_4();
     for cut in 0..full.len() {
-        let (message, column) = error_of(&full[..cut]);
+        let (message, offset) = error_of(&full[..cut]);
         assert!(message.contains("truncated"), "cut {cut}: {message}");
-        assert!(column as usize <= cut + 1, "cut {cut}: column {column}");
+        assert!(offset as usize <= cut, "cut {cut}: offset {offset}");
     }
 }
 
@@ -154,12 +160,12 @@ fn forged_lengths_do_not_allocate_beyond_the_input() {
     let mut bytes = vec![0x80, 4, 0x8d];
     bytes.extend((1u64 << 62).to_le_bytes());
     bytes.extend(b"abc");
-    let (message, column) = error_of(&bytes);
+    let (message, offset) = error_of(&bytes);
     assert!(
         message.contains("truncated") && message.contains("BINUNICODE8"),
         "{message}"
     );
-    assert_eq!(column, 3);
+    assert_eq!(offset, 2);
     // A sparse memo index far beyond the input.
     let (message, _) = error_of(&[0x80, 2, b'N', b'r', 0xff, 0xff, 0xff, 0x7f, b'.']);
     assert!(message.contains("memo index out of range"), "{message}");
@@ -263,10 +269,10 @@ fn truncated_corpus_files_give_the_offset_where_input_ended() {
         let e = decode(&bytes[..cut], name).err().unwrap();
         let text = e.to_string();
         assert!(text.contains("truncated"), "{text}");
-        let column = e.location().unwrap().column as usize;
+        let offset = e.location().unwrap().byte_offset.unwrap() as usize;
         assert!(
-            column <= cut + 1 && column + 600 > cut,
-            "{name}: {column} vs {cut}"
+            offset <= cut && offset + 601 > cut,
+            "{name}: {offset} vs {cut}"
         );
     }
 }
