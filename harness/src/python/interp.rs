@@ -419,9 +419,7 @@ impl<'a> Interpreter<'a> {
         let device_tensors_freed = freed.len() as u64;
         let iteration = self.recorder.iteration();
         for (id, storage) in freed {
-            let (holder, cycle) = paths
-                .remove(&id)
-                .unwrap_or_else(|| ("(freed with collected objects)".into(), "".into()));
+            let (holder, cycle) = paths.remove(&id).unwrap_or_else(|| ("".into(), "".into()));
             let key = CycleKey {
                 holder,
                 cycle,

@@ -240,32 +240,56 @@ pub fn collections(out: &mut Lines, timeline: &Timeline) {
     }
 }
 
+/// Each reference path once, written in one direction: around the cycle (`cycle`), then from
+/// the cycle to the tensors (`holds`), every edge named; under it each kind of tensor freed
+/// through it.
 pub fn cycle_paths(out: &mut Lines, timeline: &Timeline) {
     if timeline.cycle_reports.is_empty() {
         out.push("none".to_string());
         return;
     }
-    for path in timeline.cycle_reports.iter().take(MAX_CYCLE_PATHS) {
-        let site = timeline
-            .stacks
-            .get(path.alloc_site)
-            .first()
-            .map(|f| format!("{}:{}", f.file, f.line))
-            .unwrap_or_else(|| "unknown site".to_string());
-        let first = path
-            .first_iteration
-            .map(|i| format!(", first in iteration {i}"))
-            .unwrap_or_default();
-        out.push(format!("{} <- {}", path.holder_path, path.cycle));
-        out.push(format!(
-            "  {}, {} x {} = {}, allocated at {site}{first}",
-            path.tensor,
-            path.count,
-            Bytes(path.bytes_each),
-            exact_bytes(path.bytes_total)
-        ));
+    // Reports in first-seen order, grouped by their path (a path holds tensors of several
+    // shapes or sites).
+    let mut groups: Vec<(&str, &str, Vec<&crate::timeline::CycleReport>)> = Vec::new();
+    for report in &timeline.cycle_reports {
+        match groups
+            .iter_mut()
+            .find(|(holder, cycle, _)| *holder == report.holder_path && *cycle == report.cycle)
+        {
+            Some((_, _, reports)) => reports.push(report),
+            None => groups.push((&report.holder_path, &report.cycle, vec![report])),
+        }
     }
-    let more = timeline.cycle_reports.len().saturating_sub(MAX_CYCLE_PATHS);
+    for (holder, cycle, reports) in groups.iter().take(MAX_CYCLE_PATHS) {
+        if cycle.is_empty() && holder.is_empty() {
+            out.push("freed together with collected objects (no reference path recorded)".into());
+        } else if cycle.is_empty() {
+            out.push(format!("holds  {holder} → tensor"));
+        } else {
+            out.push(format!("cycle  {cycle}"));
+            out.push(format!("holds  {holder} → tensor"));
+        }
+        for path in reports {
+            let site = timeline
+                .stacks
+                .get(path.alloc_site)
+                .first()
+                .map(|f| format!("{}:{}", f.file, f.line))
+                .unwrap_or_else(|| "unknown site".to_string());
+            let first = path
+                .first_iteration
+                .map(|i| format!(", first in iteration {i}"))
+                .unwrap_or_default();
+            out.push(format!(
+                "  {}, {} x {} = {}, allocated at {site}{first}",
+                path.tensor,
+                path.count,
+                Bytes(path.bytes_each),
+                exact_bytes(path.bytes_total)
+            ));
+        }
+    }
+    let more = groups.len().saturating_sub(MAX_CYCLE_PATHS);
     if more > 0 {
         out.push(format!("... and {more} more paths"));
     }

@@ -75,7 +75,7 @@ fn golden_text_is_deterministic_and_has_every_section() {
         "explicit  gen2       3, in iterations 99, 199, 299",
         "freed by the collector: 150 GiB (161061273600 bytes) in 600 device tensors",
         "first freed at iteration 99 (gen2, gc.collect(), line 12): 50 GiB",
-        "Node.tensor <- Node -[link]-> Node -[link]-> Node",
+        "cycle  Node -[link]-> Node -[link]-> Node\nholds  Node.tensor → tensor\n",
         "float32[67108864], 600 x 256 MiB = 150 GiB (161061273600 bytes), allocated at workload:7, first in iteration 0",
         "== allocated memory",
         "== top allocation sites live at the peak",
@@ -356,4 +356,34 @@ fn labelled_allocations_show_their_category_at_the_peak() {
     // Unlabelled timelines (recorded snapshots) keep the old layout and no totals line.
     let (plain, _) = render(&sawtooth(3, 1));
     assert!(!plain.contains("by category"), "{plain}");
+}
+
+#[test]
+fn a_reference_path_is_written_once_above_every_tensor_it_held() {
+    let mut t = sawtooth(100, 100);
+    // Same path, another tensor: listed under the first path, not as a second path.
+    let mut other = t.cycle_reports[0].clone();
+    other.tensor = "float16[1024]".to_string();
+    t.cycle_reports.push(other);
+    // A tensor freed with collected objects, with no path of its own.
+    let mut pathless = t.cycle_reports[0].clone();
+    pathless.holder_path.clear();
+    pathless.cycle.clear();
+    t.cycle_reports.push(pathless);
+    let (text, _) = render(&t);
+    assert_eq!(
+        text.matches("cycle  Node -[link]-> Node").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains("holds  Node.tensor → tensor\n  float32[67108864], ")
+            && text.contains("\n  float16[1024], "),
+        "{text}"
+    );
+    assert!(
+        text.contains("freed together with collected objects (no reference path recorded)\n  "),
+        "{text}"
+    );
+    assert!(!text.contains(" <- "), "{text}");
 }
