@@ -204,3 +204,23 @@ fn lstm_checks_the_hidden_state_shape() {
     .unwrap_err();
     assert!(e.contains("Expected hidden[0] size (1, 2, 8)"), "{e}");
 }
+
+#[test]
+fn shape_errors_use_pytorchs_wording() {
+    // `nn.Linear(1024, 10)` on a `[4, 512]` input: the input times the weight transposed.
+    let e = run("x = torch.zeros(4, 512, device='cuda')\nlayer = torch.nn.Linear(1024, 10).cuda()\ny = layer(x)")
+        .unwrap_err();
+    assert!(
+        e.contains("RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x512 and 1024x10)"),
+        "{e}"
+    );
+    // A 3-d input is flattened to 2-d first, as `at::linear` does.
+    let e = run("x = torch.zeros(2, 3, 512, device='cuda')\nlayer = torch.nn.Linear(1024, 10).cuda()\ny = layer(x)")
+        .unwrap_err();
+    assert!(e.contains("(6x512 and 1024x10)"), "{e}");
+    let e = run("a = torch.zeros(4, 512)\nb = torch.zeros(1024, 10)\nc = a @ b").unwrap_err();
+    assert!(
+        e.contains("mat1 and mat2 shapes cannot be multiplied (4x512 and 1024x10)"),
+        "{e}"
+    );
+}

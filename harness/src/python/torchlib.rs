@@ -625,9 +625,14 @@ impl Interpreter<'_> {
         };
         let k = *xt.shape.last().unwrap_or(&0);
         if wt.shape.len() != 2 || wt.shape[1] != k {
+            // As `at::linear` reports it: the input flattened to 2-d times the weight transposed.
+            let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]
+                .iter()
+                .product();
+            let weight_t: Vec<i64> = wt.shape.iter().rev().copied().collect();
             return self.error(format!(
-                "RuntimeError: mat1 and mat2 shapes cannot be multiplied ({:?} and {:?})",
-                xt.shape, wt.shape
+                "RuntimeError: {}",
+                crate::torch::mat_mismatch(&[rows, k], &weight_t)
             ));
         }
         let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]

@@ -15,7 +15,7 @@ pub use autograd::{
     Category, GradFlow, GradNode, InputEdge, OP_RULES, OpRule, Save, Saved, op_rule,
 };
 
-pub use shape::{broadcast, matmul_shape, numel, reshape_shape, storage_nbytes};
+pub use shape::{broadcast, mat_mismatch, matmul_shape, numel, reshape_shape, storage_nbytes};
 pub use storage::{Storage, StorageId, Storages};
 
 use crate::heap::{Edge, ObjId, Value};

@@ -61,13 +61,25 @@ pub fn broadcast(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
     Ok(out)
 }
 
+/// PyTorch's message for a matrix product whose inner sizes differ, with sizes written as
+/// PyTorch writes them (`4x512`).
+pub fn mat_mismatch(mat1: &[i64], mat2: &[i64]) -> String {
+    let dims = |s: &[i64]| {
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    };
+    format!(
+        "mat1 and mat2 shapes cannot be multiplied ({} and {})",
+        dims(mat1),
+        dims(mat2)
+    )
+}
+
 /// `torch.matmul` shapes: vector/matrix cases and batched matrices with broadcast batch dims.
 pub fn matmul_shape(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
-    let mismatch = || {
-        Err(format!(
-            "mat1 and mat2 shapes cannot be multiplied ({a:?} and {b:?})"
-        ))
-    };
+    let mismatch = || Err(mat_mismatch(a, b));
     match (a.len(), b.len()) {
         (0, _) | (_, 0) => Err("both arguments to matmul need to be at least 1D".into()),
         (1, 1) => {
