@@ -356,9 +356,10 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
         (ModCuda, "memory") => return Some(module(ModCudaMemory)),
         (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
-        (ModTorch, "no_grad") => NoGrad,
-        (ModTorch, "enable_grad") => EnableGrad,
-        (ModTorch, "inference_mode") => InferenceMode,
+        // `torch.autograd` re-exports the grad-mode managers, as PyTorch does.
+        (ModTorch | ModAutograd, "no_grad") => NoGrad,
+        (ModTorch | ModAutograd, "enable_grad") => EnableGrad,
+        (ModTorch | ModAutograd, "inference_mode") => InferenceMode,
         (ModAutograd, "backward") => AutogradBackward,
         (ModAutograd, "grad") => AutogradGrad,
         (ModEngine, "run_backward") => RunBackward,
