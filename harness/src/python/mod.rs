@@ -12,6 +12,7 @@ mod allocator_settings;
 mod alternatives;
 mod autograd;
 pub mod budget;
+mod builtin_calls;
 mod builtins_iter;
 mod call_binding;
 mod cuda_memory;

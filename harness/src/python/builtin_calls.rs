@@ -1,0 +1,595 @@
+//! Builtin functions (`len`, `range`, `min`, `isinstance`, ...), the `gc`, `sys`, `asyncio`,
+//! `functools` and stdlib natives, the methods of lists and dicts, and arithmetic on
+//! non-tensor values. Tensor and `torch.*` natives are in `natives.rs`, which this dispatch
+//! falls back to.
+
+use super::int_ops;
+use super::interp::{Interpreter, R};
+use super::natives::{
+    Args, Native, float_of, int_arg, length, new_sequence, new_tuple, sequence_items,
+};
+use crate::heap::{ObjId, ObjKind, Value};
+use ruff_python_ast::Operator;
+
+/// Calls native `n`: builtins here, everything else in [`super::natives`].
+pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
+    use Native::*;
+    let p = &a.pos;
+    match n {
+        SysExcInfo => Ok(it.sys_exc_info()),
+        TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
+        | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
+        | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
+        Enumerate | MapFn | FilterFn | Reversed => {
+            use crate::heap::WrapperKind as W;
+            let kind = match n {
+                Enumerate => W::Enumerate,
+                MapFn => W::Map,
+                FilterFn => W::Filter,
+                _ => W::Reversed,
+            };
+            let start = it.keyword(&a.kw, "start").or(if n == Enumerate {
+                p.get(1).copied()
+            } else {
+                None
+            });
+            let args = if n == Enumerate {
+                &p[..p.len().min(1)]
+            } else {
+                &p[..]
+            };
+            it.new_lazy_iterator(kind, args, start)
+        }
+        Sorted => match p.as_slice() {
+            [v] => {
+                let key = it.keyword(&a.kw, "key");
+                let reverse = match it.keyword(&a.kw, "reverse") {
+                    Some(r) => it.truth(r)?,
+                    None => false,
+                };
+                it.sorted(*v, key, reverse)
+            }
+            _ => it.error("TypeError: sorted expected 1 argument"),
+        },
+        Any | All => match p.as_slice() {
+            [v] => it.any_all(*v, n == Any),
+            _ => it.error("TypeError: any()/all() take exactly one argument"),
+        },
+        StaticMethodFn | ClassMethodFn | PropertyFn => {
+            use crate::heap::WrapperKind;
+            let (kind, items) = match (n, p.as_slice()) {
+                (StaticMethodFn, [f]) => (WrapperKind::StaticMethod, vec![*f]),
+                (ClassMethodFn, [f]) => (WrapperKind::ClassMethod, vec![*f]),
+                (PropertyFn, [g]) => (
+                    WrapperKind::Property,
+                    vec![*g, a.kw(it, "fset").unwrap_or(Value::None)],
+                ),
+                (PropertyFn, [g, s]) => (WrapperKind::Property, vec![*g, *s]),
+                _ => return it.error("TypeError: wrong number of arguments"),
+            };
+            for &v in &items {
+                it.heap.incref(v);
+            }
+            Ok(it.new_wrapper(kind, items))
+        }
+        FunctoolsPartial => {
+            for &v in p.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+                it.heap.incref(v);
+            }
+            it.new_partial(p.clone(), a.kw.clone())
+        }
+        // `functools.wraps(f)` copies metadata the model does not keep: the decorator it
+        // returns hands the wrapper back unchanged.
+        FunctoolsWraps => Ok(Value::Native(IdentityDecorator.id())),
+        // Only reached bound to a property (`Value::BoundNative`).
+        PropertySetter | PropertyGetter => it.error("TypeError: descriptor needs a property"),
+        IdentityDecorator => match p.as_slice() {
+            [f] => {
+                it.heap.incref(*f);
+                Ok(*f)
+            }
+            _ => it.error("TypeError: expected one argument"),
+        },
+        Zip => {
+            let seqs: Vec<Vec<Value>> =
+                p.iter().map(|&v| sequence_items(it, v)).collect::<R<_>>()?;
+            let len = seqs.iter().map(Vec::len).min().unwrap_or(0);
+            let mut rows = Vec::with_capacity(len);
+            for i in 0..len {
+                let row: Vec<Value> = seqs.iter().map(|s| s[i]).collect();
+                for &v in &row {
+                    it.heap.incref(v);
+                }
+                rows.push(new_tuple(it, row));
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(rows))))
+        }
+        Super => match p.as_slice() {
+            [] => it.make_super(),
+            [Value::Obj(cls), obj] if matches!(it.heap.kind(*cls), ObjKind::Class(_)) => {
+                it.super_proxy(*cls, *obj)
+            }
+            _ => it.unsupported("super() with these arguments"),
+        },
+        ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModTyping | ModOs
+        | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
+        | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional
+        | ModAutograd | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory
+        | ModLrScheduler => it.error("TypeError: 'module' object is not callable"),
+        Object => {
+            let name = it.names.intern("object");
+            let class = it.alloc(ObjKind::Class(crate::heap::Class {
+                name,
+                base: None,
+                attrs: Vec::new(),
+            }));
+            let inst = it.alloc(ObjKind::Instance {
+                class,
+                attrs: crate::heap::Attrs::Inline(Vec::new()),
+            });
+            Ok(Value::Obj(inst))
+        }
+        Range => {
+            let ints: Vec<i64> = p
+                .iter()
+                .map(|&v| int_arg(it, v, "range() argument"))
+                .collect::<R<_>>()?;
+            let (start, stop, step) = match ints.as_slice() {
+                [stop] => (0, *stop, 1),
+                [start, stop] => (*start, *stop, 1),
+                [start, stop, step] => (*start, *stop, *step),
+                _ => return it.error("TypeError: range expected 1 to 3 arguments"),
+            };
+            if step == 0 {
+                return it.error("ValueError: range() arg 3 must not be zero");
+            }
+            Ok(Value::Obj(it.heap.insert_uncounted(ObjKind::Range {
+                start,
+                stop,
+                step,
+            })))
+        }
+        Len => match p.as_slice() {
+            [v] => match it.user_len(*v) {
+                Some(n) => Ok(Value::Int(n?)),
+                None => Ok(Value::Int(length(it, *v)?)),
+            },
+            _ => it.error("TypeError: len() takes exactly one argument"),
+        },
+        Print => {
+            // Printing produces strings only: nothing the collector sees.
+            for &v in p {
+                let _ = it.display(v);
+            }
+            Ok(Value::None)
+        }
+        Int => match p.as_slice() {
+            [] => Ok(Value::Int(0)),
+            [Value::Int(i)] => Ok(Value::Int(*i)),
+            [Value::Bool(b)] => Ok(Value::Int(*b as i64)),
+            [Value::Float(f)] => int_ops::to_value(it, int_ops::from_float(*f)),
+            [Value::Str(s)] => match it.names.name(*s).trim().parse::<i64>() {
+                Ok(i) => Ok(Value::Int(i)),
+                Err(_) => it.error("ValueError: invalid literal for int()"),
+            },
+            _ => it.unsupported("int() of this value"),
+        },
+        Float => match p.as_slice() {
+            [] => Ok(Value::Float(0.0)),
+            [v] => match float_of(*v) {
+                Some(f) => Ok(Value::Float(f)),
+                None => it.unsupported("float() of this value"),
+            },
+            _ => it.error("TypeError: float() takes at most 1 argument"),
+        },
+        Str => {
+            let s = p.first().map_or(String::new(), |v| it.display(*v));
+            Ok(Value::Str(it.names.intern(&s)))
+        }
+        Bool => match p.first() {
+            Some(v) => Ok(Value::Bool(it.truth(*v)?)),
+            None => Ok(Value::Bool(false)),
+        },
+        Abs => match p.as_slice() {
+            [Value::Int(i)] => int_ops::to_value(it, int_ops::absolute(*i)),
+            [Value::Float(f)] => Ok(Value::Float(f.abs())),
+            _ => it.unsupported("abs() of this value"),
+        },
+        Min | Max if it.keyword(&a.kw, "key").is_some() => {
+            let key = it.keyword(&a.kw, "key").unwrap_or(Value::None);
+            match p.as_slice() {
+                [one] => it.min_max_by_key(*one, key, n == Max),
+                many => {
+                    let tuple = Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(many.to_vec())));
+                    for &v in many {
+                        it.heap.incref(v);
+                    }
+                    let r = it.min_max_by_key(tuple, key, n == Max);
+                    it.heap.decref(tuple);
+                    r
+                }
+            }
+        }
+        Min | Max | Sum => {
+            let items: Vec<Value> = match p.as_slice() {
+                [Value::Obj(id)] => match it.heap.kind(*id) {
+                    ObjKind::List(items) | ObjKind::Tuple(items) => items.clone(),
+                    _ => return it.unsupported("this argument of min/max/sum"),
+                },
+                many => many.to_vec(),
+            };
+            let nums: Option<Vec<f64>> = items.iter().map(|v| float_of(*v)).collect();
+            let Some(nums) = nums else {
+                return it.unsupported("min/max/sum of non-numbers");
+            };
+            let all_int = items
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
+            if nums.is_empty() && n != Sum {
+                return it.error("ValueError: arg is an empty sequence");
+            }
+            let r = match n {
+                Min => nums.iter().cloned().fold(f64::INFINITY, f64::min),
+                Max => nums.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                _ => nums.iter().sum(),
+            };
+            Ok(if all_int {
+                Value::Int(r as i64)
+            } else {
+                Value::Float(r)
+            })
+        }
+        List | Tuple => {
+            let items = match p.first() {
+                None => Vec::new(),
+                Some(&v @ Value::Obj(o))
+                    if matches!(
+                        it.heap.kind(o),
+                        ObjKind::Wrapper(..) | ObjKind::Instance { .. }
+                    ) =>
+                {
+                    // An iterator: its items are produced now (new references).
+                    let items = it.collect_items(v)?;
+                    let kind = if n == List {
+                        ObjKind::List(items)
+                    } else {
+                        ObjKind::Tuple(items)
+                    };
+                    return Ok(Value::Obj(it.alloc(kind)));
+                }
+                Some(&v) => sequence_items(it, v)?,
+            };
+            Ok(new_sequence(it, n == List, items))
+        }
+        Dict => {
+            if !p.is_empty() || !a.kw.is_empty() {
+                return it.unsupported("dict() with arguments");
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::Dict(Vec::new()))))
+        }
+        IsInstance | IsSubclass => {
+            let [obj, cls] = p.as_slice() else {
+                return it.error("TypeError: isinstance expected 2 arguments");
+            };
+            let r = if n == IsInstance {
+                it.isinstance(*obj, *cls)?
+            } else {
+                it.issubclass(*obj, *cls)?
+            };
+            Ok(Value::Bool(r))
+        }
+        GetAttr | HasAttr => {
+            let (obj, name) = match p.as_slice() {
+                [o, Value::Str(s), ..] => (*o, *s),
+                _ => return it.error("TypeError: attribute name must be a string"),
+            };
+            match it.get_attr(obj, name) {
+                Ok(v) if n == HasAttr => {
+                    it.heap.decref(v);
+                    Ok(Value::Bool(true))
+                }
+                Ok(v) => Ok(v),
+                Err(e) => {
+                    if n == HasAttr {
+                        return Ok(Value::Bool(false));
+                    }
+                    match p.get(2) {
+                        Some(&default) => {
+                            it.heap.incref(default);
+                            Ok(default)
+                        }
+                        None => Err(e),
+                    }
+                }
+            }
+        }
+        SetAttr => {
+            let [obj, Value::Str(name), value] = p.as_slice() else {
+                return it.error("TypeError: setattr expected (object, name, value)");
+            };
+            it.heap.incref(*value);
+            it.set_attr(*obj, *name, *value)?;
+            Ok(Value::None)
+        }
+        GcCollect => {
+            let generation = match p.first().or(a.kw(it, "generation").as_ref()) {
+                Some(&v) => int_arg(it, v, "generation")?,
+                None => 2,
+            };
+            if !(0..=2).contains(&generation) {
+                return it.error("ValueError: invalid generation");
+            }
+            Ok(Value::Int(it.collect(generation as u8, false) as i64))
+        }
+        GcEnable => {
+            it.heap.enabled = true;
+            Ok(Value::None)
+        }
+        GcDisable => {
+            it.heap.enabled = false;
+            Ok(Value::None)
+        }
+        GcIsEnabled => Ok(Value::Bool(it.heap.enabled)),
+        GcGetCount => {
+            let c = it.heap.counts;
+            Ok(new_tuple(
+                it,
+                c.iter().map(|&x| Value::Int(x as i64)).collect(),
+            ))
+        }
+        GcGetThreshold => {
+            let t = it.heap.thresholds;
+            Ok(new_tuple(
+                it,
+                t.iter().map(|&x| Value::Int(x as i64)).collect(),
+            ))
+        }
+        GcSetThreshold => {
+            if p.is_empty() || p.len() > 3 {
+                return it.error("TypeError: set_threshold expects 1 to 3 arguments");
+            }
+            for (i, &v) in p.iter().enumerate() {
+                let t = int_arg(it, v, "threshold")?;
+                it.heap.thresholds[i] = t.max(0) as u64;
+            }
+            Ok(Value::None)
+        }
+        GcFreeze => {
+            for generation in 0..3 {
+                for id in it.heap.generation_members(generation) {
+                    it.heap.move_to_generation(id, crate::heap::PERMANENT);
+                }
+            }
+            it.heap.counts[0] = 0;
+            Ok(Value::None)
+        }
+        GcUnfreeze => {
+            for id in it.heap.generation_members(crate::heap::PERMANENT) {
+                it.heap.move_to_generation(id, 2);
+            }
+            Ok(Value::None)
+        }
+        GcGetFreezeCount => Ok(Value::Int(it.heap.generation_sizes()[3] as i64)),
+        AsyncioRun => match p.as_slice() {
+            [Value::Obj(c)] if matches!(it.heap.kind(*c), ObjKind::Coroutine { .. }) => {
+                it.run_coroutine(*c)
+            }
+            _ => it.error("ValueError: a coroutine was expected"),
+        },
+        _ => super::natives::call_torch_native(it, n, a),
+    }
+}
+
+pub(super) fn list_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    let p = &a.pos;
+    match (method, p.as_slice()) {
+        ("append", [v]) => {
+            it.heap.incref(*v);
+            if let ObjKind::List(items) = it.heap.kind_mut(id) {
+                items.push(*v);
+            }
+            Ok(Value::None)
+        }
+        ("extend", [v]) => {
+            let items = sequence_items(it, *v)?;
+            for &x in &items {
+                it.heap.incref(x);
+            }
+            if let ObjKind::List(list) = it.heap.kind_mut(id) {
+                list.extend(items);
+            }
+            Ok(Value::None)
+        }
+        ("insert", [i, v]) => {
+            let i = int_arg(it, *i, "index")?;
+            it.heap.incref(*v);
+            if let ObjKind::List(items) = it.heap.kind_mut(id) {
+                let n = items.len() as i64;
+                let at = if i < 0 { (i + n).max(0) } else { i.min(n) } as usize;
+                items.insert(at, *v);
+            }
+            Ok(Value::None)
+        }
+        ("pop", rest) => {
+            let index = match rest {
+                [] => -1,
+                [i] => int_arg(it, *i, "index")?,
+                _ => return it.error("TypeError: pop expected at most 1 argument"),
+            };
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let n = items.len() as i64;
+            let at = if index < 0 { index + n } else { index };
+            if at < 0 || at >= n {
+                return it.error("IndexError: pop index out of range");
+            }
+            Ok(items.remove(at as usize))
+        }
+        ("clear", []) => {
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let old = std::mem::take(items);
+            it.heap.decref_all(old);
+            Ok(Value::None)
+        }
+        _ => it.unsupported(format!("list method '{method}' with these arguments")),
+    }
+}
+
+pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    let p = &a.pos;
+    let ObjKind::Dict(items) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let items = items.clone();
+    match (method, p.as_slice()) {
+        ("get", [k, rest @ ..]) if rest.len() <= 1 => {
+            let v = items
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| *v)
+                .or(rest.first().copied())
+                .unwrap_or(Value::None);
+            it.heap.incref(v);
+            Ok(v)
+        }
+        ("keys" | "values", []) => {
+            let vals: Vec<Value> = items
+                .iter()
+                .map(|(k, v)| if method == "keys" { *k } else { *v })
+                .collect();
+            for &v in &vals {
+                it.heap.incref(v);
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(vals))))
+        }
+        ("pop", [k, rest @ ..]) if rest.len() <= 1 => {
+            let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            match entries.iter().position(|(key, _)| key == k) {
+                Some(i) => {
+                    let (key, v) = entries.remove(i);
+                    it.heap.decref(key);
+                    Ok(v)
+                }
+                None => match rest.first() {
+                    Some(&d) => {
+                        it.heap.incref(d);
+                        Ok(d)
+                    }
+                    None => it.error("KeyError"),
+                },
+            }
+        }
+        _ => it.unsupported(format!("dict method '{method}' with these arguments")),
+    }
+}
+
+/// Arithmetic on ints, floats, strings and sequences (borrowed operands).
+pub(super) fn scalar_binary(
+    it: &mut Interpreter<'_>,
+    op: Operator,
+    l: Value,
+    r: Value,
+) -> R<Value> {
+    use Operator::*;
+    let overflow = |it: &Interpreter<'_>| it.unsupported::<Value>("integers beyond 64 bits");
+    let as_int = |v: Value| match v {
+        Value::Int(i) => Some(i),
+        Value::Bool(b) => Some(b as i64),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (as_int(l), as_int(r)) {
+        return match op {
+            Add => a
+                .checked_add(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Sub => a
+                .checked_sub(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Mult => a
+                .checked_mul(b)
+                .map(Value::Int)
+                .map_or_else(|| overflow(it), Ok),
+            Div => {
+                if b == 0 {
+                    return it.error("ZeroDivisionError: division by zero");
+                }
+                Ok(Value::Float(a as f64 / b as f64))
+            }
+            FloorDiv => int_ops::to_value(it, int_ops::floor_div(a, b)),
+            Mod => int_ops::to_value(it, int_ops::modulo(a, b)),
+            Pow if b < 0 => int_ops::negative_power(a, b)
+                .map(Value::Float)
+                .or_else(|fault| fault.raise(it)),
+            Pow => int_ops::to_value(it, int_ops::power(a, b)),
+            LShift => int_ops::to_value(it, int_ops::shift_left(a, b)),
+            RShift => int_ops::to_value(it, int_ops::shift_right(a, b)),
+            BitAnd => Ok(Value::Int(a & b)),
+            BitOr => Ok(Value::Int(a | b)),
+            BitXor => Ok(Value::Int(a ^ b)),
+            MatMult => it.error("TypeError: unsupported operand type(s) for @"),
+        };
+    }
+    if let (Some(a), Some(b)) = (float_of(l), float_of(r)) {
+        return Ok(Value::Float(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mult => a * b,
+            Div => {
+                if b == 0.0 {
+                    return it.error("ZeroDivisionError: float division by zero");
+                }
+                a / b
+            }
+            FloorDiv => (a / b).floor(),
+            Mod => a - b * (a / b).floor(),
+            Pow => a.powf(b),
+            _ => return it.error("TypeError: unsupported operand type(s) for float"),
+        }));
+    }
+    match (op, l, r) {
+        (Add, Value::Str(a), Value::Str(b)) => {
+            it.budget_bytes((it.names.name(a).len() + it.names.name(b).len()) as u64)?;
+            let s = format!("{}{}", it.names.name(a), it.names.name(b));
+            Ok(Value::Str(it.names.intern(&s)))
+        }
+        // `[None] * n`: a new list (or tuple) repeating the items.
+        (Mult, Value::Obj(seq), Value::Int(n)) | (Mult, Value::Int(n), Value::Obj(seq)) => {
+            let (is_list, items) = match it.heap.kind(seq) {
+                ObjKind::List(items) => (true, items.clone()),
+                ObjKind::Tuple(items) => (false, items.clone()),
+                _ => return it.unsupported("`*` on this object"),
+            };
+            let count = usize::try_from(n.max(0)).unwrap_or(0);
+            it.budget_items(items.len().saturating_mul(count) as u64)?;
+            if items.len().saturating_mul(count) > 100_000_000 {
+                return it.unsupported("sequences of more than 100 000 000 items");
+            }
+            let repeated: Vec<Value> = std::iter::repeat_n(items, count).flatten().collect();
+            Ok(new_sequence(it, is_list, repeated))
+        }
+        (Add, Value::Obj(a), Value::Obj(b)) => {
+            let (ka, kb) = (it.heap.kind(a), it.heap.kind(b));
+            let joined = match (ka, kb) {
+                (ObjKind::List(x), ObjKind::List(y)) => {
+                    Some((true, [x.clone(), y.clone()].concat()))
+                }
+                (ObjKind::Tuple(x), ObjKind::Tuple(y)) => {
+                    Some((false, [x.clone(), y.clone()].concat()))
+                }
+                _ => None,
+            };
+            match joined {
+                Some((is_list, items)) => Ok(new_sequence(it, is_list, items)),
+                None => it.unsupported("`+` on these objects"),
+            }
+        }
+        _ => it.unsupported(format!("the operator {} on these values", op.as_str())),
+    }
+}

@@ -1,0 +1,565 @@
+//! Function objects, calls and frames, instantiation, and call expressions
+//! (`f(...)`, `obj.method(...)`).
+
+use super::{Flow, Frame, Interpreter, R, RECURSION_LIMIT};
+use crate::heap::{Attrs, Function, ObjId, ObjKind, Sym, Value};
+use crate::python::natives::{self, Native};
+use crate::python::scope::{Body, symbol};
+use crate::python::small_map::SmallMap;
+use ruff_python_ast::{self as ast, Expr};
+use ruff_text_size::Ranged;
+
+impl<'a> Interpreter<'a> {
+    // ----- functions ------------------------------------------------------------------------
+
+    /// Creates a function object for `code`: defaults and the closure tuple are built first,
+    /// as CPython's `MAKE_FUNCTION` receives them.
+    pub(super) fn make_function(
+        &mut self,
+        code: u32,
+        params: Option<&'a ast::Parameters>,
+    ) -> R<Value> {
+        let mut defaults = Vec::new();
+        if let Some(params) = params {
+            for p in params
+                .posonlyargs
+                .iter()
+                .chain(&params.args)
+                .chain(&params.kwonlyargs)
+            {
+                if let Some(d) = &p.default {
+                    defaults.push(self.eval(d)?);
+                }
+            }
+        }
+        let freevars = self.codes.get(code).freevars.clone();
+        let closure = if freevars.is_empty() {
+            None
+        } else {
+            let mut cells = Vec::with_capacity(freevars.len());
+            for name in freevars {
+                let cell = self.frames.last().and_then(|f| f.cells.get(&name).copied());
+                let Some(cell) = cell else {
+                    return self.error(format!(
+                        "NameError: free variable '{}' has no cell",
+                        self.names.name(name)
+                    ));
+                };
+                self.heap.incref(Value::Obj(cell));
+                cells.push(Value::Obj(cell));
+            }
+            Some(self.alloc(ObjKind::Tuple(cells)))
+        };
+        let name = self.codes.get(code).name;
+        let f = self.alloc(ObjKind::Function(Function {
+            code,
+            name,
+            closure,
+            defaults,
+        }));
+        Ok(Value::Obj(f))
+    }
+
+    /// Calls any callable with owned arguments; returns a new reference.
+    pub(in crate::python) fn call(
+        &mut self,
+        callee: Value,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        match callee {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Function(_) => self.call_function(id, args, kwargs),
+                ObjKind::Class(_) => {
+                    // Calling a class is a call into C (`type.__call__`).
+                    let result = self.instantiate(id, args, kwargs);
+                    self.eval_breaker();
+                    result
+                }
+                ObjKind::BoundMethod { func, receiver } => {
+                    let (func, receiver) = (*func, *receiver);
+                    self.heap.incref(receiver);
+                    let mut all = Vec::with_capacity(args.len() + 1);
+                    all.push(receiver);
+                    all.extend(args);
+                    self.call_function(func, all, kwargs)
+                }
+                ObjKind::Instance { .. } if self.instance_torch_class(callee).is_some() => {
+                    self.call_module(id, args, kwargs)
+                }
+                &ObjKind::Instance { class, .. } => self.call_instance(callee, class, args, kwargs),
+                ObjKind::Wrapper(..) => self.call_wrapper(id, args, kwargs),
+                other => {
+                    let t = other.type_name();
+                    self.heap.decref_all(args);
+                    self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                    self.error(format!("TypeError: '{t}' object is not callable"))
+                }
+            },
+            Value::Native(n) => {
+                let result = natives::call(self, n, None, args, kwargs);
+                self.eval_breaker();
+                result
+            }
+            Value::BoundNative(n, p)
+                if matches!(
+                    Native::from_id(n),
+                    Some(Native::PropertySetter | Native::PropertyGetter)
+                ) && args.len() == 1
+                    && kwargs.is_empty() =>
+            {
+                let method = if Native::from_id(n) == Some(Native::PropertySetter) {
+                    "setter"
+                } else {
+                    "getter"
+                };
+                let f = args[0];
+                self.property_method(p, method, f)
+            }
+            _ => {
+                self.heap.decref_all(args);
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                self.error("TypeError: object is not callable")
+            }
+        }
+    }
+
+    pub(super) fn call_function(
+        &mut self,
+        func: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let code = f.code;
+        let bound = self.bind_arguments(func, args, kwargs)?;
+        if self.codes.get(code).is_async {
+            // Calling an `async def` only creates the coroutine; `await` runs it.
+            self.heap.incref(Value::Obj(func));
+            let coroutine = self.alloc(ObjKind::Coroutine {
+                func,
+                args: bound,
+                done: false,
+            });
+            return Ok(Value::Obj(coroutine));
+        }
+        self.invoke(func, bound)
+    }
+
+    /// Matches arguments to parameters; returns the values in parameter order.
+    fn bind_arguments(
+        &mut self,
+        func: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Vec<Value>> {
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let code_index = f.code;
+        let codes = std::rc::Rc::clone(&self.codes);
+        let code = codes.get(code_index);
+        let n = code.params.len();
+        // The common call: every parameter given by position.
+        if kwargs.is_empty()
+            && args.len() == n
+            && code.vararg.is_none()
+            && code.kwarg.is_none()
+            && code.params.iter().all(|p| !p.keyword_only)
+        {
+            return Ok(args);
+        }
+        self.bind_general(func, args, kwargs)
+    }
+
+    /// Runs a function body in a new frame with bound arguments (owned).
+    fn invoke(&mut self, func: ObjId, bound: Vec<Value>) -> R<Value> {
+        if self.frames.len() > RECURSION_LIMIT {
+            self.heap.decref_all(bound);
+            return self.error("RecursionError: maximum recursion depth exceeded");
+        }
+        let ObjKind::Function(f) = self.heap.kind(func) else {
+            unreachable!("checked by caller")
+        };
+        let (code_index, closure) = (f.code, f.closure);
+        let codes = std::rc::Rc::clone(&self.codes);
+        let code = codes.get(code_index);
+        let name = code.name;
+        let line = self.frames.last().map_or(0, |f| f.line);
+        let mut frame = Frame {
+            code: Some(code_index),
+            name,
+            line,
+            object: None,
+            used_zombie: false,
+            locals: SmallMap::new(),
+            cells: SmallMap::new(),
+            class_namespaces: Vec::new(),
+        };
+        let names = code
+            .params
+            .iter()
+            .map(|p| p.name)
+            .chain(code.vararg)
+            .chain(code.kwarg);
+        let mut args: SmallMap<Sym, Value> = names.zip(bound).collect();
+        // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
+        for &name in &code.cellvars {
+            let contents = args.remove(&name);
+            let cell = self.alloc(ObjKind::Cell(contents));
+            frame.cells.insert(name, cell);
+        }
+        frame.locals = args;
+        if let Some(tuple) = closure {
+            for (i, &name) in code.freevars.iter().enumerate() {
+                let cell = match self.heap.kind(tuple) {
+                    ObjKind::Tuple(cells) => cells.get(i).copied(),
+                    _ => None,
+                };
+                if let Some(Value::Obj(cell)) = cell {
+                    self.heap.incref(Value::Obj(cell));
+                    frame.cells.insert(name, cell);
+                }
+            }
+        }
+        let uses_zombie = self.enter_frame_object(code_index);
+        frame.used_zombie = uses_zombie;
+        // The frame holds the function alive while it runs.
+        self.heap.incref(Value::Obj(func));
+        self.frames.push(frame);
+        self.eval_breaker();
+        let result = match &code.body {
+            Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
+                Flow::Return(v) => v,
+                _ => Value::None,
+            }),
+            Body::Lambda(l) => self.eval(&l.body),
+        };
+        let result = result.map_err(|e| self.unwinding(e));
+        let frame = self.frames.pop().expect("pushed above");
+        match frame.object {
+            // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
+            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            None => {
+                self.heap.decref_all(frame.locals.into_values());
+                self.heap
+                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                self.leave_frame_object(code_index, uses_zombie);
+            }
+        }
+        self.heap.decref_id(func);
+        result
+    }
+
+    /// ≤ 3.10 frame objects: the code object's zombie frame when it is free (allocated on
+    /// the first call), otherwise one from the frame free list. Returns whether the zombie
+    /// frame is used.
+    fn enter_frame_object(&mut self, code: u32) -> bool {
+        if !self.heap.profile.frame_objects {
+            return false;
+        }
+        for returned in std::mem::take(&mut self.heap.zombie_frames_returned) {
+            if let Some((_, in_use)) = self.frames_of_code.get_mut(&returned) {
+                *in_use = false;
+            }
+        }
+        let (has_zombie, in_use) = self.frames_of_code.entry(code).or_insert((false, false));
+        if *in_use {
+            if self.heap.count_frame_allocation() {
+                self.collection_due();
+            }
+            return false;
+        }
+        *in_use = true;
+        if !*has_zombie {
+            *has_zombie = true;
+            self.count_untracked_allocations(1);
+        }
+        true
+    }
+
+    fn leave_frame_object(&mut self, code: u32, used_zombie: bool) {
+        if !self.heap.profile.frame_objects {
+            return;
+        }
+        if !used_zombie {
+            self.heap.release_frame();
+        } else if let Some((_, in_use)) = self.frames_of_code.get_mut(&code) {
+            *in_use = false;
+        }
+    }
+
+    /// Runs an awaited coroutine to completion.
+    pub(in crate::python) fn run_coroutine(&mut self, coroutine: ObjId) -> R<Value> {
+        let ObjKind::Coroutine { func, args, done } = self.heap.kind_mut(coroutine) else {
+            return self.error("TypeError: object can't be used in 'await' expression");
+        };
+        if *done {
+            return self.error("RuntimeError: cannot reuse already awaited coroutine");
+        }
+        *done = true;
+        let (func, args) = (*func, std::mem::take(args));
+        self.invoke(func, args)
+    }
+
+    /// Calls a class: an argument tuple (CPython's `tp_call`), the instance, `__init__`.
+    fn instantiate(
+        &mut self,
+        class: ObjId,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        if self.is_exception_class(class) {
+            let r = self.instantiate_exception(class, args, kwargs);
+            self.eval_breaker();
+            return r;
+        }
+        if let Some(v) = self.construct_torch(class, &args, &kwargs)? {
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            return Ok(v);
+        }
+        let tuple_len = args.len();
+        self.argument_tuple_begin(tuple_len);
+        let attrs = if self.heap.profile.instance_dict_object {
+            Attrs::Dict(None)
+        } else {
+            Attrs::Inline(Vec::new())
+        };
+        self.heap.incref(Value::Obj(class));
+        let instance = self.alloc(ObjKind::Instance { class, attrs });
+        match self.class_lookup(class, self.sym_init) {
+            Some(Value::Obj(init)) if matches!(self.heap.kind(init), ObjKind::Function(_)) => {
+                self.heap.incref(Value::Obj(instance));
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(Value::Obj(instance));
+                all.extend(args);
+                let result = match self.call_function(init, all, kwargs) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.heap.decref_id(instance);
+                        return Err(e);
+                    }
+                };
+                if result != Value::None {
+                    self.heap.decref(result);
+                    self.heap.decref_id(instance);
+                    return self.error("TypeError: __init__() should return None");
+                }
+            }
+            Some(_) => {
+                self.heap.decref_id(instance);
+                return self.unsupported("a non-function `__init__`");
+            }
+            None if !args.is_empty() || !kwargs.is_empty() => {
+                self.heap.decref_all(args);
+                self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                self.heap.decref_id(instance);
+                return self.error("TypeError: this class takes no arguments");
+            }
+            None => {}
+        }
+        self.argument_tuple_end(tuple_len);
+        Ok(Value::Obj(instance))
+    }
+
+    /// A class call's argument tuple lives from before the instance exists until `__init__`
+    /// returns (CPython's `type_call`); it is not kept as an object.
+    pub(super) fn argument_tuple_begin(&mut self, len: usize) {
+        if len > 0 {
+            self.count_shape(&ObjKind::Tuple(vec![Value::None; len]));
+        }
+    }
+
+    pub(super) fn argument_tuple_end(&mut self, len: usize) {
+        if len > 0 {
+            self.heap
+                .count_deallocation(&ObjKind::Tuple(vec![Value::None; len]));
+        }
+    }
+
+    pub(super) fn eval_call(&mut self, c: &'a ast::ExprCall) -> R<Value> {
+        // `obj.method(...)` calls the method without creating a bound method (LOAD_METHOD).
+        let (callee, receiver, method) = match &*c.func {
+            Expr::Attribute(a) => {
+                let recv = self.eval(&a.value)?;
+                let name = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
+                (None, Some(recv), Some(name))
+            }
+            other => (Some(self.eval(other)?), None, None),
+        };
+        if let [Expr::Generator(g)] = &*c.arguments.args {
+            let mut kwargs = Vec::new();
+            for k in c.arguments.keywords.iter() {
+                let Some(name) = &k.arg else {
+                    self.at(k);
+                    return self.unsupported("`**` unpacking with a generator argument");
+                };
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                kwargs.push((sym, self.eval(&k.value)?));
+            }
+            let receiver = receiver.zip(method);
+            return self.call_with_generator(callee, receiver, g, kwargs);
+        }
+        let mut args = Vec::with_capacity(c.arguments.args.len());
+        let mut kwargs = Vec::new();
+        for a in c.arguments.args.iter() {
+            match a {
+                Expr::Starred(s) => {
+                    let v = self.eval(&s.value)?;
+                    let items = match v {
+                        Value::Obj(id) => match self.heap.kind(id) {
+                            ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                            _ => {
+                                self.at(a);
+                                return self.unsupported("`*` unpacking of this object");
+                            }
+                        },
+                        _ => return self.unsupported("`*` unpacking of this value"),
+                    };
+                    for item in &items {
+                        self.heap.incref(*item);
+                    }
+                    self.heap.decref(v);
+                    args.extend(items);
+                }
+                _ => args.push(self.eval(a)?),
+            }
+        }
+        for k in c.arguments.keywords.iter() {
+            let Some(name) = &k.arg else {
+                let mapping = self.eval(&k.value)?;
+                self.at(k);
+                let items = self.keyword_items(mapping);
+                self.heap.decref(mapping);
+                kwargs.extend(items?);
+                continue;
+            };
+            let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+            kwargs.push((sym, self.eval(&k.value)?));
+        }
+        self.at(c);
+        self.call_keywords = c
+            .arguments
+            .keywords
+            .iter()
+            .filter_map(|k| {
+                let name = k.arg.as_ref()?;
+                Some((self.names.intern(name.as_str()), k.range().start().to_u32()))
+            })
+            .collect();
+        match (callee, receiver, method) {
+            (Some(f), _, _) => {
+                let r = self.call(f, args, kwargs);
+                self.heap.decref(f);
+                r
+            }
+            (None, Some(recv), Some(name)) => {
+                let r = self.call_method(recv, name, args, kwargs);
+                self.heap.decref(recv);
+                r
+            }
+            _ => unreachable!("callee or receiver is set"),
+        }
+    }
+
+    /// `recv.name(args)`: a Python method is called directly with `recv` prepended.
+    pub(in crate::python) fn call_method(
+        &mut self,
+        recv: Value,
+        name: Sym,
+        args: Vec<Value>,
+        kwargs: Vec<(Sym, Value)>,
+    ) -> R<Value> {
+        if let Value::Obj(id) = recv {
+            match self.heap.kind(id) {
+                ObjKind::Instance { class, .. } => {
+                    let class = *class;
+                    if let Some(v) = self.instance_attr(id, name) {
+                        self.heap.incref(v);
+                        let r = self.call(v, args, kwargs);
+                        self.heap.decref(v);
+                        return r;
+                    }
+                    if let Some(kind) = self.torch_class(class) {
+                        if kind == crate::python::torchlib::TorchClass::Super {
+                            return self.call_super(id, name, args, kwargs);
+                        }
+                        if self.class_lookup(class, name).is_none() {
+                            let method = self.names.name(name).to_string();
+                            let r = self.torch_method(id, kind, &method, &args, &kwargs);
+                            self.heap.decref_all(args);
+                            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                            return match r? {
+                                Some(v) => Ok(v),
+                                None => {
+                                    self.unsupported(format!("method '{method}' of a torch object"))
+                                }
+                            };
+                        }
+                    }
+                    return match self.class_lookup(class, name) {
+                        Some(Value::Obj(f))
+                            if matches!(self.heap.kind(f), ObjKind::Function(_)) =>
+                        {
+                            self.heap.incref(recv);
+                            let mut all = Vec::with_capacity(args.len() + 1);
+                            all.push(recv);
+                            all.extend(args);
+                            self.call_function(f, all, kwargs)
+                        }
+                        Some(v) => {
+                            let bound = if self.is_wrapper(v) {
+                                self.bind_class_attr(v, Some(recv), class)?
+                            } else {
+                                self.heap.incref(v);
+                                v
+                            };
+                            let r = self.call(bound, args, kwargs);
+                            self.heap.decref(bound);
+                            r
+                        }
+                        None => {
+                            let cname = self.class_name(class);
+                            self.heap.decref_all(args);
+                            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                            self.error(format!(
+                                "AttributeError: '{cname}' object has no attribute '{}'",
+                                self.names.name(name)
+                            ))
+                        }
+                    };
+                }
+                ObjKind::Class(_)
+                    if self.names.name(name) == "apply"
+                        && self.torch_class(id)
+                            == Some(crate::python::torchlib::TorchClass::Function) =>
+                {
+                    self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                    return self.custom_function_apply(id, args);
+                }
+                ObjKind::Class(_) => {
+                    let f = self.get_attr(recv, name)?;
+                    let r = self.call(f, args, kwargs);
+                    self.heap.decref(f);
+                    return r;
+                }
+                ObjKind::Exception(_) | ObjKind::Frame(_) => {
+                    return self.call_exception_object_method(recv, id, name, args, kwargs);
+                }
+                _ => {}
+            }
+        }
+        if let Value::Module(_) = recv {
+            let f = self.get_attr(recv, name)?;
+            let r = self.call(f, args, kwargs);
+            self.heap.decref(f);
+            return r;
+        }
+        let result = natives::call_method(self, recv, name, args, kwargs);
+        self.eval_breaker();
+        result
+    }
+}

@@ -1,0 +1,89 @@
+//! List comprehensions (and the shared comprehension loop).
+
+use super::{Interpreter, R};
+use crate::heap::{Function, ObjId, ObjKind, Sym, Value};
+use crate::python::Interner;
+use crate::python::scope::symbol;
+use ruff_python_ast::{self as ast, Expr};
+
+impl<'a> Interpreter<'a> {
+    /// `[elt for target in iterable if cond ...]`, evaluated in place. The targets are the
+    /// comprehension's own: the enclosing scope's bindings of those names come back after it.
+    /// Up to 3.11 a comprehension is a function object created and dropped around the loop;
+    /// from 3.12 it is inlined (PEP 709) and allocates none.
+    pub(super) fn eval_list_comprehension(&mut self, c: &'a ast::ExprListComp) -> R<Value> {
+        let mut targets = Vec::new();
+        for g in &c.generators {
+            if g.is_async {
+                self.at(g);
+                return self.unsupported("`async for` in a comprehension");
+            }
+            collect_target_names(&g.target, &mut targets, &mut self.names);
+        }
+        let function = (self.heap.profile.version.minor <= 11).then(|| {
+            ObjKind::Function(Function {
+                code: 0,
+                name: Sym(0),
+                closure: None,
+                defaults: Vec::new(),
+            })
+        });
+        if let Some(f) = &function {
+            self.count_shape(f);
+        }
+        let saved: Vec<(Sym, Option<Value>)> =
+            targets.iter().map(|&n| (n, self.take_name(n))).collect();
+        let list = self.alloc(ObjKind::List(Vec::new()));
+        let result = self.comprehend(&c.generators, &c.elt, list);
+        for (name, old) in saved {
+            if let Some(inner) = self.take_name(name) {
+                self.heap.decref(inner);
+            }
+            if let Some(v) = old {
+                self.store_name(name, v);
+            }
+        }
+        if let Some(f) = &function {
+            self.heap.count_deallocation(f);
+        }
+        match result {
+            Ok(()) => Ok(Value::Obj(list)),
+            Err(e) => {
+                self.heap.decref_id(list);
+                Err(e)
+            }
+        }
+    }
+
+    fn comprehend(
+        &mut self,
+        generators: &'a [ast::Comprehension],
+        elt: &'a Expr,
+        list: ObjId,
+    ) -> R<()> {
+        self.comprehension_loop(generators, None, &mut |it| {
+            let v = it.eval(elt)?;
+            if let ObjKind::List(items) = it.heap.kind_mut(list) {
+                items.push(v);
+            }
+            Ok(true)
+        })
+        .map(|_| ())
+    }
+}
+
+/// Names a `for` target binds (`i`, `(k, v)`).
+fn collect_target_names(target: &Expr, out: &mut Vec<Sym>, names: &mut Interner) {
+    match target {
+        Expr::Name(n) => out.push(symbol(&n.node_index, n.id.as_str(), names)),
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .for_each(|e| collect_target_names(e, out, names)),
+        Expr::List(t) => t
+            .elts
+            .iter()
+            .for_each(|e| collect_target_names(e, out, names)),
+        _ => {}
+    }
+}

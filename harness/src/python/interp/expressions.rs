@@ -1,0 +1,507 @@
+//! Expression evaluation: truth, operators, comparisons, f-strings and display.
+
+use super::{Interpreter, MAX_EVAL_DEPTH, R};
+use crate::heap::{ObjKind, Value};
+use crate::python::natives;
+use crate::python::scope::symbol;
+use ruff_python_ast::{self as ast, CmpOp, Expr, Operator, UnaryOp};
+
+impl<'a> Interpreter<'a> {
+    // ----- expressions ----------------------------------------------------------------------
+
+    pub(in crate::python) fn eval_truth(&mut self, e: &'a Expr) -> R<bool> {
+        let v = self.eval(e)?;
+        let t = self.truth(v);
+        self.heap.decref(v);
+        t
+    }
+
+    pub(in crate::python) fn truth(&mut self, v: Value) -> R<bool> {
+        Ok(match v {
+            Value::None => false,
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            Value::Float(f) => f != 0.0,
+            Value::Str(s) => !self.names.name(s).is_empty(),
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::List(items) | ObjKind::Tuple(items) => !items.is_empty(),
+                ObjKind::Dict(items) => !items.is_empty(),
+                ObjKind::Tensor(t) if t.numel() != 1 => {
+                    return self.error("RuntimeError: Boolean value of Tensor with more than one value is ambiguous");
+                }
+                // A one-element tensor's truth needs its value, which the model does not compute.
+                ObjKind::Tensor(_) => return self.unsupported("the truth value of a tensor"),
+                _ => true,
+            },
+            _ => true,
+        })
+    }
+
+    /// Evaluates an expression to a new reference.
+    pub(crate) fn eval(&mut self, e: &'a Expr) -> R<Value> {
+        self.eval_depth += 1;
+        let result = if self.eval_depth > MAX_EVAL_DEPTH {
+            self.at(e);
+            self.unsupported(format!(
+                "expressions and calls nested deeper than {MAX_EVAL_DEPTH} levels"
+            ))
+        } else {
+            self.eval_expr(e)
+        };
+        self.eval_depth -= 1;
+        result
+    }
+
+    fn eval_expr(&mut self, e: &'a Expr) -> R<Value> {
+        match e {
+            Expr::Name(n) => {
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
+                self.offset = n.range.start().to_u32();
+                self.load_name(sym)
+            }
+            Expr::NumberLiteral(n) => match &n.value {
+                ast::Number::Int(i) => match i.as_i64() {
+                    Some(v) => Ok(Value::Int(v)),
+                    None => {
+                        self.at(e);
+                        self.unsupported("integers beyond 64 bits")
+                    }
+                },
+                ast::Number::Float(f) => Ok(Value::Float(*f)),
+                ast::Number::Complex { .. } => {
+                    self.at(e);
+                    self.unsupported("complex numbers")
+                }
+            },
+            Expr::StringLiteral(s) => Ok(Value::Str(symbol(
+                &s.node_index,
+                s.value.to_str(),
+                &mut self.names,
+            ))),
+            Expr::BooleanLiteral(b) => Ok(Value::Bool(b.value)),
+            Expr::NoneLiteral(_) => Ok(Value::None),
+            Expr::FString(f) => {
+                self.at(e);
+                self.eval_fstring(f)
+            }
+            Expr::BinOp(b) => {
+                let l = self.eval(&b.left)?;
+                let r = self.eval(&b.right)?;
+                self.at(e);
+                let out = self.binary(b.op, l, r, false);
+                self.heap.decref(l);
+                self.heap.decref(r);
+                out
+            }
+            Expr::UnaryOp(u) => {
+                let v = self.eval(&u.operand)?;
+                self.at(e);
+                let out = self.unary(u.op, v);
+                self.heap.decref(v);
+                out
+            }
+            Expr::BoolOp(b) => {
+                let mut last = Value::None;
+                for (i, value) in b.values.iter().enumerate() {
+                    let v = self.eval(value)?;
+                    if i + 1 == b.values.len() {
+                        return Ok(v);
+                    }
+                    let t = self.truth(v)?;
+                    let short = match b.op {
+                        ast::BoolOp::And => !t,
+                        ast::BoolOp::Or => t,
+                    };
+                    if short {
+                        return Ok(v);
+                    }
+                    self.heap.decref(v);
+                    last = Value::None;
+                }
+                Ok(last)
+            }
+            Expr::Compare(c) => self.eval_compare(c),
+            Expr::If(i) => {
+                if self.eval_truth(&i.test)? {
+                    self.eval(&i.body)
+                } else {
+                    self.eval(&i.orelse)
+                }
+            }
+            Expr::Call(c) => self.eval_call(c),
+            Expr::Attribute(a) => {
+                let obj = self.eval(&a.value)?;
+                self.at(e);
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
+                let v = self.get_attr(obj, attr);
+                self.heap.decref(obj);
+                v
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let v = natives::subscript(self, obj, &s.slice);
+                self.heap.decref(obj);
+                v
+            }
+            Expr::Tuple(t) => {
+                // A tuple of constants is a constant of the code object: nothing is allocated.
+                if t.elts.iter().all(is_constant) {
+                    let mut items = Vec::with_capacity(t.elts.len());
+                    for x in &t.elts {
+                        items.push(self.eval(x)?);
+                    }
+                    return Ok(natives::constant_tuple(self, items));
+                }
+                let mut items = Vec::with_capacity(t.elts.len());
+                for x in &t.elts {
+                    items.push(self.eval(x)?);
+                }
+                Ok(Value::Obj(self.alloc(ObjKind::Tuple(items))))
+            }
+            Expr::List(l) => {
+                let mut items = Vec::with_capacity(l.elts.len());
+                for x in &l.elts {
+                    items.push(self.eval(x)?);
+                }
+                Ok(Value::Obj(self.alloc(ObjKind::List(items))))
+            }
+            Expr::Dict(d) => {
+                let dict = self.alloc(ObjKind::Dict(Vec::new()));
+                for item in &d.items {
+                    let Some(key) = &item.key else {
+                        self.at(&item.value);
+                        return self.unsupported("`**` in a dict display");
+                    };
+                    let k = self.eval(key)?;
+                    if !matches!(
+                        k,
+                        Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
+                    ) {
+                        self.heap.decref(k);
+                        self.at(key);
+                        return self.unsupported("dict keys other than ints and strings");
+                    }
+                    let v = self.eval(&item.value)?;
+                    self.dict_set(dict, k, v);
+                }
+                Ok(Value::Obj(dict))
+            }
+            Expr::Lambda(l) => {
+                let code = self.codes.of_lambda(l);
+                self.make_function(code, l.parameters.as_deref())
+            }
+            Expr::Await(a) => {
+                let v = self.eval(&a.value)?;
+                self.at(e);
+                let Value::Obj(id) = v else {
+                    return self.error("TypeError: object can't be used in 'await' expression");
+                };
+                let r = self.run_coroutine(id);
+                self.heap.decref(v);
+                r
+            }
+            Expr::Named(n) => {
+                let v = self.eval(&n.value)?;
+                self.heap.incref(v);
+                self.store(&n.target, v)?;
+                Ok(v)
+            }
+            Expr::Starred(_) => {
+                self.at(e);
+                self.unsupported("`*` unpacking here")
+            }
+            Expr::Slice(_) => {
+                self.at(e);
+                self.unsupported("a slice outside a subscript")
+            }
+            Expr::ListComp(c) => {
+                self.at(e);
+                self.eval_list_comprehension(c)
+            }
+            Expr::DictComp(c) => {
+                self.at(e);
+                self.eval_dict_comprehension(c)
+            }
+            Expr::Generator(_) => {
+                self.at(e);
+                self.unsupported(
+                    "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
+                )
+            }
+            Expr::SetComp(_) => {
+                self.at(e);
+                self.unsupported("set comprehensions")
+            }
+            Expr::Set(_) => {
+                self.at(e);
+                self.unsupported("set displays")
+            }
+            Expr::Yield(_) | Expr::YieldFrom(_) => {
+                self.at(e);
+                self.unsupported("generators (`yield`)")
+            }
+            Expr::BytesLiteral(_) => {
+                self.at(e);
+                self.unsupported("bytes literals")
+            }
+            Expr::EllipsisLiteral(_) => {
+                self.at(e);
+                self.unsupported("`...` outside a subscript")
+            }
+            Expr::TString(_) => {
+                self.at(e);
+                self.unsupported("template strings")
+            }
+            Expr::IpyEscapeCommand(_) => {
+                self.at(e);
+                self.unsupported("IPython escape commands")
+            }
+        }
+    }
+
+    fn eval_compare(&mut self, c: &'a ast::ExprCompare) -> R<Value> {
+        let mut left = self.eval(&c.left)?;
+        for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
+            let right = self.eval(right_expr)?;
+            self.offset = c.range.start().to_u32();
+            let result = self
+                .compare(*op, left, right)
+                .and_then(|ok| self.data_depth_checked(ok));
+            self.heap.decref(left);
+            let ok = match result {
+                Ok(b) => b,
+                Err(e) => {
+                    self.heap.decref(right);
+                    return Err(e);
+                }
+            };
+            if !ok {
+                self.heap.decref(right);
+                return Ok(Value::Bool(false));
+            }
+            left = right;
+        }
+        self.heap.decref(left);
+        Ok(Value::Bool(true))
+    }
+
+    fn compare(&mut self, op: CmpOp, l: Value, r: Value) -> R<bool> {
+        use std::cmp::Ordering;
+        let ordering = |a: Value, b: Value| -> Option<Ordering> {
+            match (a, b) {
+                (Value::Int(x), Value::Int(y)) => Some(x.cmp(&y)),
+                (Value::Float(x), Value::Float(y)) => x.partial_cmp(&y),
+                (Value::Int(x), Value::Float(y)) => (x as f64).partial_cmp(&y),
+                (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(y as f64)),
+                (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(&y)),
+                (Value::Bool(x), Value::Int(y)) => Some((x as i64).cmp(&y)),
+                (Value::Int(x), Value::Bool(y)) => Some(x.cmp(&(y as i64))),
+                _ => None,
+            }
+        };
+        let equal = |s: &Self, a: Value, b: Value| -> bool { s.values_equal(a, b) };
+        Ok(match op {
+            CmpOp::Is => l == r,
+            CmpOp::IsNot => l != r,
+            CmpOp::Eq | CmpOp::NotEq => {
+                if self.is_tensor(l) || self.is_tensor(r) {
+                    return self.unsupported("comparing tensors (values are not modelled)");
+                }
+                let eq = match self.user_predicate(l, "__eq__", r) {
+                    Some(b) => b?,
+                    None => equal(self, l, r),
+                };
+                if op == CmpOp::Eq { eq } else { !eq }
+            }
+            CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                let Some(o) = ordering(l, r) else {
+                    return self.error(
+                        "TypeError: '<' not supported between these values in the workload model",
+                    );
+                };
+                match op {
+                    CmpOp::Lt => o == Ordering::Less,
+                    CmpOp::LtE => o != Ordering::Greater,
+                    CmpOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                }
+            }
+            CmpOp::In | CmpOp::NotIn => {
+                if let Some(found) = self.user_predicate(r, "__contains__", l) {
+                    let found = found?;
+                    return Ok(if op == CmpOp::In { found } else { !found });
+                }
+                let found = match r {
+                    Value::Obj(id) => match self.heap.kind(id) {
+                        ObjKind::List(items) | ObjKind::Tuple(items) => {
+                            items.iter().any(|&v| equal(self, l, v))
+                        }
+                        ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
+                        _ => return self.unsupported("`in` on this object"),
+                    },
+                    Value::Str(hay) => match l {
+                        Value::Str(needle) => {
+                            self.names.name(hay).contains(self.names.name(needle))
+                        }
+                        _ => {
+                            return self
+                                .error("TypeError: 'in <string>' requires string as left operand");
+                        }
+                    },
+                    _ => return self.unsupported("`in` on this value"),
+                };
+                if op == CmpOp::In { found } else { !found }
+            }
+        })
+    }
+
+    /// `a == b` for values whose equality does not need tensor data: numbers, strings, and
+    /// tuples, lists and `torch.Size` item by item (a `Size` equals a tuple of its dims).
+    fn values_equal(&self, a: Value, b: Value) -> bool {
+        let Some(_level) = self.data_depth.enter() else {
+            return false;
+        };
+        let number = |v: Value| match v {
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            Value::Bool(b) => Some(b as i64 as f64),
+            _ => None,
+        };
+        if let (Some(x), Some(y)) = (number(a), number(b)) {
+            return x == y;
+        }
+        let sequence = |v: Value| -> Option<(bool, Vec<Value>)> {
+            let Value::Obj(id) = v else { return None };
+            match self.heap.kind(id) {
+                ObjKind::Tuple(items) => Some((false, items.clone())),
+                ObjKind::List(items) => Some((true, items.clone())),
+                ObjKind::Size(dims) => Some((false, dims.iter().map(|&d| Value::Int(d)).collect())),
+                _ => None,
+            }
+        };
+        let dict = |v: Value| -> Option<&Vec<(Value, Value)>> {
+            match v {
+                Value::Obj(id) => match self.heap.kind(id) {
+                    ObjKind::Dict(items) => Some(items),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (dict(a), dict(b)) {
+            return x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .any(|(k2, v2)| self.values_equal(*k, *k2) && self.values_equal(*v, *v2))
+                });
+        }
+        match (a, b) {
+            (Value::Str(x), Value::Str(y)) => self.names.name(x) == self.names.name(y),
+            (Value::Obj(x), Value::Obj(y)) if x == y => true,
+            _ => match (sequence(a), sequence(b)) {
+                (Some((list_a, xs)), Some((list_b, ys))) => {
+                    list_a == list_b
+                        && xs.len() == ys.len()
+                        && xs.iter().zip(&ys).all(|(&x, &y)| self.values_equal(x, y))
+                }
+                _ => a == b,
+            },
+        }
+    }
+
+    pub(in crate::python) fn is_tensor(&self, v: Value) -> bool {
+        matches!(v, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tensor(_)))
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Value) -> R<Value> {
+        Ok(match (op, v) {
+            (UnaryOp::Not, v) => Value::Bool(!self.truth(v)?),
+            (UnaryOp::USub, Value::Int(i)) => match i.checked_neg() {
+                Some(n) => Value::Int(n),
+                None => return self.unsupported("integers beyond 64 bits"),
+            },
+            (UnaryOp::USub, Value::Float(f)) => Value::Float(-f),
+            (UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
+            (UnaryOp::Invert, Value::Int(i)) => Value::Int(!i),
+            (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
+                return natives::tensor_unary(self, id, "neg");
+            }
+            _ => return self.error("TypeError: bad operand type for unary operator"),
+        })
+    }
+
+    /// Binary operator on borrowed operands; `in_place` for augmented assignment.
+    pub(in crate::python) fn binary(
+        &mut self,
+        op: Operator,
+        l: Value,
+        r: Value,
+        in_place: bool,
+    ) -> R<Value> {
+        if self.is_tensor(l) || self.is_tensor(r) {
+            return natives::tensor_binary(self, op, l, r, in_place);
+        }
+        if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
+            return self.percent_format(fmt, r);
+        }
+        crate::python::builtin_calls::scalar_binary(self, op, l, r)
+    }
+
+    fn eval_fstring(&mut self, f: &'a ast::ExprFString) -> R<Value> {
+        let mut out = String::new();
+        for part in f.value.iter() {
+            match part {
+                ast::FStringPart::Literal(l) => out.push_str(&l.value),
+                ast::FStringPart::FString(fs) => {
+                    for element in fs.elements.iter() {
+                        match element {
+                            ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                            ast::InterpolatedStringElement::Interpolation(i) => {
+                                let v = self.eval(&i.expression)?;
+                                out.push_str(&self.display(v));
+                                self.heap.decref(v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Value::Str(self.names.intern(&out)))
+    }
+
+    /// `str(v)` as far as the model knows values.
+    pub(in crate::python) fn display(&self, v: Value) -> String {
+        match v {
+            Value::None => "None".into(),
+            Value::Bool(b) => if b { "True" } else { "False" }.into(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Str(s) => self.names.name(s).to_string(),
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Tensor(t) => {
+                    format!("tensor({}, device='{}')", t.describe(), t.device.name())
+                }
+                ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
+                ObjKind::Exception(_) => self.exception_text(id),
+                other => format!("<{}>", other.type_name()),
+            },
+            Value::Dtype(d) => format!("torch.{}", d.name()),
+            Value::Device(d) => format!("device(type='{}')", d.name()),
+            Value::Native(_) | Value::Module(_) | Value::BoundNative(..) => "<built-in>".into(),
+        }
+    }
+}
+
+fn is_constant(e: &Expr) -> bool {
+    match e {
+        Expr::NumberLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_) => true,
+        Expr::UnaryOp(u) => {
+            matches!(u.op, UnaryOp::USub) && matches!(&*u.operand, Expr::NumberLiteral(_))
+        }
+        Expr::Tuple(t) => t.elts.iter().all(is_constant),
+        _ => false,
+    }
+}

@@ -1,0 +1,350 @@
+//! The evaluator: statements and expressions over the object heap.
+//!
+//! Reference counting follows CPython's discipline: every evaluated expression yields a
+//! *new reference*, which the consumer either stores (handing the reference over) or drops.
+//! Allocation goes through [`Interpreter::alloc`], which counts the object for the
+//! collector and runs (≤ 3.11) or schedules (≥ 3.12) a collection when one is due.
+
+mod attributes;
+mod calls;
+mod classes;
+mod collection;
+mod comprehensions;
+mod device;
+mod expressions;
+mod names;
+mod statements;
+
+use collection::{CycleKey, SignatureStep};
+
+use super::natives;
+use super::scope::{Codes, analyze, intern_identifiers};
+use super::small_map::SmallMap;
+use super::{Interner, SourceMap};
+use crate::allocator::{
+    AllocatorConfig, AllocatorEvent, CachingAllocator, DeviceMemory, SimulatedDevice,
+};
+use crate::error::{Error, InputErrorKind};
+use crate::heap::{GcProfile, Heap, ObjId, Sym, Trigger, Value};
+use crate::scenario::{GcStartState, PyVersion};
+use crate::timeline::{CycleReport, Recorder, StackId, Timeline};
+use crate::torch::Storages;
+use ruff_python_ast::Stmt;
+use ruff_text_size::Ranged;
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+/// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
+const RECURSION_LIMIT: usize = 1000;
+
+/// Nesting of expression evaluation (calls included) beyond which a workload is rejected,
+/// so that the interpreter's recursion stays within its thread's stack.
+const MAX_EVAL_DEPTH: u32 = 50_000;
+
+/// Why evaluation stopped early.
+pub enum Exc {
+    /// A workload error (or unsupported construct) at a byte offset of the workload.
+    Error {
+        kind: InputErrorKind,
+        message: String,
+        offset: u32,
+    },
+    /// `torch.OutOfMemoryError`, which ends the run.
+    Oom,
+    /// A Python exception in flight (an owned reference), with the depth of the frame that
+    /// last added a traceback entry and where it was raised.
+    Raised {
+        exception: ObjId,
+        tb_depth: Option<usize>,
+        offset: u32,
+    },
+}
+
+pub type R<T> = Result<T, Box<Exc>>;
+
+/// How a run ended when it did not fail with an input error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    Completed,
+    OutOfMemory,
+}
+
+pub(super) enum Flow {
+    Normal,
+    Return(Value),
+    Break,
+    Continue,
+}
+
+/// One Python call frame.
+pub(super) struct Frame {
+    /// Index into the code table; `None` for the module level.
+    pub(super) code: Option<u32>,
+    pub(super) name: Sym,
+    /// File line of the statement being executed.
+    pub(super) line: u32,
+    /// Its frame object, once something took the frame (see `frames.rs`).
+    pub(super) object: Option<ObjId>,
+    /// ≤ 3.10: whether the call uses its code object's zombie frame.
+    pub(super) used_zombie: bool,
+    locals: SmallMap<Sym, Value>,
+    /// Cells of this frame's cell variables and of its free variables.
+    cells: SmallMap<Sym, ObjId>,
+    /// Namespaces of class bodies being executed in this frame (innermost last).
+    class_namespaces: Vec<Vec<(Sym, Value)>>,
+}
+
+/// The workload interpreter with its heap, device and timeline.
+pub struct Interpreter<'a> {
+    pub heap: Heap,
+    pub names: Interner,
+    /// Shared so that a call can read its code while the interpreter changes.
+    pub(super) codes: std::rc::Rc<Codes<'a>>,
+    map: SourceMap<'a>,
+    module: &'a [Stmt],
+    globals: FxHashMap<Sym, Value>,
+    pub(super) frames: Vec<Frame>,
+    pub(super) exc: super::exceptions::ExceptionState,
+    /// Whether the workload made a `property` (only then can an attribute store run code).
+    pub(super) properties_defined: bool,
+    pub(super) stdlib: super::stdlib::StdlibState,
+    /// The simulated device, or a real GPU (`device: cuda`).
+    pub(super) allocator: CachingAllocator<Box<dyn DeviceMemory>>,
+    pub(super) storages: Storages,
+    pub(super) recorder: Recorder,
+    events: Vec<AllocatorEvent>,
+    stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
+    /// Offset of the construct being evaluated, for error locations.
+    pub(super) offset: u32,
+    /// The keyword arguments of the call being dispatched and their offsets, so that a
+    /// refused keyword is reported at the argument.
+    pub(super) call_keywords: Vec<(Sym, u32)>,
+    loop_depth: u32,
+    iteration_loop_seen: bool,
+    pub(super) device_storages_alive: u64,
+    /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
+    /// a frame object that outlived its call) is using it.
+    frames_of_code: FxHashMap<u32, (bool, bool)>,
+    /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
+    class_bodies_run: rustc_hash::FxHashSet<usize>,
+    /// Classes that already have a subclass registry.
+    classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
+    method_free_list_primed: bool,
+    eval_depth: u32,
+    /// Formatted reference paths by the shape of the path.
+    builtin_cache: FxHashMap<Sym, Option<Value>>,
+    module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
+    described_hits: FxHashMap<Vec<SignatureStep>, (Rc<str>, Rc<str>)>,
+    /// Device tensors freed by the collector, aggregated by path, tensor and site, in
+    /// first-seen order: the index into `cycle_totals` (count, first iteration).
+    cycle_tally: FxHashMap<CycleKey, usize>,
+    cycle_totals: Vec<(u64, Option<u32>)>,
+    sym_init: Sym,
+    /// Autograd's grad mode (`torch.no_grad()` turns it off).
+    pub(super) grad_enabled: bool,
+    pub(super) torch_classes: super::torchlib::TorchClasses,
+    /// Custom Function ctx → its node (weak; checked on use).
+    pub(super) ctx_nodes: FxHashMap<ObjId, ObjId>,
+    /// `(rank, world_size)` after `dist.init_process_group`.
+    pub(super) process_group: Option<(i64, i64)>,
+    pub(super) budget: super::budget::Budget,
+    pub(super) data_depth: super::depth::DepthGuard,
+}
+
+impl<'a> Interpreter<'a> {
+    pub fn new(
+        module: &'a [Stmt],
+        map: SourceMap<'a>,
+        version: PyVersion,
+        start: &GcStartState,
+        device_capacity: u64,
+    ) -> Interpreter<'a> {
+        let device = Box::new(SimulatedDevice::new(device_capacity));
+        Interpreter::with_device(module, map, version, start, device)
+    }
+
+    /// [`Interpreter::new`] on a given device (a real GPU for `device: cuda`).
+    pub fn with_device(
+        module: &'a [Stmt],
+        map: SourceMap<'a>,
+        version: PyVersion,
+        start: &GcStartState,
+        device: Box<dyn DeviceMemory>,
+    ) -> Interpreter<'a> {
+        let device_capacity = device.capacity();
+        let mut names = Interner::default();
+        let codes = std::rc::Rc::new(analyze(module, &mut names));
+        intern_identifiers(module, &mut names);
+        let mut heap = Heap::new(
+            GcProfile::for_version(version),
+            start.counts,
+            start.long_lived_total,
+        );
+        if start.free_lists_full {
+            heap.fill_free_lists();
+        }
+        let sym_init = names.intern("__init__");
+        let module_name = names.intern("<module>");
+        let torch_classes = super::torchlib::TorchClasses::create(&mut heap, &mut names);
+        let mut interp = Interpreter {
+            grad_enabled: true,
+            torch_classes,
+            ctx_nodes: FxHashMap::default(),
+            process_group: None,
+            budget: Default::default(),
+            data_depth: Default::default(),
+            heap,
+            names,
+            codes,
+            map,
+            module,
+            globals: FxHashMap::default(),
+            frames: vec![Frame {
+                code: None,
+                name: module_name,
+                line: 0,
+                object: None,
+                used_zombie: false,
+                locals: SmallMap::new(),
+                cells: SmallMap::new(),
+                class_namespaces: Vec::new(),
+            }],
+            exc: Default::default(),
+            properties_defined: false,
+            stdlib: Default::default(),
+            allocator: CachingAllocator::new(device, AllocatorConfig::default()),
+            storages: Storages::default(),
+            recorder: Recorder::new(device_capacity),
+            events: Vec::new(),
+            stack_cache: FxHashMap::default(),
+            offset: 0,
+            call_keywords: Vec::new(),
+            loop_depth: 0,
+            iteration_loop_seen: false,
+            device_storages_alive: 0,
+            frames_of_code: FxHashMap::default(),
+            class_bodies_run: Default::default(),
+            classes_with_subclasses: Default::default(),
+            method_free_list_primed: false,
+            eval_depth: 0,
+            builtin_cache: FxHashMap::default(),
+            module_attr_cache: FxHashMap::default(),
+            described_hits: FxHashMap::default(),
+            cycle_tally: FxHashMap::default(),
+            cycle_totals: Vec::new(),
+            sym_init,
+        };
+        for (name, value) in natives::preloaded_globals() {
+            let sym = interp.names.intern(name);
+            interp.globals.insert(sym, value);
+        }
+        interp
+    }
+
+    /// Binds a module-level name (a `vary` variable) before the run.
+    pub fn set_global(&mut self, name: &str, value: Value) {
+        let sym = self.names.intern(name);
+        if let Some(old) = self.globals.insert(sym, value) {
+            self.heap.decref(old);
+        }
+    }
+
+    /// Runs the workload to its end, or to an out-of-memory error.
+    pub fn run(&mut self) -> Result<RunEnd, Error> {
+        let result = self.exec_block(self.module);
+        self.release_dropped_storages(None);
+        let end = match result {
+            Ok(_) => RunEnd::Completed,
+            Err(exc) => match *exc {
+                Exc::Oom => RunEnd::OutOfMemory,
+                Exc::Raised {
+                    exception, offset, ..
+                } => match self.uncaught(exception, offset) {
+                    Ok(()) => RunEnd::OutOfMemory,
+                    Err((kind, message, offset)) => {
+                        return Err(Error::input(kind, self.map.location(offset), message));
+                    }
+                },
+                Exc::Error {
+                    kind,
+                    message,
+                    offset,
+                } => {
+                    return Err(Error::input(kind, self.map.location(offset), message));
+                }
+            },
+        };
+        if self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        Ok(end)
+    }
+
+    pub fn finish(mut self) -> Timeline {
+        let mut tally: Vec<(CycleKey, usize)> =
+            std::mem::take(&mut self.cycle_tally).into_iter().collect();
+        tally.sort_by_key(|(_, index)| *index);
+        for (key, index) in tally {
+            let (count, first_iteration) = self.cycle_totals[index];
+            self.recorder.cycle_report(CycleReport {
+                holder_path: key.holder.to_string(),
+                cycle: key.cycle.to_string(),
+                tensor: format!(
+                    "{} ({})",
+                    crate::torch::describe(key.dtype, &key.shape),
+                    key.category.name()
+                ),
+                bytes_each: key.bytes,
+                alloc_site: key.site,
+                count,
+                bytes_total: count * key.bytes,
+                first_iteration,
+            });
+        }
+        let approximations = self.approximations();
+        for note in approximations {
+            self.recorder.approximation(note);
+        }
+        self.recorder.finish()
+    }
+
+    fn approximations(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.heap.profile.trigger == Trigger::NextStatement {
+            notes.push(format!(
+                "CPython {} runs a due collection at its next eval-breaker check; the model checks on function entry, loop back edges and after calls into C, which CPython also does, but not at every instruction that checks, so a collection can run a little later than in CPython (about one iteration).",
+                self.heap.profile.version
+            ));
+        }
+        // A real device's context and other processes are in its driver's figures.
+        if !self.allocator.device().is_real() {
+            notes.push(
+                "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into(),
+            );
+        }
+        notes
+    }
+
+    // ----- errors -------------------------------------------------------------------------
+
+    pub(super) fn error<T>(&self, message: impl Into<String>) -> R<T> {
+        Err(Box::new(Exc::Error {
+            kind: InputErrorKind::Runtime,
+            message: message.into(),
+            offset: self.offset,
+        }))
+    }
+
+    pub(super) fn unsupported<T>(&self, construct: impl Into<String>) -> R<T> {
+        Err(Box::new(Exc::Error {
+            kind: InputErrorKind::Unsupported,
+            // "does not support X" reads right whether X is singular or plural.
+            message: format!("the workload model does not support {}", construct.into()),
+            offset: self.offset,
+        }))
+    }
+
+    pub(super) fn at(&mut self, node: &impl Ranged) {
+        self.offset = node.range().start().to_u32();
+    }
+}

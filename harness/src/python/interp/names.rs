@@ -1,0 +1,254 @@
+//! Name binding: loads, stores and deletes of names by scope, and assignment
+//! targets (unpacking, subscripts, attributes).
+
+use super::{Interpreter, R};
+use crate::heap::{ObjKind, Sym, Value};
+use crate::python::natives;
+use crate::python::scope::{NameScope, symbol};
+use ruff_python_ast::Expr;
+
+impl<'a> Interpreter<'a> {
+    // ----- names ----------------------------------------------------------------------------
+
+    fn scope_of(&self, name: Sym) -> Option<NameScope> {
+        let frame = self.frames.last()?;
+        let code = frame.code?;
+        self.codes.get(code).scopes.get(&name).copied()
+    }
+
+    pub(in crate::python) fn load_name(&mut self, name: Sym) -> R<Value> {
+        let frame = self.frames.last().expect("a frame");
+        if let Some(ns) = frame.class_namespaces.last()
+            && let Some((_, v)) = ns.iter().rev().find(|(n, _)| *n == name)
+        {
+            let v = *v;
+            self.heap.incref(v);
+            return Ok(v);
+        }
+        let found = match self.scope_of(name) {
+            Some(NameScope::Local) => match frame.locals.get(&name) {
+                Some(v) => Some(*v),
+                None => {
+                    return self.error(format!(
+                        "UnboundLocalError: local variable '{}' referenced before assignment",
+                        self.names.name(name)
+                    ));
+                }
+            },
+            Some(NameScope::Cell) | Some(NameScope::Free) => {
+                let cell = frame.cells.get(&name).copied();
+                match cell.map(|c| self.heap.kind(c)) {
+                    Some(ObjKind::Cell(Some(v))) => Some(*v),
+                    _ => {
+                        return self.error(format!(
+                            "NameError: free variable '{}' referenced before assignment",
+                            self.names.name(name)
+                        ));
+                    }
+                }
+            }
+            Some(NameScope::Global) | None => {
+                // Class bodies and module code also see their frame's cells (a class inside a function).
+                if frame.code.is_some() && !frame.class_namespaces.is_empty() {
+                    if let Some(v) = frame.locals.get(&name) {
+                        Some(*v)
+                    } else if let Some(ObjKind::Cell(Some(v))) =
+                        frame.cells.get(&name).map(|c| self.heap.kind(*c))
+                    {
+                        Some(*v)
+                    } else {
+                        self.globals.get(&name).copied()
+                    }
+                } else {
+                    self.globals.get(&name).copied()
+                }
+            }
+        };
+        let v = match found.or_else(|| self.builtin(name)) {
+            Some(v) => v,
+            None => {
+                return self.error(format!(
+                    "NameError: name '{}' is not defined",
+                    self.names.name(name)
+                ));
+            }
+        };
+        self.heap.incref(v);
+        Ok(v)
+    }
+
+    /// Binds a name in the current scope, taking over the reference; drops the old value.
+    pub(in crate::python) fn store_name(&mut self, name: Sym, value: Value) {
+        let scope = self.scope_of(name);
+        let frame = self.frames.last_mut().expect("a frame");
+        let old = if let Some(ns) = frame.class_namespaces.last_mut() {
+            match ns.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => Some(std::mem::replace(&mut slot.1, value)),
+                None => {
+                    ns.push((name, value));
+                    None
+                }
+            }
+        } else {
+            match scope {
+                Some(NameScope::Local) => frame.locals.insert(name, value),
+                Some(NameScope::Cell) | Some(NameScope::Free) => {
+                    let cell = frame.cells.get(&name).copied();
+                    match cell {
+                        Some(c) => match self.heap.kind_mut(c) {
+                            ObjKind::Cell(slot) => slot.replace(value),
+                            _ => None,
+                        },
+                        None => None,
+                    }
+                }
+                Some(NameScope::Global) | None => self.globals.insert(name, value),
+            }
+        };
+        if let Some(old) = old {
+            self.heap.decref(old);
+        }
+    }
+
+    fn delete_name(&mut self, name: Sym) -> R<()> {
+        match self.take_name(name) {
+            Some(v) => {
+                self.heap.decref(v);
+                Ok(())
+            }
+            None => self.error(format!(
+                "NameError: name '{}' is not defined",
+                self.names.name(name)
+            )),
+        }
+    }
+
+    /// Unbinds a name in the current scope and hands its reference to the caller.
+    pub(in crate::python) fn take_name(&mut self, name: Sym) -> Option<Value> {
+        let scope = self.scope_of(name);
+        let frame = self.frames.last_mut().expect("a frame");
+        if let Some(ns) = frame.class_namespaces.last_mut() {
+            return ns
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(|i| ns.remove(i).1);
+        }
+        match scope {
+            Some(NameScope::Local) => frame.locals.remove(&name),
+            Some(NameScope::Cell) | Some(NameScope::Free) => {
+                match frame.cells.get(&name).copied() {
+                    Some(c) => match self.heap.kind_mut(c) {
+                        ObjKind::Cell(slot) => slot.take(),
+                        _ => None,
+                    },
+                    None => None,
+                }
+            }
+            Some(NameScope::Global) | None => self.globals.remove(&name),
+        }
+    }
+
+    // ----- targets --------------------------------------------------------------------------
+
+    pub(in crate::python) fn store(&mut self, target: &'a Expr, value: Value) -> R<()> {
+        match target {
+            Expr::Name(n) => {
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
+                self.store_name(sym, value);
+                Ok(())
+            }
+            Expr::Attribute(a) => {
+                let obj = match self.eval(&a.value) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        self.heap.decref(value);
+                        return Err(e);
+                    }
+                };
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
+                let r = self.set_attr(obj, attr, value);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let r = natives::store_subscript(self, obj, &s.slice, value);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Tuple(t) => self.unpack(&t.elts, value),
+            Expr::List(t) => self.unpack(&t.elts, value),
+            _ => {
+                self.heap.decref(value);
+                self.at(target);
+                self.unsupported("this assignment target")
+            }
+        }
+    }
+
+    fn unpack(&mut self, targets: &'a [Expr], value: Value) -> R<()> {
+        let items = match value {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                _ => {
+                    self.heap.decref(value);
+                    return self
+                        .error("TypeError: cannot unpack a non-sequence in the workload model");
+                }
+            },
+            _ => return self.error("TypeError: cannot unpack a non-sequence"),
+        };
+        if items.len() != targets.len() {
+            self.heap.decref(value);
+            return self.error(format!(
+                "ValueError: expected {} values to unpack, got {}",
+                targets.len(),
+                items.len()
+            ));
+        }
+        for v in &items {
+            self.heap.incref(*v);
+        }
+        self.heap.decref(value);
+        for (t, v) in targets.iter().zip(items) {
+            self.store(t, v)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn delete(&mut self, target: &'a Expr) -> R<()> {
+        self.at(target);
+        match target {
+            Expr::Name(n) => {
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
+                self.delete_name(sym)
+            }
+            Expr::Attribute(a) => {
+                let obj = self.eval(&a.value)?;
+                let attr = symbol(&a.attr.node_index, a.attr.as_str(), &mut self.names);
+                let old = self.take_attr(obj, attr);
+                self.heap.decref(obj);
+                match old {
+                    Some(v) => {
+                        self.heap.decref(v);
+                        Ok(())
+                    }
+                    None => self.error(format!("AttributeError: {}", self.names.name(attr))),
+                }
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let r = natives::del_subscript(self, obj, &s.slice);
+                self.heap.decref(obj);
+                r
+            }
+            Expr::Tuple(t) => {
+                for e in &t.elts {
+                    self.delete(e)?;
+                }
+                Ok(())
+            }
+            _ => self.unsupported("this `del` target"),
+        }
+    }
+}

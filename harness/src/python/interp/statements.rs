@@ -1,0 +1,347 @@
+//! Statement execution: blocks, assignments, `for`/`while` loops and their iteration.
+
+use super::{Flow, Interpreter, R};
+use crate::heap::{ObjKind, Value};
+use crate::python::natives;
+use crate::python::scope::symbol;
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
+
+impl<'a> Interpreter<'a> {
+    // ----- statements -----------------------------------------------------------------------
+
+    pub(in crate::python) fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
+        for stmt in body {
+            match self.exec(stmt)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
+        let start = stmt.range().start().to_u32();
+        self.offset = start;
+        let line = self.map.file_line(start);
+        if let Some(f) = self.frames.last_mut() {
+            f.line = line;
+        }
+        self.budget_step()?;
+        let flow = self.exec_inner(stmt)?;
+        self.release_dropped_storages(None);
+        Ok(flow)
+    }
+
+    fn exec_inner(&mut self, stmt: &'a Stmt) -> R<Flow> {
+        match stmt {
+            Stmt::Expr(e) => {
+                let v = self.eval(&e.value)?;
+                self.heap.decref(v);
+            }
+            Stmt::Assign(a) => self.exec_assign(a)?,
+            Stmt::AugAssign(a) => self.exec_aug_assign(a)?,
+            Stmt::AnnAssign(a) => {
+                if let Some(value) = &a.value {
+                    let v = self.eval(value)?;
+                    self.store(&a.target, v)?;
+                }
+            }
+            Stmt::Delete(d) => {
+                for t in &d.targets {
+                    self.delete(t)?;
+                }
+            }
+            Stmt::Pass(_) | Stmt::Global(_) | Stmt::Nonlocal(_) => {}
+            Stmt::Break(_) => return Ok(Flow::Break),
+            Stmt::Continue(_) => return Ok(Flow::Continue),
+            Stmt::Return(r) => {
+                let v = match &r.value {
+                    Some(e) => self.eval(e)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(v));
+            }
+            Stmt::If(i) => {
+                if self.eval_truth(&i.test)? {
+                    return self.exec_block(&i.body);
+                }
+                for clause in &i.elif_else_clauses {
+                    let taken = match &clause.test {
+                        Some(test) => self.eval_truth(test)?,
+                        None => true,
+                    };
+                    if taken {
+                        return self.exec_block(&clause.body);
+                    }
+                }
+            }
+            Stmt::For(f) => return self.exec_for(f),
+            Stmt::While(w) => return self.exec_while(w),
+            Stmt::FunctionDef(d) => {
+                let mut decorators = Vec::with_capacity(d.decorator_list.len());
+                for dec in &d.decorator_list {
+                    match self.decorator(&dec.expression) {
+                        Ok(v) => decorators.push(v),
+                        Err(e) => {
+                            self.heap.decref_all(decorators);
+                            return Err(e);
+                        }
+                    }
+                }
+                let code = self.codes.of_def(d);
+                let f = match self.make_function(code, Some(&d.parameters)) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        self.heap.decref_all(decorators);
+                        return Err(e);
+                    }
+                };
+                self.at(d);
+                let f = self.decorate(decorators, f)?;
+                let name = self.names.intern(d.name.as_str());
+                self.store_name(name, f);
+            }
+            Stmt::ClassDef(c) => self.exec_class(c)?,
+            Stmt::Import(i) => {
+                for alias in &i.names {
+                    let full = alias.name.as_str();
+                    let Some(module) = natives::module_named(full) else {
+                        self.at(alias);
+                        return self.unsupported(format!("importing `{full}`"));
+                    };
+                    let (bound, value) = match &alias.asname {
+                        Some(a) => (a.as_str(), module),
+                        None => {
+                            let top = full.split('.').next().unwrap_or(full);
+                            (top, natives::module_named(top).unwrap_or(module))
+                        }
+                    };
+                    let sym = self.names.intern(bound);
+                    self.store_name(sym, value);
+                }
+            }
+            Stmt::ImportFrom(i) => {
+                let module_name = i.module.as_ref().map(|m| m.as_str()).unwrap_or("");
+                for alias in &i.names {
+                    let full = format!("{module_name}.{}", alias.name.as_str());
+                    let attr = self.names.intern(alias.name.as_str());
+                    let value = natives::module_named(&full)
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.torch_exception_attr(m, attr))
+                        })
+                        .or_else(|| {
+                            natives::module_named(module_name)
+                                .and_then(|m| self.module_attr(m, alias.name.as_str()))
+                        });
+                    let Some(value) = value else {
+                        self.at(alias);
+                        return self.unsupported(format!(
+                            "importing `{}` from `{module_name}`",
+                            alias.name.as_str()
+                        ));
+                    };
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name);
+                    let sym = self.names.intern(bound.as_str());
+                    self.heap.incref(value);
+                    self.store_name(sym, value);
+                }
+            }
+            Stmt::Assert(a) => return self.exec_assert(a),
+            Stmt::Raise(r) => return self.exec_raise(r),
+            Stmt::With(w) => return self.exec_with(w),
+            Stmt::Try(t) => return self.exec_try(t),
+            Stmt::Match(_) => return self.unsupported("`match` statements"),
+            Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
+            Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
+        // `a, b = x, y` with up to three names is compiled without building a tuple.
+        if let ([Expr::Tuple(targets)], Expr::Tuple(values)) = (a.targets.as_slice(), &*a.value)
+            && targets.elts.len() == values.elts.len()
+            && targets.elts.len() <= 3
+            && !values.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+            && !targets.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+        {
+            let mut vals = Vec::with_capacity(values.elts.len());
+            for e in &values.elts {
+                vals.push(self.eval(e)?);
+            }
+            for (t, v) in targets.elts.iter().zip(vals) {
+                self.store(t, v)?;
+            }
+            return Ok(());
+        }
+        let v = self.eval(&a.value)?;
+        for (i, target) in a.targets.iter().enumerate() {
+            if i + 1 < a.targets.len() {
+                self.heap.incref(v);
+            }
+            self.store(target, v)?;
+        }
+        Ok(())
+    }
+
+    fn exec_aug_assign(&mut self, a: &'a ast::StmtAugAssign) -> R<()> {
+        match &*a.target {
+            Expr::Name(n) => {
+                let sym = symbol(&n.node_index, n.id.as_str(), &mut self.names);
+                let current = self.load_name(sym)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                self.store_name(sym, result);
+            }
+            Expr::Attribute(at) => {
+                let obj = self.eval(&at.value)?;
+                let attr = symbol(&at.attr.node_index, at.attr.as_str(), &mut self.names);
+                let current = self.get_attr(obj, attr)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                self.set_attr(obj, attr, result)?;
+                self.heap.decref(obj);
+            }
+            Expr::Subscript(s) => {
+                let obj = self.eval(&s.value)?;
+                let current = natives::subscript(self, obj, &s.slice)?;
+                let rhs = self.eval(&a.value)?;
+                let result = self.binary(a.op, current, rhs, true)?;
+                self.heap.decref(current);
+                self.heap.decref(rhs);
+                natives::store_subscript(self, obj, &s.slice, result)?;
+                self.heap.decref(obj);
+            }
+            _ => return self.unsupported("this augmented assignment target"),
+        }
+        Ok(())
+    }
+
+    fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
+        if f.is_async {
+            return self.unsupported("`async for`");
+        }
+        let iterable = self.eval(&f.iter)?;
+        let iterable = self.user_iter(iterable)?;
+        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        if is_iteration_loop {
+            self.iteration_loop_seen = true;
+        }
+        self.loop_depth += 1;
+        let result = self.run_for(f, iterable, is_iteration_loop);
+        self.loop_depth -= 1;
+        self.heap.decref(iterable);
+        if is_iteration_loop && self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        result
+    }
+
+    fn run_for(&mut self, f: &'a ast::StmtFor, iterable: Value, marks: bool) -> R<Flow> {
+        let mut pass: u32 = 0;
+        let mut index: usize = 0;
+        while let Some(item) = self.next_item(iterable, index)? {
+            index += 1;
+            if marks {
+                self.open_iteration(pass);
+            }
+            self.store(&f.target, item)?;
+            let flow = self.exec_block(&f.body)?;
+            if marks {
+                self.close_iteration(true);
+            }
+            pass += 1;
+            self.eval_breaker();
+            match flow {
+                Flow::Normal | Flow::Continue => {}
+                Flow::Break => return Ok(Flow::Normal),
+                ret @ Flow::Return(_) => return Ok(ret),
+            }
+        }
+        self.exec_block(&f.orelse)
+    }
+
+    /// The `index`-th item of an iterable (a new reference), or `None` past the end.
+    pub(in crate::python) fn next_item(
+        &mut self,
+        iterable: Value,
+        index: usize,
+    ) -> R<Option<Value>> {
+        match iterable {
+            Value::Obj(id) => {
+                match self.heap.kind(id) {
+                    ObjKind::List(items) | ObjKind::Tuple(items) => {
+                        let item = items.get(index).copied();
+                        if let Some(v) = item {
+                            self.heap.incref(v);
+                        }
+                        Ok(item)
+                    }
+                    ObjKind::Dict(items) => {
+                        let item = items.get(index).map(|(k, _)| *k);
+                        if let Some(v) = item {
+                            self.heap.incref(v);
+                        }
+                        Ok(item)
+                    }
+                    &ObjKind::Range { start, stop, step } => Ok(
+                        crate::python::int_ops::range_item(start, stop, step, index as u64)
+                            .map(Value::Int),
+                    ),
+                    ObjKind::Instance { .. } => self.user_next(iterable),
+                    ObjKind::Wrapper(..) => self.lazy_next(id),
+                    other => {
+                        let t = other.type_name();
+                        self.error(format!(
+                            "TypeError: '{t}' object is not iterable in the workload model"
+                        ))
+                    }
+                }
+            }
+            _ => self.error("TypeError: object is not iterable"),
+        }
+    }
+
+    fn exec_while(&mut self, w: &'a ast::StmtWhile) -> R<Flow> {
+        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        if is_iteration_loop {
+            self.iteration_loop_seen = true;
+        }
+        self.loop_depth += 1;
+        let result = (|| {
+            let mut pass = 0u32;
+            loop {
+                self.at(&*w.test);
+                if !self.eval_truth(&w.test)? {
+                    break;
+                }
+                if is_iteration_loop {
+                    self.open_iteration(pass);
+                }
+                let flow = self.exec_block(&w.body)?;
+                if is_iteration_loop {
+                    self.close_iteration(true);
+                }
+                pass += 1;
+                self.eval_breaker();
+                match flow {
+                    Flow::Normal | Flow::Continue => {}
+                    Flow::Break => return Ok(Flow::Normal),
+                    ret @ Flow::Return(_) => return Ok(ret),
+                }
+            }
+            self.exec_block(&w.orelse)
+        })();
+        self.loop_depth -= 1;
+        if is_iteration_loop && self.recorder.iteration().is_some() {
+            self.close_iteration(false);
+        }
+        result
+    }
+}
