@@ -105,7 +105,7 @@ pub struct Interpreter<'a> {
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
     events: Vec<AllocatorEvent>,
-    stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
+    stack_cache: crate::timeline::StackTrie,
     /// Offset of the construct being evaluated, for error locations.
     pub(super) offset: u32,
     /// The keyword arguments of the call being dispatched and their offsets, so that a
@@ -208,7 +208,7 @@ impl<'a> Interpreter<'a> {
             storages: Storages::default(),
             recorder: Recorder::new(device_capacity),
             events: Vec::new(),
-            stack_cache: FxHashMap::default(),
+            stack_cache: crate::timeline::StackTrie::default(),
             offset: 0,
             call_keywords: Vec::new(),
             loop_depth: 0,
@@ -457,13 +457,8 @@ impl<'a> Interpreter<'a> {
 
     /// The current Python stack, innermost frame first, interned.
     pub(super) fn current_stack(&mut self) -> StackId {
-        let key: Vec<(u32, u32)> = self
-            .frames
-            .iter()
-            .rev()
-            .map(|f| (f.name.0, f.line))
-            .collect();
-        if let Some(&id) = self.stack_cache.get(&key) {
+        let (node, known) = (self.stack_cache).find(self.frames.iter().map(|f| (f.name.0, f.line)));
+        if let Some(id) = known {
             return id;
         }
         let frames = self
@@ -477,7 +472,7 @@ impl<'a> Interpreter<'a> {
             })
             .collect();
         let id = self.recorder.stacks().intern(frames);
-        self.stack_cache.insert(key, id);
+        self.stack_cache.remember(node, id);
         id
     }
 
