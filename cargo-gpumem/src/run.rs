@@ -73,7 +73,10 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         return Err(Error::Usage(reason));
     }
     for variant in &variants {
-        let (report, timeline) = engine::report_variant_with_timeline(&scenario, variant, format)?;
+        let (report, timeline) =
+            gpumem_harness::run::contain_panic(&display, "rendering the report", || {
+                engine::report_variant_with_timeline(&scenario, variant, format)
+            })?;
         if let Some(file) = &args.export_snapshot {
             let path = if variants.len() > 1 {
                 with_variant_name(file, &variant.name())

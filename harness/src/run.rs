@@ -33,6 +33,50 @@ pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, E
     })
 }
 
+/// Runs `f` (rendering a report, writing an export: work on the caller's thread after the
+/// workload thread has finished) so that a panic in the model's own code does not abort the
+/// command with a backtrace: the panic message is kept, the default hook's output is
+/// silenced for this thread, and the caller gets an error that exits with
+/// [`crate::exit_code::BAD_INPUT`] (2), like a panic inside the workload thread does.
+pub fn contain_panic<T>(
+    scenario_file: &str,
+    doing: &str,
+    f: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    let caught = silenced(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    caught.unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        Err(Error::Usage(format!(
+            "internal error: the model panicked while {doing} for {scenario_file}: {message} (please report it with the scenario file)"
+        )))
+    })
+}
+
+thread_local! {
+    static PANIC_HOOK_SILENCED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the panic hook silent on this thread (other threads report as usual).
+fn silenced<R>(f: impl FnOnce() -> R) -> R {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !PANIC_HOOK_SILENCED.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = PANIC_HOOK_SILENCED.with(|s| s.replace(true));
+    let result = f();
+    PANIC_HOOK_SILENCED.with(|s| s.set(was));
+    result
+}
+
 /// Stack of the workload thread: enough for CPython's 1000-call recursion limit and the
 /// deepest expressions the interpreter accepts (address space, committed only as used).
 const WORKLOAD_STACK_BYTES: usize = 512 << 20;
@@ -98,4 +142,35 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         ));
     }
     Ok(timeline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_while_rendering_becomes_an_exit_2_error_with_its_message() {
+        let result: Result<(), Error> = contain_panic("s.yaml", "rendering the report", || {
+            panic!("index out of bounds: the len is 3 but the index is 7")
+        });
+        let err = result.expect_err("the panic is an error");
+        assert_eq!(err.exit_code(), crate::exit_code::BAD_INPUT);
+        let text = err.to_string();
+        assert!(
+            text.starts_with("internal error: the model panicked while rendering the report for s.yaml: index out of bounds"),
+            "{text}"
+        );
+        // Formatted panic messages (a String payload) are kept too, and the hook is
+        // restored: a value passes through unchanged.
+        let formatted: Result<(), Error> =
+            contain_panic("s.yaml", "writing", || panic!("{} {}", "bad", 7));
+        assert!(
+            formatted
+                .unwrap_err()
+                .to_string()
+                .contains("writing for s.yaml: bad 7")
+        );
+        assert_eq!(contain_panic("s.yaml", "x", || Ok(5)).unwrap(), 5);
+        assert!(!PANIC_HOOK_SILENCED.with(std::cell::Cell::get));
+    }
 }

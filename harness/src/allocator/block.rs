@@ -79,7 +79,30 @@ pub(super) type FreeSet = BTreeSet<FreeKey>;
 #[derive(Debug, Default)]
 pub(super) struct Pool {
     pub free: FreeSet,
+    /// The free blocks that are whole segments (not split), in the same order: what
+    /// `empty_cache` releases, found without scanning the split fragments, so that repeated
+    /// `empty_cache` calls cost what they release, not the size of the cache. A cached
+    /// block's split state cannot change while it is cached (neighbours are merged only
+    /// after they leave the pool), so membership is decided on entry.
+    pub whole: FreeSet,
     pub free_block_searches: u64,
+}
+
+impl Pool {
+    /// Caches a block under `key`.
+    pub fn insert(&mut self, key: FreeKey, whole_segment: bool) {
+        self.free.insert(key);
+        if whole_segment {
+            self.whole.insert(key);
+        }
+    }
+
+    /// Takes the block under `key` out of the cache.
+    pub fn remove(&mut self, key: &FreeKey) {
+        if self.free.remove(key) {
+            self.whole.remove(key);
+        }
+    }
 }
 
 pub(super) fn free_key(block: &Block, id: BlockId) -> FreeKey {

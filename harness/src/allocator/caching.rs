@@ -249,8 +249,8 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let searches = self.pool(kind).free_block_searches;
         let block = self.blocks.get_mut(id);
         block.gc_count_base = searches;
-        let key = free_key(block, id);
-        self.pool_mut(kind).free.insert(key);
+        let (key, whole) = (free_key(block, id), !block.is_split());
+        self.pool_mut(kind).insert(key, whole);
     }
 
     /// Best fit (`get_free_block`): the smallest cached block of the pool on the same stream
@@ -275,7 +275,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         {
             return None;
         }
-        pool.free.remove(&key);
+        pool.remove(&key);
         Some(key.3)
     }
 
@@ -406,7 +406,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
     fn uncache_neighbour(&mut self, id: BlockId) {
         let block = self.blocks.get(id);
         let (key, pool, size) = (free_key(block, id), block.pool, block.size);
-        self.pool_mut(pool).free.remove(&key);
+        self.pool_mut(pool).remove(&key);
         self.stats.inactive_split_blocks -= 1;
         self.stats.inactive_split_bytes -= size;
     }
@@ -432,14 +432,8 @@ impl<D: DeviceMemory> CachingAllocator<D> {
     /// (stream, size, address). Split segments stay.
     fn release_cached_blocks(&mut self, events: &mut Vec<AllocatorEvent>) {
         for pool in [PoolKind::Large, PoolKind::Small] {
-            let whole: Vec<_> = self
-                .pool(pool)
-                .free
-                .iter()
-                .copied()
-                .filter(|&(_, _, _, id)| !self.blocks.get(id).is_split())
-                .collect();
-            for key in whole {
+            // Only whole segments are released: take them from their own index.
+            while let Some(key) = self.pool_mut(pool).whole.pop_first() {
                 self.release_block(pool, key, events);
             }
         }
@@ -447,7 +441,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
 
     /// Returns a cached whole segment to the device (`release_block`).
     fn release_block(&mut self, pool: PoolKind, key: FreeKey, events: &mut Vec<AllocatorEvent>) {
-        self.pool_mut(pool).free.remove(&key);
+        self.pool_mut(pool).remove(&key);
         let (stream, size, addr, id) = key;
         self.device.free(addr, size);
         self.segments.remove(&addr);
@@ -520,12 +514,9 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let now = self.large_pool.free_block_searches;
         let age = |block: &Block| now - block.gc_count_base;
         let (mut total_age, mut freeable) = (0u64, 0u64);
-        for &(_, _, _, id) in &self.large_pool.free {
-            let block = self.blocks.get(id);
-            if !block.is_split() {
-                total_age += age(block);
-                freeable += 1;
-            }
+        for &(_, _, _, id) in &self.large_pool.whole {
+            total_age += age(self.blocks.get(id));
+            freeable += 1;
         }
         let mut reclaimed = 0;
         let mut freed_one = true;
@@ -534,13 +525,10 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             freed_one = false;
             let victims: Vec<_> = self
                 .large_pool
-                .free
+                .whole
                 .iter()
                 .copied()
-                .filter(|&(_, _, _, id)| {
-                    let block = self.blocks.get(id);
-                    !block.is_split() && age(block) as f64 >= age_threshold
-                })
+                .filter(|&(_, _, _, id)| age(self.blocks.get(id)) as f64 >= age_threshold)
                 .collect();
             for key in victims {
                 freed_one = true;
@@ -640,6 +628,17 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         free_keys.sort();
         pooled.sort();
         assert_eq!(free_keys, pooled, "pools hold exactly the free blocks");
+        for pool in [&self.small_pool, &self.large_pool] {
+            let whole: Vec<_> = pool
+                .free
+                .iter()
+                .filter(|&&(_, _, _, id)| !self.blocks.get(id).is_split())
+                .collect();
+            assert!(
+                whole.iter().copied().eq(pool.whole.iter()),
+                "the whole-segment index holds exactly the unsplit free blocks"
+            );
+        }
         let s = &self.stats;
         assert_eq!(s.allocated_bytes, allocated);
         assert_eq!(s.requested_bytes, requested);

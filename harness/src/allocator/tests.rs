@@ -666,3 +666,40 @@ fn garbage_collection_frees_the_oldest_cached_segments_above_the_threshold() {
     });
     assert_eq!(events[0].action, Action::SegmentAlloc);
 }
+
+#[test]
+fn repeated_empty_cache_costs_what_it_releases_not_the_cached_fragments() {
+    // 40 000 cached split fragments (every other 512-byte block of the small pool freed, so
+    // none merge), then 40 000 `empty_cache` calls that each have nothing to release. Scanning
+    // the whole free list per call (1.6e9 visits) took seconds; the whole-segment index
+    // makes each call constant.
+    let mut a = allocator(GIB);
+    let mut events = Vec::new();
+    let addrs: Vec<u64> = (0..80_000)
+        .map(|_| a.malloc(512, 0, &mut events).expect("fits"))
+        .collect();
+    for &addr in addrs.iter().step_by(2) {
+        a.free(addr, &mut events).unwrap();
+    }
+    let reserved = a.stats().reserved_bytes;
+    let start = std::time::Instant::now();
+    for _ in 0..40_000 {
+        events.clear();
+        a.empty_cache(&mut events);
+        assert!(events.is_empty(), "no segment is whole");
+    }
+    let elapsed = start.elapsed();
+    assert_eq!(a.stats().reserved_bytes, reserved);
+    a.assert_consistent();
+    assert!(
+        elapsed < std::time::Duration::from_millis(500),
+        "40 000 empty_cache calls took {elapsed:?}"
+    );
+    // Freeing the rest makes every segment whole again, and one call releases them all.
+    for &addr in addrs.iter().skip(1).step_by(2) {
+        a.free(addr, &mut events).unwrap();
+    }
+    a.empty_cache(&mut events);
+    a.assert_consistent();
+    assert_eq!(a.stats().reserved_bytes, 0);
+}

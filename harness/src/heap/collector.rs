@@ -8,7 +8,6 @@
 //! are promoted one generation.
 
 use super::{Edge, Heap, ObjId, ObjKind, UNTRACKED};
-use rustc_hash::FxHashMap;
 
 /// What one collection did.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +33,107 @@ pub struct CycleHit {
 
 /// Longest holder chain and cycle searched for a report; beyond it the path is cut.
 const PATH_SEARCH_LIMIT: usize = 256;
+
+/// Buffers a collection reuses from one run to the next, so that a warm collection makes no
+/// heap allocation of its own. Report nodes: the examined set's members are nodes `0..M`
+/// (their `collect_index`), tensors outside it that the garbage references get `M..` while
+/// the report is built.
+#[derive(Default)]
+pub(super) struct Scratch {
+    members: Vec<ObjId>,
+    gc_refs: Vec<i64>,
+    reachable: Vec<bool>,
+    stack: Vec<u32>,
+    survivors: Vec<ObjId>,
+    garbage: Vec<ObjId>,
+    refs: Vec<super::Value>,
+    children: Vec<(ObjId, Edge)>,
+    external: Vec<ObjId>,
+    triples: Vec<(u32, ObjId, Edge)>,
+    pred_start: Vec<u32>,
+    cursor: Vec<u32>,
+    preds: Vec<(ObjId, Edge)>,
+    tensors: Vec<ObjId>,
+    towards_stamp: Vec<u32>,
+    towards: Vec<(ObjId, Edge)>,
+    towards_epoch: u32,
+    came_stamp: Vec<u32>,
+    came: Vec<(ObjId, Edge)>,
+    came_epoch: u32,
+    queue: Vec<ObjId>,
+    queue2: Vec<ObjId>,
+    hit: Option<CycleHit>,
+    /// Collections in a row that examined less than a quarter of what the buffers hold.
+    small_in_a_row: u32,
+}
+
+/// Buffers at or below this many entries are never given back.
+const SCRATCH_FLOOR: usize = 4096;
+/// Collections in a row that must use under a quarter of the buffers before they shrink,
+/// so that a full collection every few young ones does not make them grow and shrink each time.
+const SHRINK_AFTER: u32 = 8;
+
+impl Scratch {
+    /// Shrink policy: one large collection (a full collection of a big heap) must not pin
+    /// its buffers for the rest of the run. After [`SHRINK_AFTER`] collections in a row
+    /// that examined under a quarter of the largest set the buffers were sized for, every
+    /// buffer is cut to twice what the last collection used (at least [`SCRATCH_FLOOR`]).
+    fn relax(&mut self, examined: usize) {
+        if self.members.capacity() <= SCRATCH_FLOOR || examined * 4 >= self.members.capacity() {
+            self.small_in_a_row = 0;
+            return;
+        }
+        self.small_in_a_row += 1;
+        if self.small_in_a_row < SHRINK_AFTER {
+            return;
+        }
+        self.small_in_a_row = 0;
+        let nodes = examined + self.external.len();
+        let edges = self.triples.len();
+        fn cut<T>(v: &mut Vec<T>, used: usize) {
+            let keep = (used * 2).max(SCRATCH_FLOOR);
+            v.truncate(keep);
+            v.shrink_to(keep);
+        }
+        cut(&mut self.members, examined);
+        cut(&mut self.gc_refs, examined);
+        cut(&mut self.reachable, examined);
+        cut(&mut self.stack, examined);
+        cut(&mut self.survivors, examined);
+        cut(&mut self.garbage, examined);
+        cut(&mut self.external, nodes);
+        cut(&mut self.pred_start, nodes + 1);
+        cut(&mut self.cursor, nodes);
+        cut(&mut self.tensors, nodes);
+        // Cut stamps keep their values: a stale stamp never equals a later epoch's.
+        cut(&mut self.towards_stamp, nodes);
+        cut(&mut self.towards, nodes);
+        cut(&mut self.came_stamp, nodes);
+        cut(&mut self.came, nodes);
+        cut(&mut self.triples, edges);
+        cut(&mut self.preds, edges);
+        // Per-object buffers: what one object references, one search's queue.
+        cut(&mut self.refs, 0);
+        cut(&mut self.children, 0);
+        cut(&mut self.queue, 0);
+        cut(&mut self.queue2, 0);
+    }
+
+    /// Total entries the buffers can hold without growing (what `relax` bounds).
+    #[cfg(test)]
+    pub(super) fn capacity(&self) -> usize {
+        self.members.capacity()
+            + self.gc_refs.capacity()
+            + self.reachable.capacity()
+            + self.stack.capacity()
+            + self.triples.capacity()
+            + self.preds.capacity()
+            + self.towards_stamp.capacity()
+            + self.came_stamp.capacity()
+    }
+}
+
+const NO_EDGE: (ObjId, Edge) = (ObjId(u32::MAX), Edge::Index(u32::MAX));
 
 impl Heap {
     /// The automatic collection that a due allocation triggers: the oldest generation whose
@@ -62,19 +162,27 @@ impl Heap {
         for g in 0..=generation as usize {
             self.counts[g] = 0;
         }
+        let mut s = std::mem::take(&mut self.collect_scratch);
 
         // S: generations 0..=generation, and each member's references from outside S.
-        let members: Vec<ObjId> = (0..=generation)
-            .flat_map(|g| self.generation_members(g))
-            .collect();
-        for (i, &id) in members.iter().enumerate() {
-            self.set_collect_index(id, i as u32);
+        s.members.clear();
+        for g in 0..=generation {
+            let mut cur = self.generations[g as usize].head;
+            while cur != super::NO_LINK {
+                s.members.push(ObjId(cur));
+                cur = self.get(ObjId(cur)).next;
+            }
         }
-        let mut gc_refs: Vec<i64> = members
-            .iter()
-            .map(|&id| self.get(id).refcount as i64)
-            .collect();
-        for &id in &members {
+        let m = s.members.len();
+        s.gc_refs.clear();
+        for i in 0..m {
+            let id = s.members[i];
+            let o = self.get_mut(id);
+            o.collect_index = i as u32;
+            s.gc_refs.push(o.refcount as i64);
+        }
+        for &id in &s.members {
+            let gc_refs = &mut s.gc_refs;
             self.traverse(id, |child, _| {
                 if let Some(j) = self.collect_index(child) {
                     gc_refs[j] -= 1;
@@ -83,36 +191,39 @@ impl Heap {
         }
 
         // Everything reachable from the roots survives.
-        let mut reachable = vec![false; members.len()];
-        let mut stack: Vec<usize> = (0..members.len()).filter(|&i| gc_refs[i] > 0).collect();
-        for &i in &stack {
-            reachable[i] = true;
+        s.reachable.clear();
+        s.reachable.resize(m, false);
+        s.stack.clear();
+        for i in 0..m {
+            if s.gc_refs[i] > 0 {
+                s.reachable[i] = true;
+                s.stack.push(i as u32);
+            }
         }
-        while let Some(i) = stack.pop() {
-            self.traverse(members[i], |child, _| {
+        while let Some(i) = s.stack.pop() {
+            let (reachable, stack) = (&mut s.reachable, &mut s.stack);
+            self.traverse(s.members[i as usize], |child, _| {
                 if let Some(j) = self.collect_index(child)
                     && !reachable[j]
                 {
                     reachable[j] = true;
-                    stack.push(j);
+                    stack.push(j as u32);
                 }
             });
         }
-        for &id in &members {
-            self.set_collect_index(id, super::NO_LINK);
-        }
-        let (survivors, garbage): (Vec<ObjId>, Vec<ObjId>) = {
-            let mut s = Vec::new();
-            let mut g = Vec::new();
-            for (i, &id) in members.iter().enumerate() {
-                if reachable[i] { s.push(id) } else { g.push(id) }
+        s.survivors.clear();
+        s.garbage.clear();
+        for i in 0..m {
+            if s.reachable[i] {
+                s.survivors.push(s.members[i]);
+            } else {
+                s.garbage.push(s.members[i]);
             }
-            (s, g)
-        };
+        }
 
         // Survivors: tuples of atomic items are untracked, the rest promoted.
         let target = (generation + 1).min(2);
-        for &id in &survivors {
+        for &id in &s.survivors {
             if self.untrackable_container(id, generation == 2) {
                 self.untrack(id);
             } else {
@@ -120,7 +231,8 @@ impl Heap {
             }
         }
         if generation == 1 {
-            self.long_lived_pending += survivors
+            self.long_lived_pending += s
+                .survivors
                 .iter()
                 .filter(|&&id| self.get(id).generation == 2)
                 .count() as u64;
@@ -128,42 +240,46 @@ impl Heap {
 
         // Report the tensors that the garbage holds (garbage themselves, or older tensors it
         // alone keeps alive) before it is torn down.
-        if !garbage.is_empty() {
-            let mut predecessors: FxHashMap<ObjId, Vec<(ObjId, Edge)>> = FxHashMap::default();
-            for &id in &garbage {
-                self.traverse(id, |child, edge| {
-                    predecessors.entry(child).or_default().push((id, edge))
-                });
+        if !s.garbage.is_empty() {
+            self.build_predecessors(&mut s, m);
+            for k in 0..s.tensors.len() {
+                let tensor = s.tensors[k];
+                self.cycle_hit(tensor, &mut s, m);
+                on_garbage_tensor(self, s.hit.as_ref().expect("set by cycle_hit"));
             }
-            let in_garbage: FxHashMap<ObjId, ()> = garbage.iter().map(|&id| (id, ())).collect();
-            let mut tensors: Vec<ObjId> = predecessors
-                .keys()
-                .copied()
-                .filter(|&id| matches!(self.get(id).kind, ObjKind::Tensor(_)))
-                .collect();
-            tensors.sort();
-            for id in tensors {
-                let hit = self.cycle_hit(id, &predecessors, &in_garbage);
-                on_garbage_tensor(self, &hit);
+            for &id in &s.external {
+                self.set_collect_index(id, super::NO_LINK);
             }
+        }
+        for &id in &s.members {
+            self.set_collect_index(id, super::NO_LINK);
         }
 
         // Clear the garbage; reference counting frees it. Hold a reference to each member
         // while clearing so none is freed under our feet.
-        for &id in &garbage {
+        for &id in &s.garbage {
             self.get_mut(id).refcount += 1;
         }
-        for &id in &garbage {
-            let refs = self.clear_references(id);
-            self.decref_all(refs);
+        let mut refs = std::mem::take(&mut s.refs);
+        for &id in &s.garbage {
+            refs.clear();
+            self.clear_references_into(id, &mut refs);
+            for &v in &refs {
+                self.decref(v);
+            }
         }
-        for &id in &garbage {
+        refs.clear();
+        s.refs = refs;
+        for &id in &s.garbage {
             self.decref_id(id);
             if self.is_alive(id) && self.get(id).generation != UNTRACKED {
                 // Still referenced (a resurrected object): it survives like any other.
                 self.move_to_generation(id, target);
             }
         }
+        let collected = s.garbage.len() as u64;
+        s.relax(m);
+        self.collect_scratch = s;
 
         if generation == 2 {
             self.long_lived_pending = 0;
@@ -173,10 +289,245 @@ impl Heap {
         self.collecting = false;
         CollectionOutcome {
             generation,
-            collected: garbage.len() as u64,
+            collected,
             tensors_before,
             tensors_after: self.tensors_alive,
         }
+    }
+
+    /// The report node of an object (see [`Scratch`]), if it has one.
+    fn node(&self, id: ObjId) -> Option<usize> {
+        self.collect_index(id)
+    }
+
+    /// The references each report node receives from the garbage, in the order of the
+    /// garbage and of each object's traversal (what a map of vectors filled in that order
+    /// holds), stored as one array with offsets; and the tensors among their targets.
+    fn build_predecessors(&mut self, s: &mut Scratch, m: usize) {
+        s.external.clear();
+        s.triples.clear();
+        for gi in 0..s.garbage.len() {
+            let holder = s.garbage[gi];
+            s.children.clear();
+            let children = &mut s.children;
+            self.traverse(holder, |child, edge| children.push((child, edge)));
+            for ci in 0..s.children.len() {
+                let (child, edge) = s.children[ci];
+                let node = match self.node(child) {
+                    Some(n) => n as u32,
+                    // Only tensors are looked up outside the garbage.
+                    None if matches!(self.get(child).kind, ObjKind::Tensor(_)) => {
+                        let n = (m + s.external.len()) as u32;
+                        s.external.push(child);
+                        self.set_collect_index(child, n);
+                        n
+                    }
+                    None => continue,
+                };
+                s.triples.push((node, holder, edge));
+            }
+        }
+        let nodes = m + s.external.len();
+        s.pred_start.clear();
+        s.pred_start.resize(nodes + 1, 0);
+        for &(t, _, _) in &s.triples {
+            s.pred_start[t as usize + 1] += 1;
+        }
+        for i in 0..nodes {
+            s.pred_start[i + 1] += s.pred_start[i];
+        }
+        s.cursor.clear();
+        s.cursor.extend_from_slice(&s.pred_start[..nodes]);
+        s.preds.clear();
+        s.preds.resize(s.triples.len(), NO_EDGE);
+        for &(t, holder, edge) in &s.triples {
+            let c = &mut s.cursor[t as usize];
+            s.preds[*c as usize] = (holder, edge);
+            *c += 1;
+        }
+        s.tensors.clear();
+        for n in 0..nodes {
+            if s.pred_start[n + 1] > s.pred_start[n] {
+                let id = if n < m {
+                    s.members[n]
+                } else {
+                    s.external[n - m]
+                };
+                if matches!(self.get(id).kind, ObjKind::Tensor(_)) {
+                    s.tensors.push(id);
+                }
+            }
+        }
+        s.tensors.sort_unstable();
+        for stamps in [&mut s.towards_stamp, &mut s.came_stamp] {
+            if stamps.len() < nodes {
+                stamps.resize(nodes, 0);
+            }
+        }
+        if s.towards.len() < nodes {
+            s.towards.resize(nodes, NO_EDGE);
+            s.came.resize(nodes, NO_EDGE);
+        }
+    }
+
+    fn preds_of<'s>(&self, s: &'s Scratch, id: ObjId) -> &'s [(ObjId, Edge)] {
+        match self.node(id) {
+            Some(n) if n + 1 < s.pred_start.len() => {
+                &s.preds[s.pred_start[n] as usize..s.pred_start[n + 1] as usize]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Finds how a garbage tensor was held: walks back from the tensor (breadth first, over
+    /// references inside the garbage) to the nearest object that lies on a cycle. The hit
+    /// is left in `s.hit`.
+    fn cycle_hit(&self, tensor: ObjId, s: &mut Scratch, m: usize) {
+        let mut hit = s.hit.take().unwrap_or(CycleHit {
+            tensor,
+            holder_path: Vec::new(),
+            cycle: Vec::new(),
+        });
+        hit.tensor = tensor;
+        hit.holder_path.clear();
+        hit.cycle.clear();
+        s.towards_epoch = s.towards_epoch.wrapping_add(1);
+        if s.towards_epoch == 0 {
+            s.towards_stamp.iter_mut().for_each(|x| *x = 0);
+            s.towards_epoch = 1;
+        }
+        let epoch = s.towards_epoch;
+        let mut towards_len = 0usize;
+        let mut queue = std::mem::take(&mut s.queue);
+        queue.clear();
+        queue.push(tensor);
+        let mut head = 0;
+        'search: while head < queue.len() {
+            let target = queue[head];
+            head += 1;
+            if towards_len > PATH_SEARCH_LIMIT {
+                break;
+            }
+            let range = match self.node(target) {
+                Some(n) if n + 1 < s.pred_start.len() => {
+                    s.pred_start[n] as usize..s.pred_start[n + 1] as usize
+                }
+                _ => 0..0,
+            };
+            for k in range {
+                let (holder, edge) = s.preds[k];
+                let hn = self.node(holder).expect("holders are in the garbage");
+                if holder == tensor || s.towards_stamp[hn] == epoch {
+                    continue;
+                }
+                s.towards_stamp[hn] = epoch;
+                s.towards[hn] = (target, edge);
+                towards_len += 1;
+                // Up to 3.10 attributes live in the instance's `__dict__`: name the instance.
+                let holder = match self.instance_owning(holder, s) {
+                    Some(owner) => {
+                        let on = self.node(owner).expect("owners are in the garbage");
+                        if s.towards_stamp[on] != epoch {
+                            s.towards_stamp[on] = epoch;
+                            towards_len += 1;
+                        }
+                        s.towards[on] = (holder, Edge::Role("__dict__"));
+                        owner
+                    }
+                    None => holder,
+                };
+                self.shortest_cycle(holder, s, m, &mut hit.cycle);
+                if !hit.cycle.is_empty() {
+                    let mut cur = holder;
+                    while cur != tensor {
+                        let (child, edge) = s.towards[self.node(cur).expect("on the path")];
+                        hit.holder_path.push((cur, edge));
+                        cur = child;
+                    }
+                    break 'search;
+                }
+                queue.push(holder);
+            }
+        }
+        s.queue = queue;
+        s.hit = Some(hit);
+    }
+
+    /// The instance whose `__dict__` is `dict`, if `dict` is one.
+    fn instance_owning(&self, dict: ObjId, s: &Scratch) -> Option<ObjId> {
+        if !matches!(self.get(dict).kind, ObjKind::Dict(_)) {
+            return None;
+        }
+        self.preds_of(s, dict)
+            .iter()
+            .find(|(owner, edge)| {
+                *edge == Edge::Role("__dict__")
+                    && matches!(self.get(*owner).kind, ObjKind::Instance { .. })
+            })
+            .map(|(owner, _)| *owner)
+    }
+
+    /// The shortest cycle through `start` within the garbage, into `path` (left empty if
+    /// there is none).
+    fn shortest_cycle(
+        &self,
+        start: ObjId,
+        s: &mut Scratch,
+        m: usize,
+        path: &mut Vec<(ObjId, Edge)>,
+    ) {
+        path.clear();
+        s.came_epoch = s.came_epoch.wrapping_add(1);
+        if s.came_epoch == 0 {
+            s.came_stamp.iter_mut().for_each(|x| *x = 0);
+            s.came_epoch = 1;
+        }
+        let epoch = s.came_epoch;
+        let mut came_len = 0usize;
+        let mut queue = std::mem::take(&mut s.queue2);
+        let mut children = std::mem::take(&mut s.children);
+        queue.clear();
+        queue.push(start);
+        let mut head = 0;
+        while head < queue.len() {
+            let cur = queue[head];
+            head += 1;
+            if came_len > PATH_SEARCH_LIMIT {
+                break;
+            }
+            let mut reached_start = None;
+            children.clear();
+            self.traverse(cur, |child, edge| children.push((child, edge)));
+            for &(child, edge) in &children {
+                if child == start {
+                    reached_start = Some(edge);
+                    break;
+                }
+                if let Some(cn) = self.node(child)
+                    && cn < m
+                    && !s.reachable[cn]
+                    && s.came_stamp[cn] != epoch
+                {
+                    s.came_stamp[cn] = epoch;
+                    s.came[cn] = (cur, edge);
+                    came_len += 1;
+                    queue.push(child);
+                }
+            }
+            if let Some(last_edge) = reached_start {
+                path.push((cur, last_edge));
+                let mut node = cur;
+                while node != start {
+                    let (prev, edge) = s.came[self.node(node).expect("visited")];
+                    path.push((prev, edge));
+                    node = prev;
+                }
+                path.reverse();
+                break;
+            }
+        }
+        s.queue2 = queue;
+        s.children = children;
     }
 
     /// `untrack_tuples` (every collection) and `untrack_dicts` (full collections, ≤ 3.13):
@@ -189,117 +540,6 @@ impl Heap {
                 .all(|&(k, v)| !self.may_be_tracked(k) && !self.may_be_tracked(v)),
             _ => false,
         }
-    }
-
-    /// Finds how a garbage tensor was held: walks back from the tensor (breadth first, over
-    /// references inside the garbage) to the nearest object that lies on a cycle.
-    fn cycle_hit(
-        &self,
-        tensor: ObjId,
-        predecessors: &FxHashMap<ObjId, Vec<(ObjId, Edge)>>,
-        in_garbage: &FxHashMap<ObjId, ()>,
-    ) -> CycleHit {
-        let mut towards_tensor: FxHashMap<ObjId, (ObjId, Edge)> = FxHashMap::default();
-        let mut queue = std::collections::VecDeque::from([tensor]);
-        while let Some(target) = queue.pop_front() {
-            if towards_tensor.len() > PATH_SEARCH_LIMIT {
-                break;
-            }
-            for &(holder, edge) in predecessors.get(&target).map(Vec::as_slice).unwrap_or(&[]) {
-                if holder == tensor || towards_tensor.contains_key(&holder) {
-                    continue;
-                }
-                towards_tensor.insert(holder, (target, edge));
-                // Up to 3.10 attributes live in the instance's `__dict__`: name the instance.
-                let holder = match self.instance_owning(holder, predecessors) {
-                    Some(owner) => {
-                        towards_tensor.insert(owner, (holder, Edge::Role("__dict__")));
-                        owner
-                    }
-                    None => holder,
-                };
-                let cycle = self.shortest_cycle(holder, in_garbage);
-                if !cycle.is_empty() {
-                    let mut holder_path = Vec::new();
-                    let mut cur = holder;
-                    while cur != tensor {
-                        let (child, edge) = towards_tensor[&cur];
-                        holder_path.push((cur, edge));
-                        cur = child;
-                    }
-                    return CycleHit {
-                        tensor,
-                        holder_path,
-                        cycle,
-                    };
-                }
-                queue.push_back(holder);
-            }
-        }
-        CycleHit {
-            tensor,
-            holder_path: Vec::new(),
-            cycle: Vec::new(),
-        }
-    }
-
-    /// The instance whose `__dict__` is `dict`, if `dict` is one.
-    fn instance_owning(
-        &self,
-        dict: ObjId,
-        predecessors: &FxHashMap<ObjId, Vec<(ObjId, Edge)>>,
-    ) -> Option<ObjId> {
-        if !matches!(self.get(dict).kind, ObjKind::Dict(_)) {
-            return None;
-        }
-        predecessors
-            .get(&dict)?
-            .iter()
-            .find(|(owner, edge)| {
-                *edge == Edge::Role("__dict__")
-                    && matches!(self.get(*owner).kind, ObjKind::Instance { .. })
-            })
-            .map(|(owner, _)| *owner)
-    }
-
-    /// The shortest cycle through `start` within the garbage (empty if there is none).
-    fn shortest_cycle(
-        &self,
-        start: ObjId,
-        in_garbage: &FxHashMap<ObjId, ()>,
-    ) -> Vec<(ObjId, Edge)> {
-        let mut came_from: FxHashMap<ObjId, (ObjId, Edge)> = FxHashMap::default();
-        let mut queue = std::collections::VecDeque::from([start]);
-        while let Some(cur) = queue.pop_front() {
-            if came_from.len() > PATH_SEARCH_LIMIT {
-                break;
-            }
-            let mut reached_start = None;
-            let mut children = Vec::new();
-            self.traverse(cur, |child, edge| children.push((child, edge)));
-            for (child, edge) in children {
-                if child == start {
-                    reached_start = Some(edge);
-                    break;
-                }
-                if in_garbage.contains_key(&child) && !came_from.contains_key(&child) {
-                    came_from.insert(child, (cur, edge));
-                    queue.push_back(child);
-                }
-            }
-            if let Some(last_edge) = reached_start {
-                let mut path = vec![(cur, last_edge)];
-                let mut node = cur;
-                while node != start {
-                    let (prev, edge) = came_from[&node];
-                    path.push((prev, edge));
-                    node = prev;
-                }
-                path.reverse();
-                return path;
-            }
-        }
-        Vec::new()
     }
 }
 
@@ -408,3 +648,6 @@ mod tests {
         assert_eq!(h.select_generation(), None);
     }
 }
+
+#[cfg(test)]
+mod report_tests;

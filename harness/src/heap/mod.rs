@@ -310,6 +310,10 @@ pub struct Heap {
     /// ≤ 3.10: code objects whose zombie frame came back when a frame object that outlived
     /// its call was freed; drained by the interpreter's frame bookkeeping.
     pub zombie_frames_returned: Vec<u32>,
+    /// Reused buffer for a dying object's references.
+    dealloc_children: Vec<ObjId>,
+    /// Buffers the collector reuses.
+    collect_scratch: collector::Scratch,
 }
 
 impl Heap {
@@ -335,6 +339,8 @@ impl Heap {
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
             zombie_frames_returned: Vec::new(),
+            dealloc_children: Vec::new(),
+            collect_scratch: Default::default(),
         }
     }
 
@@ -414,7 +420,7 @@ impl Heap {
     fn dealloc_cascade(&mut self, first: ObjId) {
         let mut stack = std::mem::take(&mut self.dealloc_stack);
         stack.push(first);
-        let mut children = Vec::new();
+        let mut children = std::mem::take(&mut self.dealloc_children);
         while let Some(id) = stack.pop() {
             let obj = self.objects[id.0 as usize]
                 .take()
@@ -453,6 +459,7 @@ impl Heap {
             }
         }
         self.dealloc_stack = stack;
+        self.dealloc_children = children;
     }
 
     // ----- allocation and the generation-0 counter ------------------------------------------------
@@ -497,6 +504,20 @@ impl Heap {
             return false;
         }
         self.count_raw_allocations(1)
+    }
+
+    /// [`Heap::count_allocation`] for a tuple of `len` items, without building one.
+    pub fn count_tuple_allocation(&mut self, len: usize) -> bool {
+        if (1..20).contains(&len) && self.tuple_free[len].pop() {
+            return false;
+        }
+        self.count_raw_allocations(1)
+    }
+
+    /// [`Heap::count_deallocation`] for a tuple of `len` items, without building one.
+    pub fn count_tuple_deallocation(&mut self, len: usize) {
+        let list = (1..20).contains(&len).then_some(FreeListKind::Tuple(len));
+        self.note_gc_del(list);
     }
 
     /// An object of `kind`'s shape that the model does not keep (a temporary, or an internal
@@ -811,6 +832,12 @@ impl Heap {
     /// apart; returns them for the caller to release.
     pub fn clear_references(&mut self, id: ObjId) -> Vec<Value> {
         let mut out = Vec::new();
+        self.clear_references_into(id, &mut out);
+        out
+    }
+
+    /// [`Heap::clear_references`] appending to `out`.
+    pub fn clear_references_into(&mut self, id: ObjId, out: &mut Vec<Value>) {
         match &mut self.get_mut(id).kind {
             ObjKind::Instance { attrs, .. } => match attrs {
                 Attrs::Inline(items) => out.extend(items.drain(..).map(|(_, v)| v)),
@@ -838,15 +865,14 @@ impl Heap {
             // A bound method's references are cleared when it is deallocated.
             ObjKind::BoundMethod { .. } => {}
             ObjKind::Coroutine { args, .. } => out.append(args),
-            ObjKind::Tensor(t) => t.clear_python_references(&mut out),
+            ObjKind::Tensor(t) => t.clear_python_references(out),
             ObjKind::GradFn { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
-            ObjKind::Exception(e) => exception_objects::clear_exception(e, &mut out),
-            ObjKind::Traceback(t) => exception_objects::clear_traceback(t, &mut out),
-            ObjKind::Frame(f) => exception_objects::clear_frame(f, &mut out),
+            ObjKind::Exception(e) => exception_objects::clear_exception(e, out),
+            ObjKind::Traceback(t) => exception_objects::clear_traceback(t, out),
+            ObjKind::Frame(f) => exception_objects::clear_frame(f, out),
             ObjKind::Wrapper(_, items) => out.append(items),
         }
-        out
     }
 }
 

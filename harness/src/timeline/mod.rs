@@ -10,7 +10,7 @@ mod stacks;
 
 pub use recorder::Recorder;
 
-pub use stacks::{Frame, StackId, StackTable};
+pub use stacks::{Frame, StackId, StackNode, StackTable, StackTrie};
 
 use serde::Serialize;
 

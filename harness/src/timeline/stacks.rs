@@ -67,9 +67,75 @@ impl StackTable {
     }
 }
 
+/// Stacks as a trie of (function, line) steps, outermost frame first, so that finding the
+/// current stack's id walks the frames with one small hash lookup each and allocates nothing
+/// (a stack as a `Vec` key was built and hashed per allocation event before). Node 0 is the
+/// empty stack.
+#[derive(Debug, Default)]
+pub struct StackTrie {
+    /// (parent node, function name symbol, line) → child node.
+    children: rustc_hash::FxHashMap<(u32, u32, u32), u32>,
+    /// Each node's interned stack, once one was asked for.
+    ids: Vec<Option<StackId>>,
+}
+
+/// A position in a [`StackTrie`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackNode(u32);
+
+impl StackTrie {
+    /// The node of the stack whose frames, outermost first, are `(name, line)` steps, and its
+    /// interned id if [`StackTrie::remember`] gave it one.
+    pub fn find(
+        &mut self,
+        frames: impl Iterator<Item = (u32, u32)>,
+    ) -> (StackNode, Option<StackId>) {
+        if self.ids.is_empty() {
+            self.ids.push(None);
+        }
+        let mut node = 0u32;
+        for (name, line) in frames {
+            let next = self.ids.len() as u32;
+            node = *self.children.entry((node, name, line)).or_insert(next);
+            if node == next {
+                self.ids.push(None);
+            }
+        }
+        (StackNode(node), self.ids[node as usize])
+    }
+
+    /// Records the interned id of the stack at `node`.
+    pub fn remember(&mut self, node: StackNode, id: StackId) {
+        self.ids[node.0 as usize] = Some(id);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trie_finds_each_distinct_stack_at_its_own_node() {
+        let mut trie = StackTrie::default();
+        let (empty, none) = trie.find(std::iter::empty());
+        assert_eq!(none, None);
+        let (a, _) = trie.find([(1, 10), (2, 20)].into_iter());
+        let (b, _) = trie.find([(1, 10), (2, 21)].into_iter());
+        let (c, _) = trie.find([(1, 10)].into_iter());
+        // A prefix, a sibling and the empty stack are all different stacks.
+        assert!(a != b && a != c && b != c && empty != a && empty != c);
+        trie.remember(a, StackId(7));
+        trie.remember(empty, StackId(0));
+        assert_eq!(
+            trie.find([(1, 10), (2, 20)].into_iter()),
+            (a, Some(StackId(7)))
+        );
+        assert_eq!(trie.find([(1, 10), (2, 21)].into_iter()), (b, None));
+        assert_eq!(trie.find(std::iter::empty()), (empty, Some(StackId(0))));
+        // Same function and line under another caller is another stack.
+        let (d, id) = trie.find([(3, 10), (2, 20)].into_iter());
+        assert!(d != a && id.is_none());
+    }
 
     #[test]
     fn interning_returns_the_same_id_for_the_same_stack() {

@@ -12,13 +12,8 @@ impl<'a> Interpreter<'a> {
 
     /// The current Python stack, innermost frame first, interned.
     pub(in crate::python) fn current_stack(&mut self) -> StackId {
-        let key: Vec<(u32, u32)> = self
-            .frames
-            .iter()
-            .rev()
-            .map(|f| (f.name.0, f.line))
-            .collect();
-        if let Some(&id) = self.stack_cache.get(&key) {
+        let (node, known) = (self.stack_cache).find(self.frames.iter().map(|f| (f.name.0, f.line)));
+        if let Some(id) = known {
             return id;
         }
         let frames = self
@@ -32,7 +27,7 @@ impl<'a> Interpreter<'a> {
             })
             .collect();
         let id = self.recorder.stacks().intern(frames);
-        self.stack_cache.insert(key, id);
+        self.stack_cache.remember(node, id);
         id
     }
 

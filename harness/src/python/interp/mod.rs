@@ -113,7 +113,7 @@ pub struct Interpreter<'a> {
     pub(super) storages: Storages,
     pub(super) recorder: Recorder,
     events: Vec<AllocatorEvent>,
-    stack_cache: FxHashMap<Vec<(u32, u32)>, StackId>,
+    stack_cache: crate::timeline::StackTrie,
     /// Offset of the construct being evaluated, for error locations.
     pub(super) offset: u32,
     /// The keyword arguments of the call being dispatched and their offsets, so that a
@@ -216,7 +216,7 @@ impl<'a> Interpreter<'a> {
             storages: Storages::default(),
             recorder: Recorder::new(device_capacity),
             events: Vec::new(),
-            stack_cache: FxHashMap::default(),
+            stack_cache: crate::timeline::StackTrie::default(),
             offset: 0,
             call_keywords: Vec::new(),
             loop_depth: 0,
