@@ -264,7 +264,7 @@ fn device() -> Device {
 
 fn python() -> PythonProfile {
     PythonProfile {
-        version: PyVersion { minor: 11 },
+        version: PyVersion::minor(11),
         start: GcStartState {
             counts: [0, 0, 0],
             long_lived_total: 0,

@@ -353,7 +353,7 @@ mod tests {
                 capacity: 1 << 30,
             },
             python: PythonProfile {
-                version: PyVersion { minor: 11 },
+                version: PyVersion::minor(11),
                 start: GcStartState {
                     counts: [0, 0, 0],
                     long_lived_total: 0,

@@ -85,7 +85,7 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         },
         // A replayed trace has no interpreter to model.
         (None, None) if replay_node.is_some() => PythonProfile {
-            version: crate::scenario::PyVersion { minor: 11 },
+            version: crate::scenario::PyVersion::minor(11),
             start: crate::scenario::GcStartState::after_import_torch(),
             start_given: false,
         },

@@ -7,7 +7,26 @@ use super::yaml_tree::{Node, Value};
 use crate::error::Error;
 
 /// The CPython minor versions whose collector the model knows.
-pub const SUPPORTED_MINORS: std::ops::RangeInclusive<u8> = 8..=13;
+pub const SUPPORTED_MINORS: std::ops::RangeInclusive<u8> = 8..=15;
+
+/// Minor versions that have a free-threaded build the model knows (`"3.13t"`, `"3.14t"`).
+pub const FREE_THREADED_MINORS: std::ops::RangeInclusive<u8> = 13..=14;
+
+/// One version per distinct collector behaviour, oldest first: what `vary: { python: all }`
+/// and `--python-matrix` run. `"3.14.4"` stands for 3.14.0 - 3.14.4 (the incremental
+/// collector), `"3.14"` for 3.14.5 and later (the generational collector again).
+pub const VERSION_MATRIX: &[&str] = &[
+    "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14.4", "3.14", "3.15", "3.13t", "3.14t",
+];
+
+/// The supported versions in words, for error messages.
+pub fn supported_versions_text() -> String {
+    format!(
+        "\"3.{}\" to \"3.{}\" (\"3.14\" is 3.14.5 and later; \"3.14.0\" to \"3.14.4\" select the incremental collector those releases shipped), a patch release of any of them (\"3.11.7\"), and the free-threaded builds \"3.13t\" and \"3.14t\" (or a patch release, \"3.13.5t\"); `vary` also takes `python: all`",
+        SUPPORTED_MINORS.start(),
+        SUPPORTED_MINORS.end()
+    )
+}
 
 impl GcStartState {
     /// The collector just after `import torch`, before the workload's first statement.
@@ -107,14 +126,10 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
     })
 }
 
-/// A version written as a string, `"3.8"` to `"3.13"`. Unquoted numbers are refused: YAML reads
+/// A version written as a string (see [`supported_versions_text`]). Unquoted numbers are refused: YAML reads
 /// `3.10` as the number 3.1, so a version must be quoted to mean what it says.
 pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, Error> {
-    let supported = format!(
-        "\"3.{}\" to \"3.{}\"",
-        SUPPORTED_MINORS.start(),
-        SUPPORTED_MINORS.end()
-    );
+    let supported = supported_versions_text();
     let text = match &node.value {
         Value::Str(s) => s.trim(),
         Value::Float(x) => {
@@ -137,7 +152,7 @@ pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, 
             return Err(cx.expected(
                 node,
                 "python",
-                &format!("a version string {supported}"),
+                &format!("a version string: {supported}"),
                 other,
             ));
         }
@@ -150,14 +165,27 @@ pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, 
     })
 }
 
-/// `"3.11"` to a supported version; `None` for anything else.
+/// `"3.11"`, `"3.14.2"`, `"3.13t"` to a supported version; `None` for anything else.
 pub(crate) fn version_from_str(text: &str) -> Option<PyVersion> {
-    let minor = text
-        .trim()
-        .strip_prefix("3.")
-        .filter(|m| !m.is_empty() && m.len() <= 2 && m.chars().all(|c| c.is_ascii_digit()))
-        .and_then(|m| m.parse::<u8>().ok())?;
-    SUPPORTED_MINORS
-        .contains(&minor)
-        .then_some(PyVersion { minor })
+    let digits = |m: &str| {
+        (!m.is_empty() && m.len() <= 2 && m.chars().all(|c| c.is_ascii_digit()))
+            .then(|| m.parse::<u8>().ok())
+            .flatten()
+    };
+    let rest = text.trim().strip_prefix("3.")?;
+    let (rest, free_threaded) = match rest.strip_suffix('t') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (minor, patch) = match rest.split_once('.') {
+        Some((m, p)) => (digits(m)?, Some(digits(p)?)),
+        None => (digits(rest)?, None),
+    };
+    let supported = SUPPORTED_MINORS.contains(&minor)
+        && (!free_threaded || FREE_THREADED_MINORS.contains(&minor));
+    supported.then_some(PyVersion {
+        minor,
+        patch,
+        free_threaded,
+    })
 }

@@ -42,6 +42,16 @@ pub(crate) fn parse_vary<'n>(cx: &Context<'_>, node: &'n Node) -> Result<Vec<Var
                 ));
             }
         };
+        // `python: all`: one variant per distinct collector behaviour.
+        if name == "python" && matches!(&list.value, Value::Str(s) if s == "all") {
+            let values: Vec<(VarValue, &'n Node)> = python_profile::VERSION_MATRIX
+                .iter()
+                .map(|v| (VarValue::Str((*v).to_string()), list))
+                .collect();
+            product = product.saturating_mul(values.len());
+            vars.push(VaryVar { name, values });
+            continue;
+        }
         let items = match &list.value {
             Value::Seq(items) if !items.is_empty() => items,
             other => {
@@ -114,7 +124,10 @@ pub(crate) fn validate_overrides<'n>(
         for (_, node) in &var.values {
             match var.name.as_str() {
                 "python" => {
-                    python_profile::parse_version(cx, node)?;
+                    // Values that `python: all` expanded are known versions; check the rest.
+                    if !matches!(&node.value, Value::Str(s) if s == "all") {
+                        python_profile::parse_version(cx, node)?;
+                    }
                 }
                 "device" => {
                     device::parse_device(cx, node)?;
