@@ -207,8 +207,8 @@ mod tests {
         at
     }
 
-    /// Fixed release, no outside objects: the count is flushed at 512, 1024, 1536, 2048; 2048
-    /// > 2000 is the first due point, at the 1024th two-object cycle. The collection frees
+    /// Fixed release, no outside objects: the count is flushed at 512, 1024, 1536, 2048; the
+    /// first due point is 2048 (past 2000), at the 1024th two-object cycle. The collection frees
     /// 2048 objects: the thread count goes to -2048 in four flushes, clamped at zero each
     /// time, so every interval is the same 1024 cycles.
     #[test]

@@ -123,11 +123,9 @@ pub(crate) fn validate_overrides<'n>(
     for var in &vars {
         for (_, node) in &var.values {
             match var.name.as_str() {
-                "python" => {
-                    // Values that `python: all` expanded are known versions; check the rest.
-                    if !matches!(&node.value, Value::Str(s) if s == "all") {
-                        python_profile::parse_version(cx, node)?;
-                    }
+                // Values that `python: all` expanded are known versions; check the rest.
+                "python" if !matches!(&node.value, Value::Str(s) if s == "all") => {
+                    python_profile::parse_version(cx, node)?;
                 }
                 "device" => {
                     device::parse_device(cx, node)?;
