@@ -269,6 +269,7 @@ fn python() -> PythonProfile {
             counts: [0, 0, 0],
             long_lived_total: 0,
             free_lists_full: false,
+            count_below_zero: 0,
         },
         start_given: false,
     }

@@ -92,6 +92,14 @@ impl Heap {
         self.mirror_free_threaded_count();
     }
 
+    /// A free-threaded build's shared count can start below zero (see `FreeThreadedState`).
+    pub fn start_count_below_zero(&mut self, below: u64) {
+        if let CollectorState::FreeThreaded(state) = &mut self.schedule {
+            state.shared = -i64::try_from(below).unwrap_or(i64::MAX);
+            self.mirror_free_threaded_count();
+        }
+    }
+
     /// `gc.get_count()` on 3.13t flushes the calling thread's count first.
     pub fn flush_thread_count(&mut self) {
         if let CollectorState::FreeThreaded(state) = &mut self.schedule {
@@ -132,8 +140,26 @@ impl Heap {
         }
         // The shared count is zeroed before the garbage is freed; the thread's count is not.
         self.free_threaded_state().shared = 0;
-        let mut outcome = self.collect(2, on_garbage_tensor);
+        // `_PyGC_ClearAllFreeLists` runs before the garbage is deleted: the cached objects are
+        // really freed (each one a deallocation) and the garbage refills the emptied lists.
+        let cached = self.dict_free.len
+            + self.list_free.len
+            + self.frame_free.len
+            + self.tuple_free.iter().map(|t| t.len).sum::<u32>();
+        self.clear_free_lists();
+        for _ in 0..cached {
+            self.free_threaded_deallocation();
+        }
+        // Every tracked object in one set: all of them in generation 1, collected as
+        // generations 0 - 1 (survivors land in 2), so that the free lists keep what the
+        // garbage put there, as CPython's do.
+        for id in self.generation_members(2) {
+            self.move_to_generation(id, 1);
+        }
+        let mut outcome = self.collect(1, on_garbage_tensor);
         outcome.generation = generation;
+        self.long_lived_pending = 0;
+        self.long_lived_total = self.generation_sizes()[2];
         let outside = self.free_threaded_state().outside_objects;
         self.long_lived_total += outside;
         counts[0] = 0;

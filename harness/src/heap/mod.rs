@@ -332,7 +332,7 @@ impl Heap {
             enabled: true,
             collecting: false,
             collection_scheduled: false,
-            schedule: CollectorState::new(profile.collector, long_lived_total),
+            schedule: CollectorState::new(profile.collector, long_lived_total, start_counts[0]),
             generations: [Generation::EMPTY; 4],
             dict_free: FreeList::new(profile::DICT_FREE_LIST),
             list_free: FreeList::new(profile::LIST_FREE_LIST),

@@ -24,8 +24,8 @@ pub enum CollectorState {
 
 impl CollectorState {
     /// The state at the workload's start. `long_lived_total` counts objects that exist before
-    /// the workload (the model holds none of them individually).
-    pub fn new(collector: Collector, long_lived_total: u64) -> CollectorState {
+    /// the workload (the model holds none of them individually); `count0` is the gen-0 count.
+    pub fn new(collector: Collector, long_lived_total: u64, count0: u64) -> CollectorState {
         match collector {
             Collector::Generational => CollectorState::Generational {
                 outside_objects: long_lived_total,
@@ -35,10 +35,11 @@ impl CollectorState {
             }
             Collector::FreeThreaded {
                 negative_count_fixed,
-            } => CollectorState::FreeThreaded(FreeThreadedState::new(
-                long_lived_total,
-                negative_count_fixed,
-            )),
+            } => {
+                let mut state = FreeThreadedState::new(long_lived_total, negative_count_fixed);
+                state.shared = i64::try_from(count0).unwrap_or(i64::MAX);
+                CollectorState::FreeThreaded(state)
+            }
         }
     }
 }

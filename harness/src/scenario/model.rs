@@ -74,6 +74,9 @@ pub struct GcStartState {
     /// Whether the dict, list, tuple and frame free lists start full (a process that has
     /// been running, e.g. after `import torch`) or empty (right after `gc.collect()`).
     pub free_lists_full: bool,
+    /// How far below zero the gen-0 count starts (`counts[0]` is then 0). Only a free-threaded
+    /// build before the gh-142048 fix has a negative count.
+    pub count_below_zero: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -41,6 +41,7 @@ impl GcStartState {
             long_lived_total: 179_000,
             // Importing torch allocates and frees far more than the free lists hold.
             free_lists_full: true,
+            count_below_zero: 0,
         }
     }
 }
@@ -81,9 +82,28 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
         cx,
         start_node.at,
     )?;
+    let mut count_below_zero = 0;
     let counts = match &counts_node.value {
         Value::Seq(items) if items.len() == 3 => [
-            cx.unsigned(&items[0], "python.start.counts")?,
+            match items[0].value {
+                Value::Int(i) if i < 0 => {
+                    let unfixed_free_threaded = matches!(
+                        crate::heap::Collector::for_version(version),
+                        crate::heap::Collector::FreeThreaded {
+                            negative_count_fixed: false
+                        }
+                    );
+                    if !unfixed_free_threaded {
+                        return Err(cx.error(
+                            items[0].at,
+                            format!("`python.start.counts` starts at {i}: only a free-threaded build without the gh-142048 fix (3.13.0t - 3.13.10t, 3.14.0t - 3.14.1t) has a negative count"),
+                        ));
+                    }
+                    count_below_zero = u64::try_from(-i).unwrap_or(u64::MAX);
+                    0
+                }
+                _ => cx.unsigned(&items[0], "python.start.counts")?,
+            },
             cx.unsigned(&items[1], "python.start.counts")?,
             cx.unsigned(&items[2], "python.start.counts")?,
         ],
@@ -121,6 +141,7 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
             counts,
             long_lived_total: cx.unsigned(total_node, "python.start.long_lived_total")?,
             free_lists_full,
+            count_below_zero,
         },
         start_given: true,
     })
