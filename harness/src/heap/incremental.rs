@@ -93,6 +93,8 @@ impl Heap {
         let heap_fraction =
             (self.incremental_heap_size() / SCAN_RATE_DIVISOR / scale).min(new_objects * 3 / 2);
         self.counts[0] = 0;
+        // Running the collection consumes the eval breaker's request, MARK step or not.
+        self.collection_scheduled = false;
         self.incremental_state().work_to_do += new_objects + heap_fraction;
 
         if self.incremental_state().phase == Phase::Mark {

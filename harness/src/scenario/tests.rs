@@ -64,7 +64,10 @@ fn reads_the_design_example() {
     assert_eq!(s.device.preset.as_deref(), Some("h100-80gb"));
     assert_eq!(s.device.capacity, 81_082 * MIB);
     assert_eq!(s.python.version, PyVersion::minor(11));
-    assert_eq!(s.python.start, GcStartState::after_import_torch());
+    assert_eq!(
+        s.python.start,
+        GcStartState::after_import_torch(PyVersion::minor(11))
+    );
     assert!(!s.python.start_given);
     assert_eq!(
         s.vary,

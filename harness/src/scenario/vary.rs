@@ -208,6 +208,12 @@ impl Scenario {
             _ => None,
         });
         match varied {
+            // The default start state is the version's own (see `after_import_torch`).
+            Some(version) if !self.python.start_given => PythonProfile {
+                version,
+                start: super::GcStartState::after_import_torch(version),
+                start_given: false,
+            },
             Some(version) => PythonProfile {
                 version,
                 ..self.python.clone()
