@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Budgets of the run over the scenario's `limits:`: `steps=N,memory=2GiB,seconds=S`.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub limits: Option<String>,
+    /// Run each variant under every CPython collector the model knows (3.8 - 3.15, 3.14.0 -
+    /// 3.14.4's incremental one, free-threaded builds) and print one line per version.
+    #[arg(long, conflicts_with_all = ["json", "export_snapshot"])]
+    pub python_matrix: bool,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
@@ -71,6 +75,15 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         .find_map(|v| gpumem_harness::real_device::unavailable(&v.device))
     {
         return Err(Error::Usage(reason));
+    }
+    if args.python_matrix {
+        for variant in &variants {
+            println!("{} [{}]", scenario.name, variant.name());
+            for line in gpumem_harness::version_matrix::matrix_lines(&scenario, variant)? {
+                println!("  {line}");
+            }
+        }
+        return Ok(SUCCESS);
     }
     for variant in &variants {
         let (report, timeline) =

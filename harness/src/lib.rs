@@ -60,6 +60,7 @@ pub mod timeline;
 pub mod torch;
 pub mod tracked;
 pub mod units;
+pub mod version_matrix;
 
 pub use harness::main;
 

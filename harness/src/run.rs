@@ -135,11 +135,34 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         finish(&mut timeline)?;
     }
     ran?;
+    let version = variant.python.version;
     if !variant.python.start_given {
+        let (origin, why) = if version == crate::scenario::PyVersion::minor(11) {
+            (
+                "measured after `import torch` on CPython 3.11".to_string(),
+                "",
+            )
+        } else {
+            (
+                format!(
+                    "derived for CPython {version} from the one measured after `import torch` on 3.11"
+                ),
+                "; torch could not be imported on other versions to measure theirs",
+            )
+        };
         timeline.approximations.push(format!(
-            "The collector starts from the state measured after `import torch` on CPython 3.11 (counts {:?}, {} long-lived objects); collection iterations can shift by a few iterations against a real run.",
+            "The collector starts from the state {origin} (counts {:?}, {} long-lived objects{why}); collection iterations can shift by a few iterations against a real run.",
             variant.python.start.counts, variant.python.start.long_lived_total
         ));
+    }
+    match crate::heap::Collector::for_version(version) {
+        crate::heap::Collector::Incremental => timeline.approximations.push(format!(
+            "CPython {version}'s incremental collector is modelled from its source (Python/gc.c), not measured: no 3.14.0 - 3.14.4 interpreter was available. The MARK step starts from every object referenced from outside the tracked set rather than from CPython's global roots and thread stacks, and the heap size counts tracked objects only."
+        )),
+        crate::heap::Collector::FreeThreaded { .. } => timeline.approximations.push(format!(
+            "CPython {version}: free-threaded collector with one workload thread, measured on a 3.13.5 free-threaded build (collections within two iterations); 3.14t's deferral of collections until the process's memory has grown (GH-133464) is not modelled."
+        )),
+        crate::heap::Collector::Generational => {}
     }
     Ok(timeline)
 }

@@ -34,7 +34,13 @@ struct Schedule {
 }
 
 fn run_model(workload: &str, minor: u8, start_count: u64, gc_every: u32) -> Timeline {
-    common::run_model(workload, minor, [start_count, 0, 0], 11_000, gc_every)
+    common::run_model(
+        workload,
+        &format!("3.{minor}"),
+        [start_count as i64, 0, 0],
+        11_000,
+        gc_every,
+    )
 }
 
 /// The model's own count of GC objects the workload allocates before its loop (the class

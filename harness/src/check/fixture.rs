@@ -264,11 +264,12 @@ fn device() -> Device {
 
 fn python() -> PythonProfile {
     PythonProfile {
-        version: PyVersion { minor: 11 },
+        version: PyVersion::minor(11),
         start: GcStartState {
             counts: [0, 0, 0],
             long_lived_total: 0,
             free_lists_full: false,
+            count_below_zero: 0,
         },
         start_given: false,
     }

@@ -353,11 +353,12 @@ mod tests {
                 capacity: 1 << 30,
             },
             python: PythonProfile {
-                version: PyVersion { minor: 11 },
+                version: PyVersion::minor(11),
                 start: GcStartState {
                     counts: [0, 0, 0],
                     long_lived_total: 0,
                     free_lists_full: false,
+                    count_below_zero: 0,
                 },
                 start_given: false,
             },

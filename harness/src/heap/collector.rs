@@ -550,7 +550,11 @@ mod tests {
     use crate::scenario::PyVersion;
 
     fn heap(minor: u8) -> Heap {
-        Heap::new(GcProfile::for_version(PyVersion { minor }), [0, 0, 0], 0)
+        Heap::new(
+            GcProfile::for_version(PyVersion::minor(minor)),
+            [0, 0, 0],
+            0,
+        )
     }
 
     fn instance(h: &mut Heap, class: ObjId) -> ObjId {

@@ -13,11 +13,15 @@
 
 mod collector;
 mod exception_objects;
+mod free_threaded;
+mod incremental;
 mod profile;
+mod schedule;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
-pub use profile::{GcProfile, Trigger};
+pub use profile::{Collector, GcProfile, Trigger};
+pub use schedule::CollectorState;
 
 use crate::torch::TensorData;
 
@@ -296,6 +300,8 @@ pub struct Heap {
     pub collecting: bool,
     /// From 3.12, an allocation past the threshold only schedules a collection.
     pub collection_scheduled: bool,
+    /// What the release's collector keeps besides the counts (see `schedule.rs`).
+    pub schedule: CollectorState,
     generations: [Generation; 4],
     dict_free: FreeList,
     list_free: FreeList,
@@ -330,6 +336,7 @@ impl Heap {
             enabled: true,
             collecting: false,
             collection_scheduled: false,
+            schedule: CollectorState::new(profile.collector, long_lived_total, start_counts[0]),
             generations: [Generation::EMPTY; 4],
             dict_free: FreeList::new(profile::DICT_FREE_LIST),
             list_free: FreeList::new(profile::LIST_FREE_LIST),
@@ -490,6 +497,9 @@ impl Heap {
         {
             return;
         }
+        if matches!(self.schedule, CollectorState::FreeThreaded(_)) {
+            return self.free_threaded_deallocation();
+        }
         self.counts[0] = self.counts[0].saturating_sub(1);
     }
 
@@ -530,6 +540,9 @@ impl Heap {
     /// Counts `n` GC-heap allocations of objects the model does not keep individually
     /// (e.g. the internals of a new class). Returns whether a collection is due.
     pub fn count_raw_allocations(&mut self, n: u64) -> bool {
+        if matches!(self.schedule, CollectorState::FreeThreaded(_)) {
+            return self.free_threaded_allocations(n);
+        }
         self.counts[0] += n;
         self.enabled
             && self.thresholds[0] != 0

@@ -1,5 +1,6 @@
-//! Per-version rules of CPython's collector and object inventory (3.8 – 3.13), as measured
-//! and read in the CPython sources (see `reference/cpython-gc.md`).
+//! Per-version rules of CPython's collector and object inventory (3.8 – 3.15, the 3.14.0 –
+//! 3.14.4 incremental collector, free-threaded builds), as measured and read in the CPython
+//! sources (see `reference/cpython-gc.md`).
 
 use crate::scenario::PyVersion;
 
@@ -22,6 +23,38 @@ pub enum Trigger {
     NextStatement,
 }
 
+/// Which collector a release ships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collector {
+    /// Three generations: 3.8 – 3.13, and again from 3.14.5 and in 3.15.
+    Generational,
+    /// 3.14.0 – 3.14.4: a young generation and two old spaces scanned in increments
+    /// (see `heap/incremental.rs`).
+    Incremental,
+    /// Free-threaded builds: every collection is full (see `heap/free_threaded.rs`).
+    /// `negative_count_fixed`: the release carries the gh-142048 fix (CPython PR #142051),
+    /// which keeps the shared count from going below zero.
+    FreeThreaded { negative_count_fixed: bool },
+}
+
+impl Collector {
+    pub fn for_version(version: PyVersion) -> Collector {
+        if version.free_threaded {
+            // PR #142051 was merged on 2025-12-02 and backported to 3.13 (#142167) and 3.14;
+            // the first releases cut after it are 3.13.11 and 3.14.2 (inferred from the
+            // merge and release dates, not read in a release's source).
+            let first_fixed = if version.minor == 13 { 11 } else { 2 };
+            return Collector::FreeThreaded {
+                negative_count_fixed: version.patch.is_none_or(|p| p >= first_fixed),
+            };
+        }
+        match (version.minor, version.patch) {
+            (14, Some(patch)) if patch <= 4 => Collector::Incremental,
+            _ => Collector::Generational,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcProfile {
     pub version: PyVersion,
@@ -37,17 +70,22 @@ pub struct GcProfile {
     /// 3.8 keeps a free list of bound-method objects; creating a class leaves one there
     /// (the `__init_subclass__` lookup), counted once.
     pub method_free_list: bool,
+    pub collector: Collector,
 }
 
 impl GcProfile {
     pub fn for_version(version: PyVersion) -> GcProfile {
         let minor = version.minor;
+        let collector = Collector::for_version(version);
         GcProfile {
             version,
-            thresholds: if minor >= 13 {
-                [2000, 10, 10]
-            } else {
-                [700, 10, 10]
+            // `gc.get_threshold()`: measured on 3.8 – 3.13 (pyenv), 3.14.10 and 3.15.2
+            // (fetched builds); 3.14.0 – 3.14.4 from `pycore_runtime_init.h` (young 2000,
+            // old[0] 10, old[1] 0).
+            thresholds: match collector {
+                Collector::Incremental => [2000, 10, 0],
+                _ if minor >= 13 => [2000, 10, 10],
+                _ => [700, 10, 10],
             },
             trigger: if minor >= 12 {
                 Trigger::NextStatement
@@ -57,6 +95,7 @@ impl GcProfile {
             instance_dict_object: minor <= 10,
             frame_objects: minor <= 10,
             method_free_list: minor == 8,
+            collector,
         }
     }
 }

@@ -331,6 +331,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         }
         GcIsEnabled => Ok(Value::Bool(it.heap.enabled)),
         GcGetCount => {
+            it.heap.flush_thread_count();
             let c = it.heap.counts;
             Ok(new_tuple(
                 it,

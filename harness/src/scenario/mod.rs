@@ -20,7 +20,9 @@ pub use expect::{BLOCK_KEYS, parse_bound};
 pub use limits::{LIMIT_KEYS, Limits};
 pub use model::*;
 pub use parse::{TOP_LEVEL_KEYS, load, parse};
-pub use python_profile::SUPPORTED_MINORS;
+pub use python_profile::{
+    SUPPORTED_MINORS, VERSION_MATRIX, supported_versions_text, version_from_str,
+};
 pub use vary::MAX_VARIANTS;
 
 #[cfg(test)]

@@ -27,15 +27,39 @@ impl std::fmt::Display for VarValue {
     }
 }
 
-/// A CPython minor version the collector model knows (3.8 to 3.13).
+/// A CPython release the collector model knows: a minor version (3.8 to 3.15), optionally a
+/// patch release where the collector differs between patches (3.14.0 - 3.14.4 shipped the
+/// incremental collector), and whether it is a free-threaded build (`3.13t`, `3.14t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct PyVersion {
     pub minor: u8,
+    /// The patch release when one was given (`"3.14.2"`); `None` means the current release.
+    pub patch: Option<u8>,
+    /// A free-threaded (`--disable-gil`) build.
+    pub free_threaded: bool,
+}
+
+impl PyVersion {
+    /// The current release of `3.minor`, default (GIL) build.
+    pub const fn minor(minor: u8) -> PyVersion {
+        PyVersion {
+            minor,
+            patch: None,
+            free_threaded: false,
+        }
+    }
 }
 
 impl std::fmt::Display for PyVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "3.{}", self.minor)
+        write!(f, "3.{}", self.minor)?;
+        if let Some(patch) = self.patch {
+            write!(f, ".{patch}")?;
+        }
+        if self.free_threaded {
+            f.write_str("t")?;
+        }
+        Ok(())
     }
 }
 
@@ -50,6 +74,9 @@ pub struct GcStartState {
     /// Whether the dict, list, tuple and frame free lists start full (a process that has
     /// been running, e.g. after `import torch`) or empty (right after `gc.collect()`).
     pub free_lists_full: bool,
+    /// How far below zero the gen-0 count starts (`counts[0]` is then 0). Only a free-threaded
+    /// build before the gh-142048 fix has a negative count.
+    pub count_below_zero: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -78,15 +78,20 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
     let replay_node = keys.get("replay");
     let python = match (keys.get("python"), varied_python) {
         (Some(node), _) => python_profile::parse_python(&cx, node)?,
-        (None, Some(node)) => PythonProfile {
-            version: python_profile::parse_version(&cx, node)?,
-            start: crate::scenario::GcStartState::after_import_torch(),
-            start_given: false,
-        },
+        (None, Some(node)) => {
+            let version = python_profile::parse_varied_version(&cx, node)?;
+            PythonProfile {
+                version,
+                start: crate::scenario::GcStartState::after_import_torch(version),
+                start_given: false,
+            }
+        }
         // A replayed trace has no interpreter to model.
         (None, None) if replay_node.is_some() => PythonProfile {
-            version: crate::scenario::PyVersion { minor: 11 },
-            start: crate::scenario::GcStartState::after_import_torch(),
+            version: crate::scenario::PyVersion::minor(11),
+            start: crate::scenario::GcStartState::after_import_torch(
+                crate::scenario::PyVersion::minor(11),
+            ),
             start_given: false,
         },
         (None, None) => {

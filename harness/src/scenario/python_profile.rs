@@ -7,21 +7,55 @@ use super::yaml_tree::{Node, Value};
 use crate::error::Error;
 
 /// The CPython minor versions whose collector the model knows.
-pub const SUPPORTED_MINORS: std::ops::RangeInclusive<u8> = 8..=13;
+pub const SUPPORTED_MINORS: std::ops::RangeInclusive<u8> = 8..=15;
+
+/// Minor versions that have a free-threaded build the model knows (`"3.13t"`, `"3.14t"`).
+pub const FREE_THREADED_MINORS: std::ops::RangeInclusive<u8> = 13..=14;
+
+/// One version per distinct collector behaviour, oldest first: what `vary: { python: all }`
+/// and `--python-matrix` run. `"3.14.4"` stands for 3.14.0 - 3.14.4 (the incremental
+/// collector), `"3.14"` for 3.14.5 and later (the generational collector again).
+pub const VERSION_MATRIX: &[&str] = &[
+    "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14.4", "3.14", "3.15", "3.13t", "3.14t",
+];
+
+/// The supported versions in words, for error messages.
+pub fn supported_versions_text() -> String {
+    format!(
+        "\"3.{}\" to \"3.{}\" (\"3.14\" is 3.14.5 and later; \"3.14.0\" to \"3.14.4\" select the incremental collector those releases shipped), a patch release of any of them (\"3.11.7\"), and the free-threaded builds \"3.13t\" and \"3.14t\" (or a patch release, \"3.13.5t\"); `vary` also takes `python: all`",
+        SUPPORTED_MINORS.start(),
+        SUPPORTED_MINORS.end()
+    )
+}
 
 impl GcStartState {
     /// The collector just after `import torch`, before the workload's first statement.
     ///
-    /// Measured with torch 2.15 on CPython 3.11 (`gc.get_count()` is (284, 6, 0) after the
-    /// import; the oldest generation then holds about 179 000 tracked objects). The same state is
-    /// used for every version: the other versions were not measured, so reports state it as an
-    /// approximation unless the scenario gives `python: { start: ... }`.
-    pub fn after_import_torch() -> Self {
+    /// Measured with torch 2.15 on CPython 3.11 only: `gc.get_count()` is (284, 6, 0) after the
+    /// import and the oldest generation holds about 179 000 tracked objects. torch cannot be
+    /// imported on this project's other interpreters, so the other versions' states are
+    /// derived from that one, not measured:
+    /// - the long-lived objects are taken to be the same 179 000 (the import creates the same
+    ///   modules, classes and functions);
+    /// - the counts are the same net allocations since the import's last collection of
+    ///   generation 1 (6 x 700 + 284 = 4484 with 3.11's threshold 700), spread over the version's
+    ///   own threshold: (4484 mod 2000, 4484 / 2000, 0) = (484, 2, 0) where threshold 0 is 2000
+    ///   (3.13 and later, the incremental and free-threaded collectors' young count);
+    /// - 3.8 - 3.12 share 3.11's threshold 700, hence its counts.
+    pub fn after_import_torch(version: PyVersion) -> Self {
+        const LONG_LIVED: u64 = 179_000;
+        const NET_SINCE_GENERATION_1: u64 = 6 * 700 + 284;
+        let threshold0 = crate::heap::GcProfile::for_version(version).thresholds[0];
         GcStartState {
-            counts: [284, 6, 0],
-            long_lived_total: 179_000,
+            counts: [
+                NET_SINCE_GENERATION_1 % threshold0,
+                NET_SINCE_GENERATION_1 / threshold0,
+                0,
+            ],
+            long_lived_total: LONG_LIVED,
             // Importing torch allocates and frees far more than the free lists hold.
             free_lists_full: true,
+            count_below_zero: 0,
         }
     }
 }
@@ -29,9 +63,10 @@ impl GcStartState {
 /// `python: "3.11"` or `python: { version: "3.11", start: { counts: [..], long_lived_total: N } }`.
 pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfile, Error> {
     let Value::Map(entries) = &node.value else {
+        let version = parse_version(cx, node)?;
         return Ok(PythonProfile {
-            version: parse_version(cx, node)?,
-            start: GcStartState::after_import_torch(),
+            version,
+            start: GcStartState::after_import_torch(version),
             start_given: false,
         });
     };
@@ -46,7 +81,7 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
     let Some(start_node) = keys.get("start") else {
         return Ok(PythonProfile {
             version,
-            start: GcStartState::after_import_torch(),
+            start: GcStartState::after_import_torch(version),
             start_given: false,
         });
     };
@@ -62,9 +97,28 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
         cx,
         start_node.at,
     )?;
+    let mut count_below_zero = 0;
     let counts = match &counts_node.value {
         Value::Seq(items) if items.len() == 3 => [
-            cx.unsigned(&items[0], "python.start.counts")?,
+            match items[0].value {
+                Value::Int(i) if i < 0 => {
+                    let unfixed_free_threaded = matches!(
+                        crate::heap::Collector::for_version(version),
+                        crate::heap::Collector::FreeThreaded {
+                            negative_count_fixed: false
+                        }
+                    );
+                    if !unfixed_free_threaded {
+                        return Err(cx.error(
+                            items[0].at,
+                            format!("`python.start.counts` starts at {i}: only a free-threaded build without the gh-142048 fix (3.13.0t - 3.13.10t, 3.14.0t - 3.14.1t) has a negative count"),
+                        ));
+                    }
+                    count_below_zero = u64::try_from(-i).unwrap_or(u64::MAX);
+                    0
+                }
+                _ => cx.unsigned(&items[0], "python.start.counts")?,
+            },
             cx.unsigned(&items[1], "python.start.counts")?,
             cx.unsigned(&items[2], "python.start.counts")?,
         ],
@@ -102,19 +156,26 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
             counts,
             long_lived_total: cx.unsigned(total_node, "python.start.long_lived_total")?,
             free_lists_full,
+            count_below_zero,
         },
         start_given: true,
     })
 }
 
-/// A version written as a string, `"3.8"` to `"3.13"`. Unquoted numbers are refused: YAML reads
+/// The first value of a varied `python`: a version, or the first one of `python: all`.
+pub(crate) fn parse_varied_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, Error> {
+    match &node.value {
+        Value::Str(s) if s == "all" => {
+            Ok(version_from_str(VERSION_MATRIX[0]).expect("the matrix lists known versions"))
+        }
+        _ => parse_version(cx, node),
+    }
+}
+
+/// A version written as a string (see [`supported_versions_text`]). Unquoted numbers are refused: YAML reads
 /// `3.10` as the number 3.1, so a version must be quoted to mean what it says.
 pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, Error> {
-    let supported = format!(
-        "\"3.{}\" to \"3.{}\"",
-        SUPPORTED_MINORS.start(),
-        SUPPORTED_MINORS.end()
-    );
+    let supported = supported_versions_text();
     let text = match &node.value {
         Value::Str(s) => s.trim(),
         Value::Float(x) => {
@@ -137,7 +198,7 @@ pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, 
             return Err(cx.expected(
                 node,
                 "python",
-                &format!("a version string {supported}"),
+                &format!("a version string: {supported}"),
                 other,
             ));
         }
@@ -150,14 +211,27 @@ pub(crate) fn parse_version(cx: &Context<'_>, node: &Node) -> Result<PyVersion, 
     })
 }
 
-/// `"3.11"` to a supported version; `None` for anything else.
-pub(crate) fn version_from_str(text: &str) -> Option<PyVersion> {
-    let minor = text
-        .trim()
-        .strip_prefix("3.")
-        .filter(|m| !m.is_empty() && m.len() <= 2 && m.chars().all(|c| c.is_ascii_digit()))
-        .and_then(|m| m.parse::<u8>().ok())?;
-    SUPPORTED_MINORS
-        .contains(&minor)
-        .then_some(PyVersion { minor })
+/// `"3.11"`, `"3.14.2"`, `"3.13t"` to a supported version; `None` for anything else.
+pub fn version_from_str(text: &str) -> Option<PyVersion> {
+    let digits = |m: &str| {
+        (!m.is_empty() && m.len() <= 2 && m.chars().all(|c| c.is_ascii_digit()))
+            .then(|| m.parse::<u8>().ok())
+            .flatten()
+    };
+    let rest = text.trim().strip_prefix("3.")?;
+    let (rest, free_threaded) = match rest.strip_suffix('t') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (minor, patch) = match rest.split_once('.') {
+        Some((m, p)) => (digits(m)?, Some(digits(p)?)),
+        None => (digits(rest)?, None),
+    };
+    let supported = SUPPORTED_MINORS.contains(&minor)
+        && (!free_threaded || FREE_THREADED_MINORS.contains(&minor));
+    supported.then_some(PyVersion {
+        minor,
+        patch,
+        free_threaded,
+    })
 }

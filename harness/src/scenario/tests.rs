@@ -63,8 +63,11 @@ fn reads_the_design_example() {
     assert!(s.about.starts_with("Two 256 MiB tensors"));
     assert_eq!(s.device.preset.as_deref(), Some("h100-80gb"));
     assert_eq!(s.device.capacity, 81_082 * MIB);
-    assert_eq!(s.python.version, PyVersion { minor: 11 });
-    assert_eq!(s.python.start, GcStartState::after_import_torch());
+    assert_eq!(s.python.version, PyVersion::minor(11));
+    assert_eq!(
+        s.python.start,
+        GcStartState::after_import_torch(PyVersion::minor(11))
+    );
     assert!(!s.python.start_given);
     assert_eq!(
         s.vary,
@@ -226,6 +229,7 @@ fn python_start_state_may_be_given() {
         counts: [12, 0, 0],
         long_lived_total: 1000,
         free_lists_full: false,
+        count_below_zero: 0,
     };
     for (variant, minor) in s.variants().iter().zip([9, 12]) {
         assert_eq!(variant.python.version.minor, minor);
@@ -324,10 +328,28 @@ fn bad_names_are_rejected() {
 fn unsupported_python_versions_are_rejected() {
     let (kind, line, col, message) = error_of("name: t\npython: \"3.7\"\n");
     assert_eq!((kind, line, col), (InputErrorKind::Schema, 2, 9));
-    assert_eq!(
-        message,
-        "unsupported Python version \"3.7\": the collector model covers \"3.8\" to \"3.13\""
+    assert!(
+        message.starts_with(
+            "unsupported Python version \"3.7\": the collector model covers \"3.8\" to \"3.15\""
+        ),
+        "{message}"
     );
+    for listed in [
+        "\"3.14.0\" to \"3.14.4\"",
+        "\"3.13t\"",
+        "\"3.14t\"",
+        "python: all",
+    ] {
+        assert!(message.contains(listed), "{message}");
+    }
+    for bad in ["3.16", "3.12t", "3.15t", "3.14.x", "3.14.", "4.0", "3.13tt"] {
+        let (_, line, col, message) = error_of(&format!("name: t\npython: \"{bad}\"\n"));
+        assert_eq!((line, col), (2, 9), "{bad}");
+        assert!(
+            message.starts_with("unsupported Python version"),
+            "{bad}: {message}"
+        );
+    }
     let (_, line, col, message) = error_of("name: t\npython: 3.10\n");
     assert_eq!((line, col), (2, 9));
     assert_eq!(
@@ -625,4 +647,44 @@ fn deep_nesting_is_refused_before_it_can_exhaust_the_stack() {
             );
         }
     }
+}
+
+#[test]
+fn patch_releases_and_free_threaded_builds_are_versions() {
+    use crate::heap::{Collector, GcProfile};
+    let collector = |text: &str| {
+        let yaml = format!("name: t\ndevice: a100-40gb\npython: \"{text}\"\nworkload: x = 1\n");
+        let s = parse(&yaml, "t.yaml").expect("parses");
+        assert_eq!(s.python.version.to_string(), text);
+        GcProfile::for_version(s.python.version).collector
+    };
+    assert_eq!(collector("3.14"), Collector::Generational);
+    assert_eq!(collector("3.14.5"), Collector::Generational);
+    assert_eq!(collector("3.15"), Collector::Generational);
+    for patch in 0..=4 {
+        assert_eq!(collector(&format!("3.14.{patch}")), Collector::Incremental);
+    }
+    let free_threaded = |fixed| Collector::FreeThreaded {
+        negative_count_fixed: fixed,
+    };
+    assert_eq!(collector("3.13t"), free_threaded(true));
+    assert_eq!(collector("3.13.5t"), free_threaded(false));
+    assert_eq!(collector("3.13.10t"), free_threaded(false));
+    assert_eq!(collector("3.13.11t"), free_threaded(true));
+    assert_eq!(collector("3.14.1t"), free_threaded(false));
+    assert_eq!(collector("3.14.2t"), free_threaded(true));
+    assert_eq!(collector("3.14t"), free_threaded(true));
+}
+
+#[test]
+fn vary_python_all_runs_one_variant_per_collector_behaviour() {
+    let s = parse(&minimal("vary:\n  python: all\n"), "t.yaml").expect("parses");
+    let versions: Vec<String> = s
+        .variants()
+        .iter()
+        .map(|v| v.python.version.to_string())
+        .collect();
+    assert_eq!(versions, crate::scenario::VERSION_MATRIX);
+    let (_, line, col, message) = error_of(&minimal("vary:\n  python: every\n"));
+    assert_eq!((line, col), (7, 11), "{message}");
 }

@@ -42,6 +42,16 @@ pub(crate) fn parse_vary<'n>(cx: &Context<'_>, node: &'n Node) -> Result<Vec<Var
                 ));
             }
         };
+        // `python: all`: one variant per distinct collector behaviour.
+        if name == "python" && matches!(&list.value, Value::Str(s) if s == "all") {
+            let values: Vec<(VarValue, &'n Node)> = python_profile::VERSION_MATRIX
+                .iter()
+                .map(|v| (VarValue::Str((*v).to_string()), list))
+                .collect();
+            product = product.saturating_mul(values.len());
+            vars.push(VaryVar { name, values });
+            continue;
+        }
         let items = match &list.value {
             Value::Seq(items) if !items.is_empty() => items,
             other => {
@@ -113,7 +123,8 @@ pub(crate) fn validate_overrides<'n>(
     for var in &vars {
         for (_, node) in &var.values {
             match var.name.as_str() {
-                "python" => {
+                // Values that `python: all` expanded are known versions; check the rest.
+                "python" if !matches!(&node.value, Value::Str(s) if s == "all") => {
                     python_profile::parse_version(cx, node)?;
                 }
                 "device" => {
@@ -197,6 +208,12 @@ impl Scenario {
             _ => None,
         });
         match varied {
+            // The default start state is the version's own (see `after_import_torch`).
+            Some(version) if !self.python.start_given => PythonProfile {
+                version,
+                start: super::GcStartState::after_import_torch(version),
+                start_given: false,
+            },
             Some(version) => PythonProfile {
                 version,
                 ..self.python.clone()

@@ -10,6 +10,7 @@ without allocating GC objects between collections. It prints one JSON object.
 import gc
 import json
 import sys
+import sysconfig
 
 ALIVE = [0]
 
@@ -77,6 +78,8 @@ end_alive = ALIVE[0]
 rows = [LOG[k:k + 5] for k in range(0, len(LOG), 5)]
 print(json.dumps({
     "version": "%d.%d" % sys.version_info[:2],
+    # The release as the model names it: "3.14.10", or "3.13.5t" for a free-threaded build.
+    "model_version": "%d.%d.%d" % sys.version_info[:3] + ("t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""),
     "threshold": gc.get_threshold(),
     "start_counts": namespace["__gc_start__"],
     "long_lived_total": long_lived_total,

@@ -5,19 +5,19 @@ use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;
 use gpumem_harness::timeline::Timeline;
 
-/// Runs `workload` under CPython 3.`minor` rules, starting from `counts` and
+/// Runs `workload` under the rules of CPython `python` (`"3.11"`, `"3.13.5t"`), starting from `counts` and
 /// `long_lived_total`, with the workload variable `gc_every` set.
 pub fn run_model(
     workload: &str,
-    minor: u8,
-    counts: [u64; 3],
+    python: &str,
+    counts: [i64; 3],
     long_lived_total: u64,
     gc_every: u32,
 ) -> Timeline {
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
     let [c0, c1, c2] = counts;
     let yaml = format!(
-        "name: probe\ndevice: h100-80gb\npython: {{ version: \"3.{minor}\", start: {{ counts: [{c0}, {c1}, {c2}], long_lived_total: {long_lived_total} }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
+        "name: probe\ndevice: h100-80gb\npython: {{ version: \"{python}\", start: {{ counts: [{c0}, {c1}, {c2}], long_lived_total: {long_lived_total} }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
     );
     let scenario = scenario::parse(&yaml, "probe.yaml").expect("probe scenario parses");
     let variant = scenario.variants().remove(0);

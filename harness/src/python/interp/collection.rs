@@ -52,7 +52,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn automatic_collection(&mut self) {
-        match self.heap.select_generation() {
+        match self.heap.due_collection() {
             Some(generation) => {
                 self.collect(generation, true);
             }
@@ -68,21 +68,23 @@ impl<'a> Interpreter<'a> {
         let mut paths: FxHashMap<StorageId, (Rc<str>, Rc<str>)> = FxHashMap::default();
         let names = &self.names;
         let described = &mut self.described_hits;
-        let outcome = self.heap.collect(generation, |heap, hit: &CycleHit| {
-            if let ObjKind::Tensor(t) = heap.kind(hit.tensor)
-                && t.device == DeviceKind::Cuda
-            {
-                // Paths repeat from iteration to iteration: format each shape once.
-                let text = described
-                    .entry(hit_signature(heap, hit))
-                    .or_insert_with(|| {
-                        let (holder, cycle) = describe_hit(heap, names, hit);
-                        (holder.into(), cycle.into())
-                    })
-                    .clone();
-                paths.insert(t.storage, text);
-            }
-        });
+        let outcome = self
+            .heap
+            .run_collection(generation, |heap, hit: &CycleHit| {
+                if let ObjKind::Tensor(t) = heap.kind(hit.tensor)
+                    && t.device == DeviceKind::Cuda
+                {
+                    // Paths repeat from iteration to iteration: format each shape once.
+                    let text = described
+                        .entry(hit_signature(heap, hit))
+                        .or_insert_with(|| {
+                            let (holder, cycle) = describe_hit(heap, names, hit);
+                            (holder.into(), cycle.into())
+                        })
+                        .clone();
+                    paths.insert(t.storage, text);
+                }
+            });
         let mut freed = Vec::new();
         self.release_dropped_storages(Some(&mut freed));
         let bytes_freed = freed.iter().map(|(_, s)| s.bytes).sum();

@@ -183,6 +183,7 @@ impl<'a> Interpreter<'a> {
         if start.free_lists_full {
             heap.fill_free_lists();
         }
+        heap.start_count_below_zero(start.count_below_zero);
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
         let torch_classes = super::torchlib::TorchClasses::create(&mut heap, &mut names);
