@@ -91,6 +91,12 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         finish(&mut timeline)?;
     }
     ran?;
+    // Debug builds (every test) hold the static pass to its promise: it never refuses what
+    // the evaluator ran to the end.
+    #[cfg(debug_assertions)]
+    if timeline.oom.is_none() {
+        python::static_check::assert_accepts_what_ran(&module.body, scenario);
+    }
     if !variant.python.start_given {
         timeline.approximations.push(format!(
             "The collector starts from the state measured after `import torch` on CPython 3.11 (counts {:?}, {} long-lived objects); collection iterations can shift by a few iterations against a real run.",

@@ -330,8 +330,8 @@ impl<'a> Interpreter<'a> {
     pub(super) fn unsupported<T>(&self, construct: impl Into<String>) -> R<T> {
         Err(Box::new(Exc::Error {
             kind: InputErrorKind::Unsupported,
-            // "does not support X" reads right whether X is singular or plural.
-            message: format!("the workload model does not support {}", construct.into()),
+            // Read as `unsupported: X`, as the static pass reports it.
+            message: construct.into(),
             offset: self.offset,
         }))
     }
@@ -768,7 +768,7 @@ impl<'a> Interpreter<'a> {
                     let full = alias.name.as_str();
                     let Some(module) = natives::module_named(full) else {
                         self.at(alias);
-                        return self.unsupported(format!("importing `{full}`"));
+                        return self.unsupported(super::constructs::import_of(full));
                     };
                     let (bound, value) = match &alias.asname {
                         Some(a) => (a.as_str(), module),
@@ -797,9 +797,9 @@ impl<'a> Interpreter<'a> {
                         });
                     let Some(value) = value else {
                         self.at(alias);
-                        return self.unsupported(format!(
-                            "importing `{}` from `{module_name}`",
-                            alias.name.as_str()
+                        return self.unsupported(super::constructs::import_from(
+                            module_name,
+                            alias.name.as_str(),
                         ));
                     };
                     let bound = alias.asname.as_ref().unwrap_or(&alias.name);
@@ -812,9 +812,13 @@ impl<'a> Interpreter<'a> {
             Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) => return self.exec_with(w),
             Stmt::Try(t) => return self.exec_try(t),
-            Stmt::Match(_) => return self.unsupported("`match` statements"),
-            Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
-            Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
+            Stmt::Match(_) => return self.unsupported(super::constructs::Construct::Match.what()),
+            Stmt::TypeAlias(_) => {
+                return self.unsupported(super::constructs::Construct::TypeAliases.what());
+            }
+            Stmt::IpyEscapeCommand(_) => {
+                return self.unsupported(super::constructs::Construct::IpythonEscapes.what());
+            }
         }
         Ok(Flow::Normal)
     }
@@ -925,7 +929,7 @@ impl<'a> Interpreter<'a> {
 
     fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
         if f.is_async {
-            return self.unsupported("`async for`");
+            return self.unsupported(super::constructs::Construct::AsyncFor.what());
         }
         let iterable = self.eval(&f.iter)?;
         let iterable = self.user_iter(iterable)?;
@@ -1041,13 +1045,13 @@ impl<'a> Interpreter<'a> {
     fn exec_class(&mut self, c: &'a ast::StmtClassDef) -> R<()> {
         if !c.decorator_list.is_empty() {
             self.at(&c.decorator_list[0]);
-            return self.unsupported("a class decorator");
+            return self.unsupported(super::constructs::Construct::ClassDecorators.what());
         }
         let mut base = None;
         if let Some(args) = &c.arguments {
             if !args.keywords.is_empty() || args.args.len() > 1 {
                 self.at(&**args);
-                return self.unsupported("class keywords or multiple bases");
+                return self.unsupported(super::constructs::Construct::ClassKeywordsOrBases.what());
             }
             if let Some(b) = args.args.first() {
                 let v = self.eval(b)?;
@@ -1692,7 +1696,7 @@ impl<'a> Interpreter<'a> {
         for g in &c.generators {
             if g.is_async {
                 self.at(g);
-                return self.unsupported("`async for` in a comprehension");
+                return self.unsupported(super::constructs::Construct::AsyncComprehensions.what());
             }
             collect_target_names(&g.target, &mut targets, &mut self.names);
         }
@@ -1946,7 +1950,11 @@ impl<'a> Interpreter<'a> {
                 None => {
                     let attr = self.names.name(name);
                     let hint = super::alternatives::for_module_attr(self, obj, attr);
-                    self.unsupported(format!("`{}.{}`{hint}", natives::module_display(m), attr))
+                    self.unsupported(super::constructs::module_attribute(
+                        natives::module_display(m),
+                        attr,
+                        &hint,
+                    ))
                 }
             },
             other => natives::value_attr(self, other, name),
@@ -2328,7 +2336,7 @@ impl<'a> Interpreter<'a> {
                 ast::Number::Float(f) => Ok(Value::Float(*f)),
                 ast::Number::Complex { .. } => {
                     self.at(e);
-                    self.unsupported("complex numbers")
+                    self.unsupported(super::constructs::Construct::ComplexNumbers.what())
                 }
             },
             Expr::StringLiteral(s) => Ok(Value::Str(symbol(
@@ -2428,7 +2436,8 @@ impl<'a> Interpreter<'a> {
                 for item in &d.items {
                     let Some(key) = &item.key else {
                         self.at(&item.value);
-                        return self.unsupported("`**` in a dict display");
+                        return self
+                            .unsupported(super::constructs::Construct::DictUnpacking.what());
                     };
                     let k = self.eval(key)?;
                     if !matches!(
@@ -2482,37 +2491,35 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Generator(_) => {
                 self.at(e);
-                self.unsupported(
-                    "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
-                )
+                self.unsupported(super::constructs::Construct::GeneratorExpressions.what())
             }
             Expr::SetComp(_) => {
                 self.at(e);
-                self.unsupported("set comprehensions")
+                self.unsupported(super::constructs::Construct::SetComprehensions.what())
             }
             Expr::Set(_) => {
                 self.at(e);
-                self.unsupported("set displays")
+                self.unsupported(super::constructs::Construct::SetDisplays.what())
             }
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.at(e);
-                self.unsupported("generators (`yield`)")
+                self.unsupported(super::constructs::Construct::Generators.what())
             }
             Expr::BytesLiteral(_) => {
                 self.at(e);
-                self.unsupported("bytes literals")
+                self.unsupported(super::constructs::Construct::BytesLiterals.what())
             }
             Expr::EllipsisLiteral(_) => {
                 self.at(e);
-                self.unsupported("`...` outside a subscript")
+                self.unsupported(super::constructs::Construct::Ellipsis.what())
             }
             Expr::TString(_) => {
                 self.at(e);
-                self.unsupported("template strings")
+                self.unsupported(super::constructs::Construct::TemplateStrings.what())
             }
             Expr::IpyEscapeCommand(_) => {
                 self.at(e);
-                self.unsupported("IPython escape commands")
+                self.unsupported(super::constructs::Construct::IpythonEscapes.what())
             }
         }
     }
