@@ -148,3 +148,27 @@ fn the_pass_accepts_every_shipped_scenario() {
         }
     }
 }
+
+#[test]
+fn a_refused_construct_in_a_branch_no_run_takes_is_still_reported_before_the_run() {
+    // The evaluator alone would finish this run (the branch is never taken); the pass, run
+    // by `load_scenario` before any variant, refuses it. In debug builds `run_variant`
+    // itself checks that the pass accepts what ran, so it calls this an internal error
+    // rather than passing silently (every test that runs a workload checks the pass so).
+    let s = scenario_of("x = 1\nif x == 2:\n    s = {1, 2}\n");
+    let found = check_scenario(&s).unwrap_err().to_string();
+    assert!(
+        found.contains("t.yaml:7:11: unsupported: set displays"),
+        "{found}"
+    );
+    let v = s.variants().remove(0);
+    let ran = run_variant(&s, &v);
+    if cfg!(debug_assertions) {
+        let e = ran
+            .expect_err("the debug check flags the disagreement")
+            .to_string();
+        assert!(e.contains("internal error"), "{e}");
+    } else {
+        assert!(ran.is_ok());
+    }
+}
