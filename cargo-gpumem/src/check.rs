@@ -13,7 +13,8 @@ use std::path::PathBuf;
     segments the allocator model predicted."
 )]
 pub struct CheckArgs {
-    /// The snapshot pickle.
+    /// The snapshot pickle, or a scenario file (`.yaml`): then only the static pass runs,
+    /// reporting every construct and name the model cannot run, located.
     pub snapshot: PathBuf,
     /// One JSON object instead of the human report.
     #[arg(long)]
@@ -33,6 +34,27 @@ pub struct CheckArgs {
     pub steady_state: bool,
 }
 
+/// `check SCENARIO.yaml`: the static pre-run pass alone (every construct and name the model
+/// cannot run, located), without running any variant.
+fn check_scenario_file(args: &CheckArgs, display: &str) -> Result<i32, Error> {
+    if args.json
+        || args.peak_allocated.is_some()
+        || args.peak_reserved.is_some()
+        || args.oom.is_some()
+    {
+        return Err(Error::Usage(format!(
+            "{display} is a scenario file: `check` on a scenario only looks for what the model \
+             cannot run; its expectations are checked by `cargo gpumem run {display}`"
+        )));
+    }
+    gpumem_harness::harness::engine::load_scenario(&args.snapshot, display)?;
+    println!(
+        "{display}: the model can run every construct and name of the workload (run it with \
+         `cargo gpumem run {display}`)"
+    );
+    Ok(gpumem_harness::exit_code::SUCCESS)
+}
+
 /// Exit 0 when every check held, 1 when one did not; a bad file is an error (exit 2).
 pub fn check(args: &CheckArgs) -> Result<i32, Error> {
     let display = args.snapshot.to_string_lossy().replace('\\', "/");
@@ -40,10 +62,7 @@ pub fn check(args: &CheckArgs) -> Result<i32, Error> {
         args.snapshot.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
     ) {
-        return Err(Error::Usage(format!(
-            "{display} is a scenario file: use `cargo gpumem run {display}` (`check` reads \
-             PyTorch memory snapshots)"
-        )));
+        return check_scenario_file(args, &display);
     }
     if args.steady_state {
         return Err(Error::Usage(

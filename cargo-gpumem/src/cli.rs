@@ -39,7 +39,8 @@ pub enum Command {
     Test(crate::test::TestArgs),
     /// Run one scenario file and print its report.
     Run(crate::run::RunArgs),
-    /// Check a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle).
+    /// Check a PyTorch memory snapshot (`torch.cuda.memory._dump_snapshot` pickle), or a
+    /// scenario's workload for what the model cannot run, before running it.
     Check(crate::check::CheckArgs),
     /// Compare two snapshots or scenario runs: peaks, allocated at the end, allocation sites.
     Diff(crate::diff::DiffArgs),

@@ -6,6 +6,7 @@ mod check;
 mod cli;
 mod devices;
 mod diff;
+mod pager;
 mod reject;
 mod review;
 mod run;

@@ -1,7 +1,8 @@
 //! `cargo gpumem review [FILTER]`: each pending golden file with a coloured diff, then one key
 //! as in cargo-insta: `a` accept, `r` reject, `s` skip, `A` accept this and every remaining
-//! one, `q` quit. The trial and its files are printed again above the prompt, so a long diff
-//! does not scroll them away. Interactive only: without a terminal on stdin it refuses and
+//! one, `q` quit. A diff taller than the terminal opens in `$PAGER` (default `less -FRX`),
+//! and the trial and its files are printed again above the prompt, so a long diff does not
+//! scroll them away. Interactive only: without a terminal on stdin it refuses and
 //! names the non-interactive commands.
 
 use gpumem_harness::error::Error;
@@ -49,13 +50,16 @@ pub fn review(manifest: Option<&Path>, filter: Option<&str>) -> Result<i32, Erro
             continue;
         }
         println!();
-        println!("{header}");
-        println!("pending: {}", show(&workspace, &snapshot.pending));
-        if colour {
-            print!("{}", diff::coloured(&old, &new));
+        let diff = if colour {
+            diff::coloured(&old, &new)
         } else {
-            print!("{}", diff::unified(&old, &new));
-        }
+            diff::unified(&old, &new)
+        };
+        // Through the pager when it is taller than the terminal; the header again after it.
+        crate::pager::show(&format!(
+            "{header}\npending: {}\n{diff}",
+            show(&workspace, &snapshot.pending)
+        ));
         println!("{header}");
         match ask(&terminal)? {
             Decision::AcceptAll => {

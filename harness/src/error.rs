@@ -77,7 +77,7 @@ impl fmt::Display for InputErrorKind {
             InputErrorKind::Yaml => "YAML error",
             InputErrorKind::Schema => "scenario error",
             InputErrorKind::PythonSyntax => "Python syntax error",
-            InputErrorKind::Unsupported => "unsupported construct",
+            InputErrorKind::Unsupported => "unsupported",
             InputErrorKind::Runtime => "workload error",
             InputErrorKind::Data => "data error",
             InputErrorKind::Budget => "budget",
@@ -104,6 +104,19 @@ pub enum Error {
     /// Bad command-line usage or configuration.
     #[error("{0}")]
     Usage(String),
+    /// Several input problems found at once (the static pre-run pass reports every
+    /// unsupported construct of a workload), one per line.
+    #[error("{}", several_lines(.0))]
+    Several(Vec<Error>),
+}
+
+fn several_lines(errors: &[Error]) -> String {
+    let mut text = format!("{} problems, all found before running:", errors.len());
+    for e in errors {
+        text.push_str("\n  ");
+        text.push_str(&e.to_string());
+    }
+    text
 }
 
 impl Error {
@@ -126,6 +139,7 @@ impl Error {
     pub fn location(&self) -> Option<&Location> {
         match self {
             Error::Input { location, .. } => Some(location),
+            Error::Several(errors) => errors.first().and_then(Error::location),
             _ => None,
         }
     }

@@ -135,6 +135,12 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         finish(&mut timeline)?;
     }
     ran?;
+    // Debug builds (every test) hold the static pass to its promise: it never refuses what
+    // the evaluator ran to the end.
+    #[cfg(debug_assertions)]
+    if timeline.oom.is_none() {
+        python::static_check::assert_accepts_what_ran(&module.body, scenario);
+    }
     let version = variant.python.version;
     if !variant.python.start_given {
         let (origin, why) = if version == crate::scenario::PyVersion::minor(11) {

@@ -47,7 +47,7 @@ fn an_unsupported_construct_is_located_inside_the_workload() {
     assert_eq!(out.code, 2, "{}", out.all());
     assert_eq!(at, Some((6, 3)), "{}", out.all());
     assert!(
-        out.stderr.contains("unsupported construct") && out.stderr.contains("`match`"),
+        out.stderr.contains(":6:3: unsupported: `match` statements"),
         "{}",
         out.all()
     );
@@ -79,4 +79,22 @@ fn a_python_syntax_error_is_located_inside_the_workload() {
         "{}",
         out.all()
     );
+}
+
+#[test]
+fn every_unsupported_construct_is_reported_before_any_variant_runs() {
+    // Two refused constructs in branches no variant takes, and an unknown module attribute:
+    // all three are reported at once, located, and nothing runs (no report on stdout).
+    let (out, _) = run_error(&format!(
+        "{HEADER}workload: |\n  x = 1\n  if x == 2:\n      s = {{1, 2}}\n  def never():\n      return torch.not_a_function(b'x')\n"
+    ));
+    assert_eq!(out.code, 2, "{}", out.all());
+    for expected in [
+        ":7:11: unsupported: set displays",
+        ":9:14: unsupported: `torch.not_a_function`",
+        ":9:35: unsupported: bytes literals",
+    ] {
+        assert!(out.stderr.contains(expected), "{expected}: {}", out.all());
+    }
+    assert!(out.stdout.is_empty(), "{}", out.all());
 }

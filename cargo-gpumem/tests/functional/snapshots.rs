@@ -195,14 +195,36 @@ fn diff_of_two_scenario_variants_reports_the_peak_delta() {
 }
 
 #[test]
-fn check_refuses_a_scenario_file_and_steady_state_up_front() {
+fn check_runs_only_the_static_pass_on_a_scenario_and_refuses_steady_state_up_front() {
     let project = Project::new();
     project.write("small_loop.yaml", SMALL_LOOP);
     let out = project.gpumem(&["check", "small_loop.yaml"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    assert!(
+        out.stdout
+            .contains("run it with `cargo gpumem run small_loop.yaml`"),
+        "{}",
+        out.all()
+    );
+    project.write(
+        "refused.yaml",
+        &SMALL_LOOP.replace(
+            "workload: |\n",
+            "workload: |\n  s = {1}\n  import subprocess\n",
+        ),
+    );
+    let out = project.gpumem(&["check", "refused.yaml"]);
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(
-        out.stderr
-            .contains("small_loop.yaml is a scenario file: use `cargo gpumem run small_loop.yaml`"),
+        out.stderr.contains("unsupported: set displays")
+            && out.stderr.contains("unsupported: importing `subprocess`"),
+        "{}",
+        out.all()
+    );
+    let out = project.gpumem(&["check", "small_loop.yaml", "--peak-allocated", "<= 1 GiB"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(
+        out.stderr.contains("is a scenario file") && out.stderr.contains("cargo gpumem run"),
         "{}",
         out.all()
     );

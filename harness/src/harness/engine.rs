@@ -21,9 +21,13 @@ pub struct TrialRun {
 /// How a trial's variant is run: [`run_trial`] in production, a stand-in in tests.
 pub type Runner = fn(&Scenario, &Variant) -> Result<TrialRun, Error>;
 
-/// Reads and validates a scenario file; `display` is the path shown in messages.
+/// Reads and validates a scenario file, then checks its whole workload for what the model
+/// cannot run (every finding at once, before any variant runs); `display` is the path shown
+/// in messages.
 pub fn load_scenario(path: &Path, display: &str) -> Result<Scenario, Error> {
-    crate::scenario::load(path, display)
+    let scenario = crate::scenario::load(path, display)?;
+    crate::python::static_check::check_scenario(&scenario)?;
+    Ok(scenario)
 }
 
 /// The variants of a scenario, in `vary` order.

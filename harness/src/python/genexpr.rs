@@ -77,9 +77,7 @@ impl<'a> Interpreter<'a> {
             }
             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
             self.at(g);
-            return self.unsupported(
-                "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
-            );
+            return self.unsupported(super::constructs::Construct::GeneratorExpressions.what());
         };
         let mut acc: Option<Value> = match consumer {
             Consumer::Sum => Some(Value::Int(0)),
@@ -277,7 +275,7 @@ impl<'a> Interpreter<'a> {
         for g in generators {
             if g.is_async {
                 self.at(g);
-                return self.unsupported("`async for` in a comprehension");
+                return self.unsupported(super::constructs::Construct::AsyncComprehensions.what());
             }
             target_names(&g.target, &mut targets, self);
         }

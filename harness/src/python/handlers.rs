@@ -14,7 +14,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn exec_try(&mut self, t: &'a ast::StmtTry) -> R<Flow> {
         if t.is_star {
             self.at(t);
-            return self.unsupported("`except*`");
+            return self.unsupported(super::constructs::Construct::ExceptStar.what());
         }
         let has_finally = !t.finalbody.is_empty();
         self.exc.handler_depth += 1;
@@ -234,7 +234,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn exec_with(&mut self, w: &'a ast::StmtWith) -> R<Flow> {
         if w.is_async {
             self.at(w);
-            return self.unsupported("`async with`");
+            return self.unsupported(super::constructs::Construct::AsyncWith.what());
         }
         self.with_items(&w.items, &w.body)
     }

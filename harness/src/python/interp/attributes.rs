@@ -141,7 +141,11 @@ impl<'a> Interpreter<'a> {
                 None => {
                     let attr = self.names.name(name);
                     let hint = crate::python::alternatives::for_module_attr(self, obj, attr);
-                    self.unsupported(format!("`{}.{}`{hint}", natives::module_display(m), attr))
+                    self.unsupported(super::constructs::module_attribute(
+                        natives::module_display(m),
+                        attr,
+                        &hint,
+                    ))
                 }
             },
             other => natives::value_attr(self, other, name),

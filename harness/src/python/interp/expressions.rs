@@ -70,7 +70,7 @@ impl<'a> Interpreter<'a> {
                 ast::Number::Float(f) => Ok(Value::Float(*f)),
                 ast::Number::Complex { .. } => {
                     self.at(e);
-                    self.unsupported("complex numbers")
+                    self.unsupported(super::constructs::Construct::ComplexNumbers.what())
                 }
             },
             Expr::StringLiteral(s) => Ok(Value::Str(symbol(
@@ -170,7 +170,8 @@ impl<'a> Interpreter<'a> {
                 for item in &d.items {
                     let Some(key) = &item.key else {
                         self.at(&item.value);
-                        return self.unsupported("`**` in a dict display");
+                        return self
+                            .unsupported(super::constructs::Construct::DictUnpacking.what());
                     };
                     let k = self.eval(key)?;
                     if !matches!(
@@ -224,37 +225,35 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Generator(_) => {
                 self.at(e);
-                self.unsupported(
-                    "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
-                )
+                self.unsupported(super::constructs::Construct::GeneratorExpressions.what())
             }
             Expr::SetComp(_) => {
                 self.at(e);
-                self.unsupported("set comprehensions")
+                self.unsupported(super::constructs::Construct::SetComprehensions.what())
             }
             Expr::Set(_) => {
                 self.at(e);
-                self.unsupported("set displays")
+                self.unsupported(super::constructs::Construct::SetDisplays.what())
             }
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.at(e);
-                self.unsupported("generators (`yield`)")
+                self.unsupported(super::constructs::Construct::Generators.what())
             }
             Expr::BytesLiteral(_) => {
                 self.at(e);
-                self.unsupported("bytes literals")
+                self.unsupported(super::constructs::Construct::BytesLiterals.what())
             }
             Expr::EllipsisLiteral(_) => {
                 self.at(e);
-                self.unsupported("`...` outside a subscript")
+                self.unsupported(super::constructs::Construct::Ellipsis.what())
             }
             Expr::TString(_) => {
                 self.at(e);
-                self.unsupported("template strings")
+                self.unsupported(super::constructs::Construct::TemplateStrings.what())
             }
             Expr::IpyEscapeCommand(_) => {
                 self.at(e);
-                self.unsupported("IPython escape commands")
+                self.unsupported(super::constructs::Construct::IpythonEscapes.what())
             }
         }
     }

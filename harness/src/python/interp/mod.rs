@@ -339,8 +339,8 @@ impl<'a> Interpreter<'a> {
     pub(super) fn unsupported<T>(&self, construct: impl Into<String>) -> R<T> {
         Err(Box::new(Exc::Error {
             kind: InputErrorKind::Unsupported,
-            // "does not support X" reads right whether X is singular or plural.
-            message: format!("the workload model does not support {}", construct.into()),
+            // Read as `unsupported: X`, as the static pass reports it.
+            message: construct.into(),
             offset: self.offset,
         }))
     }

@@ -108,7 +108,7 @@ impl<'a> Interpreter<'a> {
                     let full = alias.name.as_str();
                     let Some(module) = natives::module_named(full) else {
                         self.at(alias);
-                        return self.unsupported(format!("importing `{full}`"));
+                        return self.unsupported(super::constructs::import_of(full));
                     };
                     let (bound, value) = match &alias.asname {
                         Some(a) => (a.as_str(), module),
@@ -137,9 +137,9 @@ impl<'a> Interpreter<'a> {
                         });
                     let Some(value) = value else {
                         self.at(alias);
-                        return self.unsupported(format!(
-                            "importing `{}` from `{module_name}`",
-                            alias.name.as_str()
+                        return self.unsupported(super::constructs::import_from(
+                            module_name,
+                            alias.name.as_str(),
                         ));
                     };
                     let bound = alias.asname.as_ref().unwrap_or(&alias.name);
@@ -152,9 +152,13 @@ impl<'a> Interpreter<'a> {
             Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) => return self.exec_with(w),
             Stmt::Try(t) => return self.exec_try(t),
-            Stmt::Match(_) => return self.unsupported("`match` statements"),
-            Stmt::TypeAlias(_) => return self.unsupported("`type` aliases"),
-            Stmt::IpyEscapeCommand(_) => return self.unsupported("IPython escape commands"),
+            Stmt::Match(_) => return self.unsupported(super::constructs::Construct::Match.what()),
+            Stmt::TypeAlias(_) => {
+                return self.unsupported(super::constructs::Construct::TypeAliases.what());
+            }
+            Stmt::IpyEscapeCommand(_) => {
+                return self.unsupported(super::constructs::Construct::IpythonEscapes.what());
+            }
         }
         Ok(Flow::Normal)
     }
@@ -225,7 +229,7 @@ impl<'a> Interpreter<'a> {
 
     fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
         if f.is_async {
-            return self.unsupported("`async for`");
+            return self.unsupported(super::constructs::Construct::AsyncFor.what());
         }
         let iterable = self.eval(&f.iter)?;
         let iterable = self.user_iter(iterable)?;

@@ -1,0 +1,447 @@
+//! The one table of the Python language the workload model runs: which constructs it
+//! supports, which only in part, which it refuses, and with what words. The evaluator's
+//! rejections take their wording from here ([`Construct::what`]), the static pre-run pass
+//! ([`super::static_check`]) decides from here what to report before anything runs, and the
+//! README's "Supported Python language" table is checked against it by a test, so the three
+//! cannot drift apart.
+//!
+//! Each row carries an example that runs and, for what is refused, one the pass and the
+//! evaluator both refuse; `harness/tests/language_surface.rs` runs every example both ways.
+
+/// Whether the model runs a construct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// Some forms run, others are refused (the row says which).
+    Partly,
+    No,
+}
+
+impl Support {
+    /// The README's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Support::Yes => "yes",
+            Support::Partly => "partly",
+            Support::No => "no",
+        }
+    }
+}
+
+/// A row of [`LANGUAGE`], named so that evaluator and pass can refer to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Construct {
+    Functions,
+    Lambdas,
+    Closures,
+    Classes,
+    ClassDecorators,
+    ClassKeywordsOrBases,
+    ControlFlow,
+    AsyncFunctions,
+    AsyncFor,
+    AsyncWith,
+    Exceptions,
+    ExceptStar,
+    With,
+    Imports,
+    Assignments,
+    Comprehensions,
+    AsyncComprehensions,
+    GeneratorExpressions,
+    Generators,
+    SetDisplays,
+    SetComprehensions,
+    DictDisplays,
+    DictUnpacking,
+    Numbers,
+    ComplexNumbers,
+    Strings,
+    BytesLiterals,
+    TemplateStrings,
+    Subscripts,
+    Ellipsis,
+    Match,
+    TypeAliases,
+    IpythonEscapes,
+}
+
+/// One construct: what the README says of it, how the model refuses it, and examples.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub key: Construct,
+    /// The README's first column.
+    pub construct: &'static str,
+    pub support: Support,
+    /// What the model does differently from CPython, or which forms it refuses ("" when
+    /// nothing needs saying).
+    pub notes: &'static str,
+    /// How a rejection names it: `unsupported: {what}` ("" when it is never refused).
+    pub what: &'static str,
+    /// A workload that uses it and runs ("" when nothing of it runs).
+    pub runs: &'static str,
+    /// A workload that uses it where the model refuses it ("" when nothing is refused).
+    pub refused: &'static str,
+}
+
+impl Construct {
+    /// The row of this construct.
+    pub fn row(self) -> &'static Row {
+        LANGUAGE
+            .iter()
+            .find(|r| r.key == self)
+            .expect("every construct has a row")
+    }
+
+    /// The words an `unsupported: ...` error uses for it.
+    pub fn what(self) -> &'static str {
+        self.row().what
+    }
+
+    /// Whether the static pass reports it (the model refuses this form).
+    pub fn refused(self) -> bool {
+        self.row().support != Support::Yes
+    }
+}
+
+/// `module.attr` that the model lacks, with a hint at the nearest supported name.
+pub fn module_attribute(module: &str, attr: &str, hint: &str) -> String {
+    format!("`{module}.{attr}`{hint}")
+}
+
+/// `import module` of a module the model lacks.
+pub fn import_of(module: &str) -> String {
+    format!("importing `{module}`")
+}
+
+/// `from module import name` of a name the model lacks.
+pub fn import_from(module: &str, name: &str) -> String {
+    format!("importing `{name}` from `{module}`")
+}
+
+/// The language the workload model runs, row by row (the README's table, in this order).
+pub const LANGUAGE: &[Row] = &[
+    Row {
+        key: Construct::Functions,
+        construct: "`def`: defaults (evaluated once), `*args`, `**kwargs`, keyword-only and positional-only parameters, decorators, `f(*xs, **d)`",
+        support: Support::Yes,
+        notes: "annotations are not evaluated",
+        what: "",
+        runs: "def f(a, /, b=1, *args, c, **kw):\n    return a + b + c\n@staticmethod\ndef g():\n    pass\nassert f(1, c=2, *[3]) == 6\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Lambdas,
+        construct: "`lambda`",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "f = lambda x, y=2: x * y\nassert f(3) == 6\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Closures,
+        construct: "closures, `global`, `nonlocal`",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "def outer():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n        return n\n    return inc\nassert outer()() == 1\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Classes,
+        construct: "`class` with one base or none: methods, `staticmethod`, `classmethod`, `property`, `super()`, special methods",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "class A:\n    def __init__(self, x):\n        self.x = x\n    @property\n    def double(self):\n        return 2 * self.x\nclass B(A):\n    def __init__(self):\n        super().__init__(3)\nassert B().double == 6\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::ClassDecorators,
+        construct: "class decorators",
+        support: Support::No,
+        notes: "",
+        what: "a class decorator",
+        runs: "",
+        refused: "def deco(c):\n    return c\n@deco\nclass A:\n    pass\n",
+    },
+    Row {
+        key: Construct::ClassKeywordsOrBases,
+        construct: "class keywords (`metaclass=`) or several bases",
+        support: Support::No,
+        notes: "",
+        what: "class keywords or multiple bases",
+        runs: "",
+        refused: "class A:\n    pass\nclass B:\n    pass\nclass C(A, B):\n    pass\n",
+    },
+    Row {
+        key: Construct::ControlFlow,
+        construct: "`if`, `for`, `while` (with `else`), `break`, `continue`, `pass`, `return`, `assert`, `del`",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "xs = [1, 2]\nfor x in xs:\n    if x > 1:\n        break\nelse:\n    pass\nwhile False:\n    continue\ndel xs[0]\nassert xs == [2]\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::AsyncFunctions,
+        construct: "`async def`, `await`, `asyncio.run`",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "async def f():\n    return 1\nasync def main():\n    return await f()\nassert asyncio.run(main()) == 1\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::AsyncFor,
+        construct: "`async for`",
+        support: Support::No,
+        notes: "",
+        what: "`async for`",
+        runs: "",
+        refused: "async def f(xs):\n    async for x in xs:\n        pass\nasyncio.run(f([]))\n",
+    },
+    Row {
+        key: Construct::AsyncWith,
+        construct: "`async with`",
+        support: Support::No,
+        notes: "",
+        what: "`async with`",
+        runs: "",
+        refused: "async def f(m):\n    async with m:\n        pass\nasyncio.run(f(None))\n",
+    },
+    Row {
+        key: Construct::Exceptions,
+        construct: "`try`/`except`/`else`/`finally`, `raise`, `raise ... from ...`",
+        support: Support::Yes,
+        notes: "an unsupported construct is not an exception and cannot be caught",
+        what: "",
+        runs: "try:\n    raise KeyError('k')\nexcept KeyError as e:\n    caught = e\nelse:\n    pass\nfinally:\n    pass\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::ExceptStar,
+        construct: "`except*`",
+        support: Support::No,
+        notes: "",
+        what: "`except*`",
+        runs: "",
+        refused: "try:\n    pass\nexcept* ValueError:\n    pass\n",
+    },
+    Row {
+        key: Construct::With,
+        construct: "`with`",
+        support: Support::Partly,
+        notes: "torch's grad modes, `contextlib.nullcontext` and objects with `__enter__`/`__exit__`; other managers are refused when they run",
+        what: "",
+        runs: "with torch.no_grad():\n    pass\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Imports,
+        construct: "`import`, `from ... import`",
+        support: Support::Partly,
+        notes: "of the modelled modules and names only (the PyTorch surface table); anything else is refused before the run",
+        what: "",
+        runs: "import torch.nn as nn\nfrom torch.optim import SGD\nimport gc\n",
+        refused: "import subprocess\n",
+    },
+    Row {
+        key: Construct::Assignments,
+        construct: "assignments: to names, attributes, subscripts, tuple unpacking, augmented, annotated, `:=`",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "a, b = [1, [2, 3]]\nc: int = 1\nc += 1\nif (d := c) == 2:\n    pass\nb[0] = 5\nassert b == [5, 3]\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Comprehensions,
+        construct: "list and dict comprehensions",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "xs = [i * i for i in range(3) if i]\nd = {i: i for i in xs}\nassert xs == [1, 4]\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::AsyncComprehensions,
+        construct: "`async for` in a comprehension",
+        support: Support::No,
+        notes: "",
+        what: "`async for` in a comprehension",
+        runs: "",
+        refused: "async def f(xs):\n    return [x async for x in xs]\nasyncio.run(f([]))\n",
+    },
+    Row {
+        key: Construct::GeneratorExpressions,
+        construct: "generator expressions",
+        support: Support::Partly,
+        notes: "as the only argument of `sum`/`any`/`all`/`min`/`max`/`list`/`tuple`/`sorted`/`str.join`/`torch.cat`/`torch.stack`, pulled one item at a time; elsewhere refused",
+        what: "a generator expression other than the argument of sum/any/all/min/max/list/tuple/sorted/str.join/torch.cat/torch.stack (needs the workload VM)",
+        runs: "assert sum(i for i in range(4)) == 6\n",
+        refused: "g = (i for i in range(4))\n",
+    },
+    Row {
+        key: Construct::Generators,
+        construct: "generators (`yield`, `yield from`)",
+        support: Support::No,
+        notes: "",
+        what: "generators (`yield`)",
+        runs: "",
+        refused: "def f():\n    yield 1\nf()\n",
+    },
+    Row {
+        key: Construct::SetDisplays,
+        construct: "set displays (`{a, b}`)",
+        support: Support::No,
+        notes: "",
+        what: "set displays",
+        runs: "",
+        refused: "s = {1, 2}\n",
+    },
+    Row {
+        key: Construct::SetComprehensions,
+        construct: "set comprehensions",
+        support: Support::No,
+        notes: "",
+        what: "set comprehensions",
+        runs: "",
+        refused: "s = {i for i in range(3)}\n",
+    },
+    Row {
+        key: Construct::DictDisplays,
+        construct: "dict displays",
+        support: Support::Partly,
+        notes: "keys are ints, strings, bools or `None`; other keys are refused when they run",
+        what: "",
+        runs: "d = {'a': 1, 2: 'b'}\nassert d['a'] == 1\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::DictUnpacking,
+        construct: "`**` in a dict display",
+        support: Support::No,
+        notes: "",
+        what: "`**` in a dict display",
+        runs: "",
+        refused: "a = {'x': 1}\nb = {**a}\n",
+    },
+    Row {
+        key: Construct::Numbers,
+        construct: "ints, floats, bools, `None`",
+        support: Support::Yes,
+        notes: "ints are 64-bit: a result beyond that is refused when it is computed",
+        what: "",
+        runs: "x = 2 ** 10 + 1.5\nassert x == 1025.5 and True and None is None\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::ComplexNumbers,
+        construct: "complex numbers",
+        support: Support::No,
+        notes: "",
+        what: "complex numbers",
+        runs: "",
+        refused: "z = 1j\n",
+    },
+    Row {
+        key: Construct::Strings,
+        construct: "strings, f-strings, `%` formatting",
+        support: Support::Yes,
+        notes: "an f-string's format spec (`{n:>3}`) is not applied",
+        what: "",
+        runs: "n = 3\ns = f'{n}x' + 'a%d' % n\nassert s == '3xa3'\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::BytesLiterals,
+        construct: "bytes literals",
+        support: Support::No,
+        notes: "",
+        what: "bytes literals",
+        runs: "",
+        refused: "b = b'abc'\n",
+    },
+    Row {
+        key: Construct::TemplateStrings,
+        construct: "template strings (`t'...'`)",
+        support: Support::No,
+        notes: "",
+        what: "template strings",
+        runs: "",
+        refused: "",
+    },
+    Row {
+        key: Construct::Subscripts,
+        construct: "subscripts and slices, `...` and `None` in a tensor index",
+        support: Support::Yes,
+        notes: "",
+        what: "",
+        runs: "xs = [1, 2, 3]\nassert xs[1:] == [2, 3]\nt = torch.zeros(2, 3)\nu = t[..., None]\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Ellipsis,
+        construct: "`...` outside a subscript (`def f(): ...`)",
+        support: Support::No,
+        notes: "",
+        what: "`...` outside a subscript",
+        runs: "",
+        refused: "def f():\n    ...\nf()\n",
+    },
+    Row {
+        key: Construct::Match,
+        construct: "`match`",
+        support: Support::No,
+        notes: "",
+        what: "`match` statements",
+        runs: "",
+        refused: "match 1:\n    case 1:\n        pass\n",
+    },
+    Row {
+        key: Construct::TypeAliases,
+        construct: "`type` aliases",
+        support: Support::No,
+        notes: "",
+        what: "`type` aliases",
+        runs: "",
+        refused: "type Pair = tuple\n",
+    },
+    Row {
+        key: Construct::IpythonEscapes,
+        construct: "IPython escapes (`%timeit`, `!ls`)",
+        support: Support::No,
+        notes: "",
+        what: "IPython escape commands",
+        runs: "",
+        refused: "",
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_construct_has_one_row_and_every_refused_one_its_words() {
+        for row in LANGUAGE {
+            assert_eq!(
+                LANGUAGE.iter().filter(|r| r.key == row.key).count(),
+                1,
+                "{:?}",
+                row.key
+            );
+            assert_eq!(
+                row.support == Support::No,
+                row.runs.is_empty(),
+                "{:?}: a supported construct has an example that runs, a refused one none",
+                row.key
+            );
+        }
+        assert_eq!(Construct::Match.what(), "`match` statements");
+        assert!(Construct::SetDisplays.refused());
+        assert!(!Construct::Lambdas.refused());
+    }
+}
