@@ -370,6 +370,7 @@ mod tests {
             replay: None,
             expect: Vec::new(),
             limits: Default::default(),
+            allocator: String::new(),
         }
     }
 

@@ -318,7 +318,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "gelu" => &["approximate"],
         "flatten" => &["start_dim", "end_dim"],
         "transpose" => &["dim0", "dim1"],
-        "unsqueeze" | "squeeze" | "size" => &["dim"],
+        "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         _ => &[],
     }
 }

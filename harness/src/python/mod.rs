@@ -8,7 +8,7 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
-mod allocator_settings;
+pub(crate) mod allocator_settings;
 mod alternatives;
 mod autograd;
 pub mod budget;
@@ -37,6 +37,7 @@ mod source;
 mod stdlib;
 mod str_methods;
 mod syntax_check;
+mod tensor_pieces;
 mod torchlib;
 mod type_checks;
 

@@ -827,6 +827,9 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             [Value::Int(i)] => Ok(Value::Int(*i)),
             [Value::Bool(b)] => Ok(Value::Int(*b as i64)),
             [Value::Float(f)] => int_ops::to_value(it, int_ops::from_float(*f)),
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
+                super::tensor_pieces::to_number(it, *t, true)
+            }
             [Value::Str(s)] => match it.names.name(*s).trim().parse::<i64>() {
                 Ok(i) => Ok(Value::Int(i)),
                 Err(_) => it.error("ValueError: invalid literal for int()"),
@@ -835,6 +838,9 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         },
         Float => match p.as_slice() {
             [] => Ok(Value::Float(0.0)),
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
+                super::tensor_pieces::to_number(it, *t, false)
+            }
             [v] => match float_of(*v) {
                 Some(f) => Ok(Value::Float(f)),
                 None => it.unsupported("float() of this value"),
@@ -1138,7 +1144,8 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         },
         SumFn | MeanFn => match p.first() {
             Some(&Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => {
-                reduce(it, t, a.kw(it, "dim").or(p.get(1).copied()))
+                let op = if matches!(n, SumFn) { "sum" } else { "mean" };
+                reduce(it, t, op, a.kw(it, "dim").or(p.get(1).copied()))
             }
             _ => it.error("TypeError: expects a tensor"),
         },
@@ -2006,7 +2013,9 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
-        "tolist" => it.unsupported(format!("`{method}()` (tensor values are not modelled)")),
+        m if super::tensor_pieces::is_piece_method(m) => {
+            super::tensor_pieces::call(it, id, m, p, a.kw(it, "dim"))
+        }
         "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
             let op = match method {
                 "add" => Operator::Add,
@@ -2024,7 +2033,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         m if super::inplace::is_in_place_method(m) => super::inplace::apply(it, id, m, p),
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
-        "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
+        "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             super::alternatives::for_tensor_method(method)
@@ -2032,7 +2041,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
     }
 }
 
-fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
+fn reduce(it: &mut Interpreter<'_>, id: ObjId, op: &str, dim: Option<Value>) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!()
     };
@@ -2048,15 +2057,17 @@ fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
             s
         }
     };
+    let with_dim = !matches!(dim, None | Some(Value::None));
     let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
-    autograd::record(
-        it,
-        out,
-        "SumBackward0",
-        GradFlow::Compute,
-        &[Value::Obj(id)],
-        &[],
-    );
+    // `sum()`/`mean()` and their `dim=` overloads are distinct nodes (`*Backward0/1`).
+    let key = match (op, with_dim) {
+        ("mean", false) => "mean",
+        ("mean", true) => "mean_dim",
+        (_, false) => "sum",
+        (_, true) => "sum_dim",
+    };
+    let node = torch::op_rule(key).map_or("SumBackward0", |r| r.node);
+    autograd::record(it, out, node, GradFlow::Compute, &[Value::Obj(id)], &[]);
     Ok(out)
 }
 
@@ -2114,7 +2125,7 @@ pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<V
 }
 
 /// A new tensor for an op's result: an activation when autograd will record the op.
-fn op_output(
+pub(super) fn op_output(
     it: &mut Interpreter<'_>,
     shape: Vec<i64>,
     dtype: Dtype,
