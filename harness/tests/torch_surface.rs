@@ -189,3 +189,68 @@ assert torch.cuda.memory_reserved() == 150 * M
     run_with("allocator: { max_split_size_mb: 64 }\n", &top_level)
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+// ----- load_state_dict ----------------------------------------------------------------------
+
+#[test]
+fn load_state_dict_copies_into_the_parameters_and_keeps_nothing() {
+    ok(&format!(
+        "{MIB}model = torch.nn.Linear(1024, 1024).cuda()
+weights = 4 * M + 4096
+assert torch.cuda.memory_allocated() == weights
+saved = {{k: v.detach().clone() for k, v in model.state_dict().items()}}
+assert torch.cuda.memory_allocated() == 2 * weights
+result = model.load_state_dict(saved)
+assert len(result[0]) == 0 and len(result[1]) == 0
+# The copy allocates nothing and the module does not keep the dict.
+assert torch.cuda.memory_allocated() == 2 * weights
+del saved
+assert torch.cuda.memory_allocated() == weights
+# A CPU state dict is copied into the GPU parameters in place.
+cpu = {{'weight': torch.empty(1024, 1024), 'bias': torch.empty(1024)}}
+model.load_state_dict(cpu)
+assert torch.cuda.memory_allocated() == weights
+"
+    ));
+}
+
+#[test]
+fn load_state_dict_checks_keys_and_shapes_like_pytorch() {
+    let e = fails(
+        "model = torch.nn.Linear(4, 4)\nmodel.load_state_dict({'weight': torch.empty(4, 4), 'extra': torch.empty(1)})\n",
+    );
+    assert!(
+        e.contains(
+            "Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: \"bias\". \n\tUnexpected key(s) in state_dict: \"extra\". "
+        ),
+        "{e}"
+    );
+    let e = fails(
+        "model = torch.nn.Linear(4, 4)\nmodel.load_state_dict({'weight': torch.empty(4, 5), 'bias': torch.empty(4)})\n",
+    );
+    assert!(
+        e.contains("size mismatch for weight: copying a param with shape torch.Size([4, 5]) from checkpoint, the shape in current model is torch.Size([4, 4])."),
+        "{e}"
+    );
+    // strict=False reports instead of raising, but a shape mismatch still raises.
+    ok("model = torch.nn.Linear(4, 4)
+missing, unexpected = model.load_state_dict({'weight': torch.empty(4, 4), 'extra': torch.empty(1)}, strict=False)
+assert missing == ['bias'] and unexpected == ['extra']
+");
+    let e = fails("model = torch.nn.Linear(4, 4)\nmodel.load_state_dict({}, bogus=1)\n");
+    assert!(e.contains("bogus"), "{e}");
+}
+
+/// The copy bumps the parameter's version: a graph that saved the old value refuses to run.
+#[test]
+fn load_state_dict_overwrites_in_place_as_far_as_autograd_is_concerned() {
+    let e = fails(
+        "model = torch.nn.Linear(4, 4).cuda()
+x = torch.empty(2, 4, device='cuda', requires_grad=True)
+y = model(x).sum()
+model.load_state_dict({k: v.detach().clone() for k, v in model.state_dict().items()})
+y.backward()
+",
+    );
+    assert!(e.contains("modified by an inplace operation"), "{e}");
+}

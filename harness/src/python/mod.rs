@@ -34,6 +34,7 @@ mod natives;
 mod scope;
 mod small_map;
 mod source;
+mod state_loading;
 mod stdlib;
 mod str_methods;
 mod syntax_check;

@@ -1718,6 +1718,17 @@ fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R
             }
             Ok(Value::Obj(it.alloc(ObjKind::List(vals))))
         }
+        // Like `keys`/`values` here: a list (CPython: a view), of `(key, value)` tuples.
+        ("items", []) => {
+            let pairs: Vec<(Value, Value)> = items.to_vec();
+            let mut tuples = Vec::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                it.heap.incref(k);
+                it.heap.incref(v);
+                tuples.push(Value::Obj(it.alloc(ObjKind::Tuple(vec![k, v]))));
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(tuples))))
+        }
         ("pop", [k, rest @ ..]) if rest.len() <= 1 => {
             let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {
                 unreachable!()
