@@ -254,3 +254,86 @@ y.backward()
     );
     assert!(e.contains("modified by an inplace operation"), "{e}");
 }
+
+// ----- torch.utils.checkpoint ---------------------------------------------------------------
+
+const SEGMENT: &str = "M = 1024 * 1024
+layers = [torch.nn.Linear(1024, 1024).cuda() for _ in range(4)]
+params = 4 * (4 * M + 4096)
+def segment(h):
+    for layer in layers:
+        h = torch.relu(layer(h))
+    return h
+";
+
+/// Without checkpointing, every layer's input (saved by `AddmmBackward0`) and ReLU output stay
+/// until backward: the input and four 16 MiB activations. With it, only the input and the
+/// segment's output are held; backward recomputes the segment and the gradients arrive.
+#[test]
+fn checkpointing_holds_only_the_inputs_and_recomputes_in_backward() {
+    ok(&format!(
+        "{SEGMENT}x = torch.empty(4096, 1024, device='cuda', requires_grad=True)
+out = segment(x)
+assert torch.cuda.memory_allocated() - params == 16 * M + 4 * 16 * M
+del out
+assert torch.cuda.memory_allocated() - params == 16 * M
+out = torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=True)
+assert out.requires_grad
+assert torch.cuda.memory_allocated() - params == 16 * M + 16 * M
+loss = out.sum()
+del out
+loss.backward()
+assert x.grad is not None and x.grad.shape == (4096, 1024)
+assert layers[0].weight.grad is not None
+# After backward: x, its gradient, the parameters and their gradients, the loss.
+assert torch.cuda.memory_allocated() == 2 * params + 2 * 16 * M + 512
+"
+    ));
+}
+
+/// The forward pass's peak: the plain forward holds all four activations at once; the
+/// checkpointed one (non-reentrant here) at most the input, the layer's input and output
+/// and the result of the activation being computed.
+#[test]
+fn checkpointed_forward_peaks_lower_than_the_plain_one() {
+    for (call, bound) in [
+        ("segment(x)", ">= 16 * M + 4 * 16 * M"),
+        (
+            "torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)",
+            "<= 16 * M + 3 * 16 * M",
+        ),
+    ] {
+        ok(&format!(
+            "{SEGMENT}x = torch.empty(4096, 1024, device='cuda', requires_grad=True)
+torch.cuda.reset_peak_memory_stats()
+out = {call}
+forward_peak = torch.cuda.max_memory_allocated() - params
+assert forward_peak {bound}, forward_peak
+assert out.requires_grad
+out.sum().backward()
+assert layers[3].weight.grad is not None
+"
+        ));
+    }
+}
+
+/// The reentrant variant gives no graph when no input requires grad, as in PyTorch (the
+/// classic pitfall: the parameters inside get no gradient).
+#[test]
+fn reentrant_checkpoint_without_grad_inputs_records_nothing() {
+    let e = fails(&format!(
+        "{SEGMENT}x = torch.empty(8, 1024, device='cuda')
+out = torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=True)
+assert not out.requires_grad
+out.sum().backward()
+"
+    ));
+    assert!(e.contains("does not require grad"), "{e}");
+    ok(&format!(
+        "{SEGMENT}x = torch.empty(8, 1024, device='cuda')
+out = torch.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)
+out.sum().backward()
+assert layers[0].weight.grad is not None
+"
+    ));
+}

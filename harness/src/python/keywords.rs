@@ -243,6 +243,11 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         Cat => ("torch.cat", &["dim", "tensors"]),
         Stack => ("torch.stack", &["dim", "tensors"]),
         AutogradBackward => ("torch.autograd.backward", BACKWARD),
+        // `preserve_rng_state` has no memory effect (the RNG state is a CPU tensor).
+        Checkpoint => (
+            "torch.utils.checkpoint.checkpoint",
+            &["use_reentrant", "preserve_rng_state"],
+        ),
         RunBackward => ("run_backward", BACKWARD),
         AutogradGrad => (
             "torch.autograd.grad",

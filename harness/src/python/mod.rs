@@ -14,6 +14,7 @@ mod autograd;
 pub mod budget;
 mod builtins_iter;
 mod call_binding;
+mod checkpoint;
 mod cuda_memory;
 mod depth;
 mod descriptors;

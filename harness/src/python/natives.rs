@@ -35,6 +35,9 @@ natives!(
     ModDist,
     ModOptim,
     ModCudaMemory,
+    ModUtils,
+    ModCheckpoint,
+    Checkpoint,
     // builtins
     Zip,
     Super,
@@ -207,7 +210,7 @@ natives!(
 );
 
 impl Native {
-    pub fn id(self) -> NativeId {
+    pub const fn id(self) -> NativeId {
         NativeId(self as u16)
     }
     pub fn from_id(id: NativeId) -> Option<Native> {
@@ -245,6 +248,8 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.optim" => module(Native::ModOptim),
         "torch.cuda.memory" => module(Native::ModCudaMemory),
         "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
+        "torch.utils" => module(Native::ModUtils),
+        "torch.utils.checkpoint" => module(Native::ModCheckpoint),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -269,6 +274,8 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModOptim) => "torch.optim",
         Some(Native::ModCudaMemory) => "torch.cuda.memory",
         Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
+        Some(Native::ModUtils) => "torch.utils",
+        Some(Native::ModCheckpoint) => "torch.utils.checkpoint",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -356,6 +363,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
         (ModCuda, "memory") => return Some(module(ModCudaMemory)),
         (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
+        (ModTorch, "utils") => return Some(module(ModUtils)),
+        (ModUtils, "checkpoint") => return Some(module(ModCheckpoint)),
+        (ModCheckpoint, "checkpoint") => Checkpoint,
         // `torch.autograd` re-exports the grad-mode managers, as PyTorch does.
         (ModTorch | ModAutograd, "no_grad") => NoGrad,
         (ModTorch | ModAutograd, "enable_grad") => EnableGrad,
@@ -772,8 +782,14 @@ fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
         ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModTyping | ModOs
         | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
         | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional | ModAutograd
-        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory | ModLrScheduler => {
-            it.error("TypeError: 'module' object is not callable")
+        | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory | ModLrScheduler
+        | ModUtils | ModCheckpoint => it.error("TypeError: 'module' object is not callable"),
+        Checkpoint => {
+            let use_reentrant = match a.kw(it, "use_reentrant") {
+                None | Some(Value::None) => true,
+                Some(v) => it.truth(v)?,
+            };
+            it.checkpoint_apply(p.to_vec(), use_reentrant)
         }
         Object => {
             let name = it.names.intern("object");

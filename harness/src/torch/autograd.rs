@@ -80,6 +80,9 @@ pub enum GradFlow {
     Accumulate,
     /// A custom `autograd.Function`: its Python `backward` runs.
     Python,
+    /// `torch.utils.checkpoint`: the function runs again with grad mode on and its graph is
+    /// back-propagated, giving the saved inputs' gradients.
+    Recompute,
 }
 
 /// One C++ autograd node.
