@@ -117,6 +117,13 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         device,
     );
     interp.set_limits(scenario.limits);
+    let allocator = scenario.allocator_for(variant);
+    if !allocator.is_empty() {
+        // Checked when the file was read.
+        interp
+            .configure_allocator(&allocator)
+            .map_err(|e| Error::Usage(format!("{}: allocator: {e}", scenario.file)))?;
+    }
     for (name, value) in &variant.values {
         let v = match value {
             VarValue::None => Value::None,

@@ -241,6 +241,7 @@ pub fn scenario() -> Scenario {
         replay: None,
         expect: Vec::new(),
         limits: Default::default(),
+        allocator: String::new(),
     }
 }
 

@@ -371,6 +371,7 @@ mod tests {
             replay: None,
             expect: Vec::new(),
             limits: Default::default(),
+            allocator: String::new(),
         }
     }
 

@@ -81,7 +81,19 @@ fn apply(config: &mut AllocatorConfig, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks one `key:value` setting of a scenario file's `allocator:` as PyTorch checks it.
+/// `Err` holds PyTorch's message, or `unsupported:...` for `expandable_segments:True`.
+pub(crate) fn check_setting(text: &str) -> Result<(), String> {
+    apply(&mut AllocatorConfig::default(), text)
+}
+
 impl Interpreter<'_> {
+    /// The scenario's `allocator:` settings, before the workload's first statement (they
+    /// were checked when the file was read, so they apply).
+    pub fn configure_allocator(&mut self, text: &str) -> Result<(), String> {
+        apply(self.allocator.config_mut(), text)
+    }
+
     /// `torch.cuda.memory._set_allocator_settings(text)`.
     pub(super) fn set_allocator_settings(&mut self, text: &str) -> R<()> {
         let mut config = self.allocator.config().clone();

@@ -28,7 +28,7 @@ pub(super) fn requires_grad(it: &Interpreter<'_>, v: Value) -> bool {
 
 /// The edge through which a gradient reaches `v`: its `grad_fn`, or a new
 /// `AccumulateGrad` holding the leaf (a new reference), or `None`.
-fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
+pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
     let t = tensor(it, v)?.clone();
     let node = if !t.requires_grad {
         None
@@ -522,6 +522,33 @@ fn execute(
         }
         GradFlow::Python => {
             out = python_backward(it, &node, incoming, options)?;
+        }
+        GradFlow::Recompute => {
+            let grad = it.new_tensor_as(
+                incoming.shape.clone(),
+                incoming.dtype,
+                incoming.device,
+                Some((incoming.storage, None)),
+                Category::Temporary,
+            )?;
+            it.heap.dropped_storage_refs.push(incoming.storage);
+            let grads = it.checkpoint_recompute(&node, grad)?;
+            for (e, g) in node.inputs.iter().zip(grads) {
+                match (e.node, g) {
+                    (Some(next), Some(storage)) => out.push((
+                        next,
+                        Buffer {
+                            storage,
+                            shape: e.shape.clone(),
+                            dtype: e.dtype,
+                            device: e.device,
+                            node: None,
+                        },
+                    )),
+                    (None, Some(storage)) => it.heap.dropped_storage_refs.push(storage),
+                    _ => {}
+                }
+            }
         }
     }
     let retain = options.retain_graph || options.create_graph;

@@ -115,7 +115,16 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
         | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional
         | ModAutograd | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory
-        | ModLrScheduler => it.error("TypeError: 'module' object is not callable"),
+        | ModLrScheduler | ModUtils | ModCheckpoint => {
+            it.error("TypeError: 'module' object is not callable")
+        }
+        Checkpoint => {
+            let use_reentrant = match a.kw(it, "use_reentrant") {
+                None | Some(Value::None) => true,
+                Some(v) => it.truth(v)?,
+            };
+            it.checkpoint_apply(p.to_vec(), use_reentrant)
+        }
         Object => {
             let name = it.names.intern("object");
             let class = it.alloc(ObjKind::Class(crate::heap::Class {
@@ -168,6 +177,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             [Value::Int(i)] => Ok(Value::Int(*i)),
             [Value::Bool(b)] => Ok(Value::Int(*b as i64)),
             [Value::Float(f)] => int_ops::to_value(it, int_ops::from_float(*f)),
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
+                super::tensor_pieces::to_number(it, *t, true)
+            }
             [Value::Str(s)] => match it.names.name(*s).trim().parse::<i64>() {
                 Ok(i) => Ok(Value::Int(i)),
                 Err(_) => it.error("ValueError: invalid literal for int()"),
@@ -176,6 +188,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         },
         Float => match p.as_slice() {
             [] => Ok(Value::Float(0.0)),
+            [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
+                super::tensor_pieces::to_number(it, *t, false)
+            }
             [v] => match float_of(*v) {
                 Some(f) => Ok(Value::Float(f)),
                 None => it.unsupported("float() of this value"),
@@ -465,6 +480,17 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                 it.heap.incref(v);
             }
             Ok(Value::Obj(it.alloc(ObjKind::List(vals))))
+        }
+        // Like `keys`/`values` here: a list (CPython: a view), of `(key, value)` tuples.
+        ("items", []) => {
+            let pairs: Vec<(Value, Value)> = items.to_vec();
+            let mut tuples = Vec::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                it.heap.incref(k);
+                it.heap.incref(v);
+                tuples.push(Value::Obj(it.alloc(ObjKind::Tuple(vec![k, v]))));
+            }
+            Ok(Value::Obj(it.alloc(ObjKind::List(tuples))))
         }
         ("pop", [k, rest @ ..]) if rest.len() <= 1 => {
             let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {

@@ -243,6 +243,11 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         Cat => ("torch.cat", &["dim", "tensors"]),
         Stack => ("torch.stack", &["dim", "tensors"]),
         AutogradBackward => ("torch.autograd.backward", BACKWARD),
+        // `preserve_rng_state` has no memory effect (the RNG state is a CPU tensor).
+        Checkpoint => (
+            "torch.utils.checkpoint.checkpoint",
+            &["use_reentrant", "preserve_rng_state"],
+        ),
         RunBackward => ("run_backward", BACKWARD),
         AutogradGrad => (
             "torch.autograd.grad",
@@ -318,7 +323,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "gelu" => &["approximate"],
         "flatten" => &["start_dim", "end_dim"],
         "transpose" => &["dim0", "dim1"],
-        "unsqueeze" | "squeeze" | "size" => &["dim"],
+        "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         _ => &[],
     }
 }

@@ -8,7 +8,7 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
-mod allocator_settings;
+pub(crate) mod allocator_settings;
 mod alternatives;
 mod autograd;
 pub mod budget;
@@ -16,6 +16,7 @@ mod builtin_calls;
 mod builtins_iter;
 mod call_binding;
 pub mod constructs;
+mod checkpoint;
 mod cuda_memory;
 mod depth;
 mod descriptors;
@@ -37,9 +38,11 @@ mod scope;
 mod small_map;
 mod source;
 pub mod static_check;
+mod state_loading;
 mod stdlib;
 mod str_methods;
 mod syntax_check;
+mod tensor_pieces;
 mod torchlib;
 mod type_checks;
 

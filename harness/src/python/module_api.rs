@@ -102,6 +102,31 @@ impl Interpreter<'_> {
                     Value::Obj(self.alloc(ObjKind::List(out)))
                 }
             }
+            "load_state_dict" => {
+                super::keywords::check(
+                    self,
+                    "Module.load_state_dict",
+                    Some(&["state_dict", "strict", "assign"]),
+                    kwargs,
+                )?;
+                if let Some(v) = kw(self, "assign").or(args.get(2).copied())
+                    && self.truth(v)?
+                {
+                    return self.unsupported(
+                        "`load_state_dict(..., assign=True)` (the module would hold the dict's tensors); the default copy is modelled",
+                    );
+                }
+                let Some(&source) = args.first().or(kw(self, "state_dict").as_ref()) else {
+                    return self.error(
+                        "TypeError: load_state_dict() missing 1 required positional argument: 'state_dict'",
+                    );
+                };
+                let strict = match kw(self, "strict").or(args.get(1).copied()) {
+                    Some(v) => self.truth(v)?,
+                    None => true,
+                };
+                self.load_state_dict(module, source, strict)?
+            }
             "train" | "eval" => {
                 let mode = if name == "eval" {
                     false
@@ -280,7 +305,8 @@ impl Interpreter<'_> {
     }
 
     /// Depth-first over a module tree, as the `named_*` methods walk it: `what` picks
-    /// parameters, buffers, children, modules or the `state_dict` entries. Pushes
+    /// parameters, buffers, children, modules, the `state_dict` entries or the tensors
+    /// `load_state_dict` copies into (`state_targets`, the objects themselves). Pushes
     /// (name, value) pairs, both owned.
     pub(super) fn walk_module(
         &mut self,
@@ -330,7 +356,9 @@ impl Interpreter<'_> {
                     let wanted = match what {
                         "named_parameters" => is_param,
                         "buffers" | "named_buffers" => buffer.is_some(),
-                        "state_dict" => is_param || buffer == Some(Value::Bool(true)),
+                        "state_dict" | "state_targets" => {
+                            is_param || buffer == Some(Value::Bool(true))
+                        }
                         _ => false,
                     };
                     if !wanted {

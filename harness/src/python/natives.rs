@@ -35,6 +35,9 @@ natives!(
     ModDist,
     ModOptim,
     ModCudaMemory,
+    ModUtils,
+    ModCheckpoint,
+    Checkpoint,
     // builtins
     Zip,
     Super,
@@ -207,7 +210,7 @@ natives!(
 );
 
 impl Native {
-    pub fn id(self) -> NativeId {
+    pub const fn id(self) -> NativeId {
         NativeId(self as u16)
     }
     pub fn from_id(id: NativeId) -> Option<Native> {
@@ -245,6 +248,8 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.optim" => module(Native::ModOptim),
         "torch.cuda.memory" => module(Native::ModCudaMemory),
         "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
+        "torch.utils" => module(Native::ModUtils),
+        "torch.utils.checkpoint" => module(Native::ModCheckpoint),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -269,6 +274,8 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModOptim) => "torch.optim",
         Some(Native::ModCudaMemory) => "torch.cuda.memory",
         Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
+        Some(Native::ModUtils) => "torch.utils",
+        Some(Native::ModCheckpoint) => "torch.utils.checkpoint",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -356,6 +363,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
         (ModCuda, "memory") => return Some(module(ModCudaMemory)),
         (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
+        (ModTorch, "utils") => return Some(module(ModUtils)),
+        (ModUtils, "checkpoint") => return Some(module(ModCheckpoint)),
+        (ModCheckpoint, "checkpoint") => Checkpoint,
         // `torch.autograd` re-exports the grad-mode managers, as PyTorch does.
         (ModTorch | ModAutograd, "no_grad") => NoGrad,
         (ModTorch | ModAutograd, "enable_grad") => EnableGrad,
@@ -790,7 +800,8 @@ pub(super) fn call_torch_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -
         },
         SumFn | MeanFn => match p.first() {
             Some(&Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => {
-                reduce(it, t, a.kw(it, "dim").or(p.get(1).copied()))
+                let op = if matches!(n, SumFn) { "sum" } else { "mean" };
+                reduce(it, t, op, a.kw(it, "dim").or(p.get(1).copied()))
             }
             _ => it.error("TypeError: expects a tensor"),
         },
@@ -1552,7 +1563,9 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
-        "tolist" => it.unsupported(format!("`{method}()` (tensor values are not modelled)")),
+        m if super::tensor_pieces::is_piece_method(m) => {
+            super::tensor_pieces::call(it, id, m, p, a.kw(it, "dim"))
+        }
         "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
             let op = match method {
                 "add" => Operator::Add,
@@ -1570,7 +1583,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
         m if super::inplace::is_in_place_method(m) => super::inplace::apply(it, id, m, p),
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
-        "sum" | "mean" => reduce(it, id, a.kw(it, "dim").or(p.first().copied())),
+        "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             super::alternatives::for_tensor_method(method)
@@ -1578,7 +1591,7 @@ fn tensor_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) ->
     }
 }
 
-fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
+fn reduce(it: &mut Interpreter<'_>, id: ObjId, op: &str, dim: Option<Value>) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!()
     };
@@ -1594,15 +1607,17 @@ fn reduce(it: &mut Interpreter<'_>, id: ObjId, dim: Option<Value>) -> R<Value> {
             s
         }
     };
+    let with_dim = !matches!(dim, None | Some(Value::None));
     let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
-    autograd::record(
-        it,
-        out,
-        "SumBackward0",
-        GradFlow::Compute,
-        &[Value::Obj(id)],
-        &[],
-    );
+    // `sum()`/`mean()` and their `dim=` overloads are distinct nodes (`*Backward0/1`).
+    let key = match (op, with_dim) {
+        ("mean", false) => "mean",
+        ("mean", true) => "mean_dim",
+        (_, false) => "sum",
+        (_, true) => "sum_dim",
+    };
+    let node = torch::op_rule(key).map_or("SumBackward0", |r| r.node);
+    autograd::record(it, out, node, GradFlow::Compute, &[Value::Obj(id)], &[]);
     Ok(out)
 }
 
@@ -1660,7 +1675,7 @@ pub(super) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<V
 }
 
 /// A new tensor for an op's result: an activation when autograd will record the op.
-fn op_output(
+pub(super) fn op_output(
     it: &mut Interpreter<'_>,
     shape: Vec<i64>,
     dtype: Dtype,

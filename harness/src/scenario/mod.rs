@@ -4,6 +4,7 @@
 //! and [`Scenario::expectations_for`] gives the checks of one variant. Every problem is an
 //! [`crate::error::Error::Input`] located at the offending node.
 
+mod allocator;
 mod device;
 mod expect;
 mod limits;
@@ -15,6 +16,7 @@ mod vary;
 mod workload;
 mod yaml_tree;
 
+pub use allocator::ALLOCATOR_KEYS;
 pub use device::{DevicePreset, PRESETS, device_from_str, preset};
 pub use expect::{BLOCK_KEYS, parse_bound};
 pub use limits::{LIMIT_KEYS, Limits};

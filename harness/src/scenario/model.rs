@@ -206,6 +206,9 @@ pub struct Scenario {
     pub expect: Vec<ExpectBlock>,
     /// `limits:`: the run's budgets (defaults where not given).
     pub limits: super::limits::Limits,
+    /// `allocator:`: `PYTORCH_CUDA_ALLOC_CONF` settings as normalised text (empty: PyTorch's
+    /// defaults); a varied `allocator` overrides it ([`Scenario::allocator_for`]).
+    pub allocator: String,
 }
 
 /// A recorded snapshot a scenario replays. Its timeline is the snapshot's (exact when the

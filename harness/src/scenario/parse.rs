@@ -3,12 +3,21 @@
 
 use super::model::{Device, PythonProfile, Scenario, VarValue, Workload};
 use super::yaml_tree::{self, Node, Position, Value};
-use super::{device, expect, limits, python_profile, replay, vary, workload};
+use super::{allocator, device, expect, limits, python_profile, replay, vary, workload};
 use crate::error::{Error, InputErrorKind, Location};
 
 /// The keys a scenario file may have at the top level, in the order the documentation lists them.
 pub const TOP_LEVEL_KEYS: &[&str] = &[
-    "name", "about", "device", "python", "vary", "workload", "replay", "expect", "limits",
+    "name",
+    "about",
+    "device",
+    "python",
+    "vary",
+    "workload",
+    "replay",
+    "expect",
+    "limits",
+    "allocator",
 ];
 
 /// Reads and validates a scenario file. `display_path` is how the file is named in every message
@@ -159,8 +168,14 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         None => limits::Limits::default(),
     };
 
+    let allocator = match keys.get("allocator") {
+        Some(node) => allocator::parse_allocator(&cx, node)?,
+        None => String::new(),
+    };
+
     Ok(Scenario {
         file: display_path.to_string(),
+        allocator,
         name,
         about,
         device,

@@ -262,7 +262,7 @@ fn unknown_key_lists_the_known_ones() {
     assert_eq!((kind, line, col), (InputErrorKind::Schema, 6, 1));
     assert_eq!(
         message,
-        "unknown key `expected` in a scenario: did you mean `expect`? (expected one of: name, about, device, python, vary, workload, replay, expect, limits)"
+        "unknown key `expected` in a scenario: did you mean `expect`? (expected one of: name, about, device, python, vary, workload, replay, expect, limits, allocator)"
     );
     let (_, line, col, message) =
         error_of(&minimal("expect:\n  - oom: true\n    peak: \"<= 1 GiB\"\n"));

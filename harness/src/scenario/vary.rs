@@ -4,7 +4,7 @@
 use super::model::{Device, Expectation, PythonProfile, Scenario, VarValue, Variant};
 use super::parse::Context;
 use super::yaml_tree::{Node, Value};
-use super::{device, python_profile};
+use super::{allocator, device, python_profile};
 use crate::error::Error;
 
 /// More variants than this is almost certainly a mistake (and would take hours to run).
@@ -130,6 +130,9 @@ pub(crate) fn validate_overrides<'n>(
                 "device" => {
                     device::parse_device(cx, node)?;
                 }
+                "allocator" => {
+                    allocator::parse_allocator(cx, node)?;
+                }
                 _ => {}
             }
         }
@@ -200,6 +203,16 @@ impl Scenario {
             })
             .flat_map(|block| block.checks.iter())
             .collect()
+    }
+
+    /// The allocator settings a variant runs with: a varied `allocator` (text or null)
+    /// overrides the top-level `allocator:`.
+    pub fn allocator_for(&self, variant: &Variant) -> String {
+        match variant.get("allocator") {
+            Some(VarValue::Str(text)) => allocator::normalise(text),
+            Some(VarValue::None) => String::new(),
+            _ => self.allocator.clone(),
+        }
     }
 
     fn python_for(&self, values: &[(String, VarValue)]) -> PythonProfile {

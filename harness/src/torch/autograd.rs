@@ -18,7 +18,7 @@
 //! |---------------------------------|-------------------|---------------------------------------------------------|
 //! | `a + b`, `a - b`, `a + s`       | `AddBackward0`    | nothing (sizes only)                                    |
 //! | `a * b`                         | `MulBackward0`    | `b` if `a` requires grad, `a` if `b` requires grad      |
-//! | `a * s` (scalar)                | `MulBackward1`    | nothing                                                 |
+//! | `a * s`, `a / s` (Python number)| `MulBackward0`... | the number, wrapped as a CPU scalar: no device bytes    |
 //! | `a / b`                         | `DivBackward0`    | `b` always, `a` if `b` requires grad                    |
 //! | `a @ b`, `mm`, `matmul`         | `MmBackward0`     | `a` if `b` requires grad, `b` if `a` requires grad      |
 //! | `F.linear`, `nn.Linear`         | `AddmmBackward0`  | input if weight requires grad, weight if input does     |
@@ -26,7 +26,7 @@
 //! | `softmax`, `log_softmax`        | `*Backward0`      | its output                                              |
 //! | `log`, `abs`, `sqrt`, `gelu`... | `*Backward0`      | its input (`sqrt` its output)                           |
 //! | `pow(s)`                        | `PowBackward0`    | its input                                               |
-//! | `sum`, `mean`, `clone`, `to`    | `*Backward0`      | nothing                                                 |
+//! | `sum`, `mean`, `clone`, `to`    | `*Backward0/1`    | nothing (`*Backward1`: the `dim=` overloads)            |
 //! | views (`view`, `t`, ...)        | `ViewBackward0`...| nothing                                                 |
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
 //! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
@@ -80,6 +80,9 @@ pub enum GradFlow {
     Accumulate,
     /// A custom `autograd.Function`: its Python `backward` runs.
     Python,
+    /// `torch.utils.checkpoint`: the function runs again with grad mode on and its graph is
+    /// back-propagated, giving the saved inputs' gradients.
+    Recompute,
 }
 
 /// One C++ autograd node.
@@ -193,10 +196,19 @@ use GradFlow::{Compute, PassThrough, Split};
 use Save::{Input, InputIf, Output};
 
 /// The autograd table: every op the model records, in one place, cross-checked against the
-/// formulas of PyTorch's `tools/autograd/derivatives.yaml` (from knowledge of that file; the
-/// formula's arguments are what the generated node saves). Operand 0 is `self`, operand 1
-/// `other` (or the weight, target, indices); in-place ops (`add_`) save the value of `self`
-/// *before* the write as a copy when their formula needs it (`original_self`).
+/// formulas of PyTorch's `tools/autograd/derivatives.yaml` as read from the ROCm/pytorch
+/// fork at commit `10b22ea5c6a60ffa85520eb2d293affc48cea8ee` (a 2.x-era copy of upstream's
+/// file; the upstream copy available here was a 1.x one). A tensor argument a formula reads
+/// in full is what the generated node saves, and it saves it only when an input whose
+/// formula reads it requires grad; `sizes()`, `options()` and scalar types are metadata.
+/// `harness/tests/torch_derivatives_yaml.rs` re-derives every row from those facts.
+///
+/// Operand 0 is `self`, operand 1 `other` (or the weight, target, indices); in-place ops
+/// (`add_`) use their out-of-place entry (the file's own rule) and save the value of `self`
+/// *before* the write as a copy when their formula needs it (`original_self`). A Python
+/// number operand (`x * 2`) is wrapped into a CPU scalar tensor and dispatched to the
+/// `Tensor` overload, so the node is `MulBackward0` and what it saves has no device bytes.
+/// `CopyBackwards` and `CopySlices` are hand-written nodes, not in the file.
 pub const OP_RULES: &[OpRule] = &[
     // add.Tensor / sub.Tensor: grad and -grad (maybe reduced to the operand's shape).
     rule("add", "AddBackward0", PassThrough, &[]),
@@ -208,10 +220,10 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[InputIf(1, 0), InputIf(0, 1)],
     ),
-    rule("mul_scalar", "MulBackward1", Compute, &[]),
+    rule("mul_scalar", "MulBackward0", Compute, &[]),
     // div.Tensor: self: grad / other, other: -grad * self / other^2.
     rule("div", "DivBackward0", Compute, &[Input(1), InputIf(0, 1)]),
-    rule("div_scalar", "DivBackward1", Compute, &[]),
+    rule("div_scalar", "DivBackward0", Compute, &[]),
     // pow.Tensor_Scalar: pow_backward(grad, self, exponent).
     rule("pow", "PowBackward0", Compute, &[Input(0)]),
     // mm: self: grad.mm(mat2.t()), mat2: self.t().mm(grad).
@@ -244,10 +256,16 @@ pub const OP_RULES: &[OpRule] = &[
     rule("neg", "NegBackward0", Compute, &[]),
     // Reductions and copies keep sizes and dtypes only.
     rule("sum", "SumBackward0", Compute, &[]),
-    rule("mean", "SumBackward0", Compute, &[]),
+    rule("mean", "MeanBackward0", Compute, &[]),
+    rule("sum_dim", "SumBackward1", Compute, &[]),
+    rule("mean_dim", "MeanBackward1", Compute, &[]),
     rule("clone", "CloneBackward0", PassThrough, &[]),
     rule("to", "ToCopyBackward0", Compute, &[]),
     rule("view", "ViewBackward0", PassThrough, &[]),
+    // split / chunk (one node for all pieces) and repeat: sizes only.
+    rule("split", "SplitBackward0", Compute, &[]),
+    rule("split_with_sizes", "SplitWithSizesBackward0", Compute, &[]),
+    rule("repeat", "RepeatBackward0", Compute, &[]),
     // cat / stack: split the gradient by the saved sizes.
     rule("cat", "CatBackward0", Split, &[]),
     rule("stack", "StackBackward0", Split, &[]),
@@ -268,9 +286,9 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[InputIf(1, 0), InputIf(0, 1)],
     ),
-    rule("mul_scalar_", "MulBackward1", Compute, &[]),
+    rule("mul_scalar_", "MulBackward0", Compute, &[]),
     rule("div_", "DivBackward0", Compute, &[Input(1), InputIf(0, 1)]),
-    rule("div_scalar_", "DivBackward1", Compute, &[]),
+    rule("div_scalar_", "DivBackward0", Compute, &[]),
     rule("pow_", "PowBackward0", Compute, &[Input(0)]),
     rule("copy_", "CopyBackwards", Compute, &[]),
     rule("zero_", "ZeroBackward0", Compute, &[]),
