@@ -11,7 +11,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 type Hit = (ObjId, Vec<(ObjId, Edge)>, Vec<(ObjId, Edge)>);
 
 fn heap(minor: u8) -> Heap {
-    Heap::new(GcProfile::for_version(PyVersion { minor }), [0, 0, 0], 0)
+    Heap::new(
+        GcProfile::for_version(PyVersion::minor(minor)),
+        [0, 0, 0],
+        0,
+    )
 }
 
 /// A tiny deterministic generator (xorshift64*), so that failures replay from the seed.

@@ -141,7 +141,7 @@ impl<'a> Interpreter<'a> {
                 None => {
                     let attr = self.names.name(name);
                     let hint = crate::python::alternatives::for_module_attr(self, obj, attr);
-                    self.unsupported(super::constructs::module_attribute(
+                    self.unsupported(crate::python::constructs::module_attribute(
                         natives::module_display(m),
                         attr,
                         &hint,

@@ -9,13 +9,15 @@ impl<'a> Interpreter<'a> {
     pub(super) fn exec_class(&mut self, c: &'a ast::StmtClassDef) -> R<()> {
         if !c.decorator_list.is_empty() {
             self.at(&c.decorator_list[0]);
-            return self.unsupported(super::constructs::Construct::ClassDecorators.what());
+            return self.unsupported(crate::python::constructs::Construct::ClassDecorators.what());
         }
         let mut base = None;
         if let Some(args) = &c.arguments {
             if !args.keywords.is_empty() || args.args.len() > 1 {
                 self.at(&**args);
-                return self.unsupported(super::constructs::Construct::ClassKeywordsOrBases.what());
+                return self.unsupported(
+                    crate::python::constructs::Construct::ClassKeywordsOrBases.what(),
+                );
             }
             if let Some(b) = args.args.first() {
                 let v = self.eval(b)?;

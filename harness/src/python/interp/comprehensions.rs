@@ -16,7 +16,8 @@ impl<'a> Interpreter<'a> {
         for g in &c.generators {
             if g.is_async {
                 self.at(g);
-                return self.unsupported(super::constructs::Construct::AsyncComprehensions.what());
+                return self
+                    .unsupported(crate::python::constructs::Construct::AsyncComprehensions.what());
             }
             collect_target_names(&g.target, &mut targets, &mut self.names);
         }

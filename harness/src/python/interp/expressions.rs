@@ -70,7 +70,7 @@ impl<'a> Interpreter<'a> {
                 ast::Number::Float(f) => Ok(Value::Float(*f)),
                 ast::Number::Complex { .. } => {
                     self.at(e);
-                    self.unsupported(super::constructs::Construct::ComplexNumbers.what())
+                    self.unsupported(crate::python::constructs::Construct::ComplexNumbers.what())
                 }
             },
             Expr::StringLiteral(s) => Ok(Value::Str(symbol(
@@ -170,8 +170,9 @@ impl<'a> Interpreter<'a> {
                 for item in &d.items {
                     let Some(key) = &item.key else {
                         self.at(&item.value);
-                        return self
-                            .unsupported(super::constructs::Construct::DictUnpacking.what());
+                        return self.unsupported(
+                            crate::python::constructs::Construct::DictUnpacking.what(),
+                        );
                     };
                     let k = self.eval(key)?;
                     if !matches!(
@@ -225,35 +226,35 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Generator(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::GeneratorExpressions.what())
+                self.unsupported(crate::python::constructs::Construct::GeneratorExpressions.what())
             }
             Expr::SetComp(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::SetComprehensions.what())
+                self.unsupported(crate::python::constructs::Construct::SetComprehensions.what())
             }
             Expr::Set(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::SetDisplays.what())
+                self.unsupported(crate::python::constructs::Construct::SetDisplays.what())
             }
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::Generators.what())
+                self.unsupported(crate::python::constructs::Construct::Generators.what())
             }
             Expr::BytesLiteral(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::BytesLiterals.what())
+                self.unsupported(crate::python::constructs::Construct::BytesLiterals.what())
             }
             Expr::EllipsisLiteral(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::Ellipsis.what())
+                self.unsupported(crate::python::constructs::Construct::Ellipsis.what())
             }
             Expr::TString(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::TemplateStrings.what())
+                self.unsupported(crate::python::constructs::Construct::TemplateStrings.what())
             }
             Expr::IpyEscapeCommand(_) => {
                 self.at(e);
-                self.unsupported(super::constructs::Construct::IpythonEscapes.what())
+                self.unsupported(crate::python::constructs::Construct::IpythonEscapes.what())
             }
         }
     }

@@ -27,7 +27,7 @@ use crate::allocator::{
 use crate::error::{Error, InputErrorKind};
 use crate::heap::{GcProfile, Heap, ObjId, Sym, Trigger, Value};
 use crate::scenario::{GcStartState, PyVersion};
-use crate::timeline::{CycleReport, Recorder, StackId, Timeline};
+use crate::timeline::{CycleReport, Recorder, Timeline};
 use crate::torch::Storages;
 use ruff_python_ast::Stmt;
 use ruff_text_size::Ranged;

@@ -108,7 +108,7 @@ impl<'a> Interpreter<'a> {
                     let full = alias.name.as_str();
                     let Some(module) = natives::module_named(full) else {
                         self.at(alias);
-                        return self.unsupported(super::constructs::import_of(full));
+                        return self.unsupported(crate::python::constructs::import_of(full));
                     };
                     let (bound, value) = match &alias.asname {
                         Some(a) => (a.as_str(), module),
@@ -137,7 +137,7 @@ impl<'a> Interpreter<'a> {
                         });
                     let Some(value) = value else {
                         self.at(alias);
-                        return self.unsupported(super::constructs::import_from(
+                        return self.unsupported(crate::python::constructs::import_from(
                             module_name,
                             alias.name.as_str(),
                         ));
@@ -152,12 +152,15 @@ impl<'a> Interpreter<'a> {
             Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) => return self.exec_with(w),
             Stmt::Try(t) => return self.exec_try(t),
-            Stmt::Match(_) => return self.unsupported(super::constructs::Construct::Match.what()),
+            Stmt::Match(_) => {
+                return self.unsupported(crate::python::constructs::Construct::Match.what());
+            }
             Stmt::TypeAlias(_) => {
-                return self.unsupported(super::constructs::Construct::TypeAliases.what());
+                return self.unsupported(crate::python::constructs::Construct::TypeAliases.what());
             }
             Stmt::IpyEscapeCommand(_) => {
-                return self.unsupported(super::constructs::Construct::IpythonEscapes.what());
+                return self
+                    .unsupported(crate::python::constructs::Construct::IpythonEscapes.what());
             }
         }
         Ok(Flow::Normal)
@@ -229,7 +232,7 @@ impl<'a> Interpreter<'a> {
 
     fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
         if f.is_async {
-            return self.unsupported(super::constructs::Construct::AsyncFor.what());
+            return self.unsupported(crate::python::constructs::Construct::AsyncFor.what());
         }
         let iterable = self.eval(&f.iter)?;
         let iterable = self.user_iter(iterable)?;
