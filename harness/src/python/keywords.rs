@@ -17,6 +17,8 @@ use crate::heap::{Sym, Value};
 /// Keywords accepted because they only change tensor values, which are not modelled.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
+    // checkpoint: the RNG state it stashes is a CPU tensor.
+    "preserve_rng_state",
     "lr",
     "betas",
     "eps",
@@ -373,6 +375,7 @@ pub(super) fn check(
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
     "data",
+    "use_reentrant",
     "optimizer",
     "lr_lambda",
     "steps",
