@@ -13,10 +13,12 @@
 
 mod collector;
 mod exception_objects;
+mod generator_objects;
 mod profile;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
+pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{GcProfile, Trigger};
 
 use crate::torch::TensorData;
@@ -124,6 +126,8 @@ pub enum ObjKind {
         done: bool,
     },
     Tensor(TensorData),
+    /// A generator with its suspended frame (`generator_objects.rs`).
+    Generator(Box<GeneratorData>),
     /// `torch.Size`: a tuple subclass, so it is tracked and counted but never served by
     /// the tuple free list nor untracked by a collection.
     Size(Vec<i64>),
@@ -200,6 +204,7 @@ impl ObjKind {
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
+            ObjKind::Generator(_) => "generator",
             ObjKind::Wrapper(WrapperKind::StaticMethod, _) => "staticmethod",
             ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
             ObjKind::Wrapper(WrapperKind::Property, _) => "property",
@@ -434,6 +439,12 @@ impl Heap {
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);
             } else if !is_uncounted(&obj.kind) {
+                // ≤ 3.10 a suspended generator's frame object goes with it.
+                if let ObjKind::Generator(g) = &obj.kind
+                    && let Some(release) = g.frame_release
+                {
+                    self.release_frame_object(release);
+                }
                 let free_list = Self::free_list_kind(&obj.kind);
                 self.note_gc_del(free_list);
             }
@@ -799,6 +810,7 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::traverse_exception(e, &mut value),
             ObjKind::Traceback(t) => exception_objects::traverse_traceback(t, &mut value),
             ObjKind::Frame(f) => exception_objects::traverse_frame(f, &mut value),
+            ObjKind::Generator(g) => g.traverse(&mut value),
             ObjKind::Wrapper(_, items) => {
                 for v in items {
                     value(*v, Edge::Role("__func__"));
@@ -844,6 +856,7 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::clear_exception(e, &mut out),
             ObjKind::Traceback(t) => exception_objects::clear_traceback(t, &mut out),
             ObjKind::Frame(f) => exception_objects::clear_frame(f, &mut out),
+            ObjKind::Generator(g) => g.clear_frame(&mut out),
             ObjKind::Wrapper(_, items) => out.append(items),
         }
         out
@@ -921,6 +934,7 @@ fn owned_references(
         ObjKind::Exception(e) => exception_objects::exception_references(*e, &mut push),
         ObjKind::Traceback(t) => exception_objects::traceback_references(t, &mut push),
         ObjKind::Frame(f) => exception_objects::frame_references(*f, &mut push),
+        ObjKind::Generator(g) => g.references(&mut push),
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
     }
 }

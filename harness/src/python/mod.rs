@@ -40,6 +40,7 @@ mod str_methods;
 mod syntax_check;
 mod torchlib;
 mod type_checks;
+mod vm;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

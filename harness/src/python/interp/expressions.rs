@@ -238,7 +238,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.at(e);
-                self.unsupported("generators (`yield`)")
+                self.unsupported("`yield` here (the workload VM suspends at `yield` statements of a `def` body; async generators and `yield` in a lambda are not modelled)")
             }
             Expr::BytesLiteral(_) => {
                 self.at(e);
