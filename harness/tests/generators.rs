@@ -323,3 +323,20 @@ it.close()
 assert torch.cuda.memory_allocated() == 0
 ");
 }
+
+#[test]
+fn recursive_generators_hit_the_recursion_limit_not_the_stack() {
+    ok("
+def walk(n):
+    if n:
+        yield from walk(n - 1)
+    else:
+        yield 'leaf'
+assert list(walk(50)) == ['leaf']
+try:
+    list(walk(5000))
+    assert False, 'RecursionError expected'
+except RecursionError:
+    pass
+");
+}

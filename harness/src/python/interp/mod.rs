@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
-const RECURSION_LIMIT: usize = 1000;
+pub(super) const RECURSION_LIMIT: usize = 1000;
 
 /// Nesting of expression evaluation (calls included) beyond which a workload is rejected,
 /// so that the interpreter's recursion stays within its thread's stack.

@@ -141,6 +141,14 @@ impl<'a> Interpreter<'a> {
             _ => {}
         }
         let started = g.state == GenState::Suspended;
+        // Resuming pushes a frame, as a call does (`yield from` chains, recursive generators).
+        if self.frames.len() > crate::python::interp::RECURSION_LIMIT {
+            self.drop_resume(how);
+            return self.error("RecursionError: maximum recursion depth exceeded");
+        }
+        let ObjKind::Generator(g) = self.heap.kind_mut(generator) else {
+            unreachable!("checked above")
+        };
         g.state = GenState::Running;
         let code = g.code;
         let ip = g.ip;
