@@ -14,12 +14,14 @@
 mod collector;
 mod exception_objects;
 mod free_threaded;
+mod generator_objects;
 mod incremental;
 mod profile;
 mod schedule;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
+pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
 
@@ -128,6 +130,8 @@ pub enum ObjKind {
         done: bool,
     },
     Tensor(TensorData),
+    /// A generator with its suspended frame (`generator_objects.rs`).
+    Generator(Box<GeneratorData>),
     /// `torch.Size`: a tuple subclass, so it is tracked and counted but never served by
     /// the tuple free list nor untracked by a collection.
     Size(Vec<i64>),
@@ -204,6 +208,7 @@ impl ObjKind {
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
+            ObjKind::Generator(_) => "generator",
             ObjKind::Wrapper(WrapperKind::StaticMethod, _) => "staticmethod",
             ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
             ObjKind::Wrapper(WrapperKind::Property, _) => "property",
@@ -447,6 +452,12 @@ impl Heap {
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);
             } else if !is_uncounted(&obj.kind) {
+                // ≤ 3.10 a suspended generator's frame object goes with it.
+                if let ObjKind::Generator(g) = &obj.kind
+                    && let Some(release) = g.frame_release
+                {
+                    self.release_frame_object(release);
+                }
                 let free_list = Self::free_list_kind(&obj.kind);
                 self.note_gc_del(free_list);
             }
@@ -833,6 +844,7 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::traverse_exception(e, &mut value),
             ObjKind::Traceback(t) => exception_objects::traverse_traceback(t, &mut value),
             ObjKind::Frame(f) => exception_objects::traverse_frame(f, &mut value),
+            ObjKind::Generator(g) => g.traverse(&mut value),
             ObjKind::Wrapper(_, items) => {
                 for v in items {
                     value(*v, Edge::Role("__func__"));
@@ -884,6 +896,7 @@ impl Heap {
             ObjKind::Exception(e) => exception_objects::clear_exception(e, out),
             ObjKind::Traceback(t) => exception_objects::clear_traceback(t, out),
             ObjKind::Frame(f) => exception_objects::clear_frame(f, out),
+            ObjKind::Generator(g) => g.clear_frame(out),
             ObjKind::Wrapper(_, items) => out.append(items),
         }
     }
@@ -960,6 +973,7 @@ fn owned_references(
         ObjKind::Exception(e) => exception_objects::exception_references(*e, &mut push),
         ObjKind::Traceback(t) => exception_objects::traceback_references(t, &mut push),
         ObjKind::Frame(f) => exception_objects::frame_references(*f, &mut push),
+        ObjKind::Generator(g) => g.references(&mut push),
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
     }
 }

@@ -286,11 +286,11 @@ pub const LANGUAGE: &[Row] = &[
     Row {
         key: Construct::Generators,
         construct: "generators (`yield`, `yield from`)",
-        support: Support::No,
-        notes: "",
-        what: "generators (`yield`)",
-        runs: "",
-        refused: "def f():\n    yield 1\nf()\n",
+        support: Support::Partly,
+        notes: "`yield v`, `x = yield v`, `yield from it` and `x = yield from it` as statements of a `def` body, around `if`/`while`/`for`/`try`-`finally`; `next`/`send`/`throw`/`close`; not inside a larger expression, a `try` with `except`, a `finally` or a `with`; no async generators; PEP 442 finalisation not modelled",
+        what: "`yield` here (the workload VM suspends at `yield` statements of a `def` body; async generators and `yield` in a lambda are not modelled)",
+        runs: "def f():\n    x = yield 1\n    yield x\ng = f()\nassert next(g) == 1\nassert g.send(2) == 2\n",
+        refused: "f = lambda: (yield 1)\nf()\n",
     },
     Row {
         key: Construct::SetDisplays,

@@ -488,6 +488,14 @@ impl<'a> Interpreter<'a> {
             "__cause__" => e.cause.map_or(Value::None, Value::Obj),
             "__suppress_context__" => Value::Bool(e.suppress_context),
             "__class__" => Value::Obj(e.class),
+            // `StopIteration.value`: its first argument (a generator's return value).
+            "value" if self.class_name(e.class) == "StopIteration" => {
+                let first = match e.args.map(|a| self.heap.kind(a)) {
+                    Some(ObjKind::Tuple(items)) => items.first().copied(),
+                    _ => None,
+                };
+                first.unwrap_or(Value::None)
+            }
             _ => return None,
         };
         self.heap.incref(v);

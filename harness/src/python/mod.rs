@@ -45,6 +45,7 @@ mod syntax_check;
 mod tensor_pieces;
 mod torchlib;
 mod type_checks;
+mod vm;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -177,6 +177,8 @@ natives!(
     Sorted,
     Any,
     All,
+    NextFn,
+    IterFn,
     // harmless stdlib modules (stdlib.rs)
     ModTyping,
     ModOs,
@@ -340,6 +342,8 @@ pub fn builtin(name: &str) -> Option<Value> {
         "hasattr" => HasAttr,
         "zip" => Zip,
         "super" => Super,
+        "next" => NextFn,
+        "iter" => IterFn,
         _ => return None,
     }))
 }
@@ -1262,6 +1266,7 @@ pub(super) fn call_method(
             .and_then(|()| tensor_method(it, id, method, &args)),
             ObjKind::List(_) => super::builtin_calls::list_method(it, id, method, &args),
             ObjKind::Dict(_) => super::builtin_calls::dict_method(it, id, method, &args),
+            ObjKind::Generator(_) => it.generator_method(id, method, &args.pos),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.

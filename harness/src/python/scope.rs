@@ -45,6 +45,8 @@ pub struct Code<'a> {
     /// Names read from enclosing functions: the function object's closure tuple.
     pub freevars: Vec<Sym>,
     pub is_async: bool,
+    /// A `def` whose body suspends (`yield`): calling it makes a generator.
+    pub is_generator: bool,
 }
 
 /// Every function and lambda of the workload, found by the address of its AST node.
@@ -214,6 +216,10 @@ fn resolve<'a>(
                 Body::Def(d) => *d as *const _ as usize,
                 Body::Lambda(l) => *l as *const _ as usize,
             };
+            let is_generator = match &body {
+                Body::Def(d) => super::vm::is_generator_body(&d.body),
+                Body::Lambda(_) => false,
+            };
             codes.by_node.insert(node, codes.list.len() as u32);
             codes.list.push(Code {
                 name,
@@ -226,6 +232,7 @@ fn resolve<'a>(
                 cellvars,
                 freevars: freevars.clone(),
                 is_async,
+                is_generator,
             });
             free
         }

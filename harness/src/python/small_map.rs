@@ -32,6 +32,11 @@ impl<K: PartialEq + Copy, V: Copy> SmallMap<K, V> {
         Some(self.entries.swap_remove(i).1)
     }
 
+    /// A map over entries taken from one (keys already distinct).
+    pub fn from_entries(entries: Vec<(K, V)>) -> Self {
+        SmallMap { entries }
+    }
+
     pub fn into_entries(self) -> Vec<(K, V)> {
         self.entries
     }

@@ -74,6 +74,7 @@ pub fn findings(module: &[Stmt], scenario: &Scenario, predefined: &[&str]) -> Ve
         modules,
         findings: Vec::new(),
         subscript_depth: 0,
+        in_sync_def: false,
     };
     pass.visit_body(module);
     let mut findings = pass.findings;
@@ -246,6 +247,9 @@ struct Pass<'r> {
     findings: Vec<Finding>,
     /// Inside a subscript's index, where `...` is an index item.
     subscript_depth: u32,
+    /// Directly inside a (non-async) `def` body, where the workload VM's compiler, not this
+    /// pass, judges each `yield`.
+    in_sync_def: bool,
 }
 
 /// How far an attribute chain resolved.
@@ -341,6 +345,22 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Stmt::Try(t) if t.is_star => self.refused(stmt, Construct::ExceptStar),
             Stmt::Import(i) => self.check_import(i),
             Stmt::ImportFrom(i) => self.check_import_from(i),
+            Stmt::FunctionDef(d) => {
+                // A generator body is judged by the compiler that will run it, in its words.
+                if !d.is_async
+                    && super::vm::is_generator_body(&d.body)
+                    && let Err(refusal) = super::vm::compile(&d.body)
+                {
+                    self.findings.push(Finding {
+                        offset: refusal.offset,
+                        what: refusal.construct.to_string(),
+                    });
+                }
+                let outer = std::mem::replace(&mut self.in_sync_def, !d.is_async);
+                visitor::walk_stmt(self, stmt);
+                self.in_sync_def = outer;
+                return;
+            }
             Stmt::ClassDef(c) => {
                 if let Some(d) = c.decorator_list.first() {
                     self.refused(d, Construct::ClassDecorators);
@@ -395,7 +415,9 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Expr::Generator(_) => self.refused(expr, Construct::GeneratorExpressions),
             Expr::Set(_) => self.refused(expr, Construct::SetDisplays),
             Expr::SetComp(_) => self.refused(expr, Construct::SetComprehensions),
-            Expr::Yield(_) | Expr::YieldFrom(_) => self.refused(expr, Construct::Generators),
+            Expr::Yield(_) | Expr::YieldFrom(_) if !self.in_sync_def => {
+                self.refused(expr, Construct::Generators)
+            }
             Expr::BytesLiteral(_) => self.refused(expr, Construct::BytesLiterals),
             Expr::TString(_) => self.refused(expr, Construct::TemplateStrings),
             Expr::IpyEscapeCommand(_) => self.refused(expr, Construct::IpythonEscapes),
@@ -419,8 +441,10 @@ impl<'a> Visitor<'a> for Pass<'_> {
             // A lambda's body, like a function's, is outside any subscript.
             Expr::Lambda(_) => {
                 let depth = std::mem::take(&mut self.subscript_depth);
+                let outer = std::mem::replace(&mut self.in_sync_def, false);
                 visitor::walk_expr(self, expr);
                 self.subscript_depth = depth;
+                self.in_sync_def = outer;
                 return;
             }
             _ => {}

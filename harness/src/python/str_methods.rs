@@ -109,7 +109,7 @@ impl<'a> Interpreter<'a> {
         Some(Ok(out))
     }
 
-    fn new_str(&mut self, s: &str) -> Value {
+    pub(super) fn new_str(&mut self, s: &str) -> Value {
         Value::Str(self.names.intern(s))
     }
 

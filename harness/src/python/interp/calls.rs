@@ -135,6 +135,10 @@ impl<'a> Interpreter<'a> {
         };
         let code = f.code;
         let bound = self.bind_arguments(func, args, kwargs)?;
+        if self.codes.get(code).is_generator && !self.codes.get(code).is_async {
+            let frame = self.build_frame(func, bound);
+            return self.new_generator(func, code, frame);
+        }
         if self.codes.get(code).is_async {
             // Calling an `async def` only creates the coroutine; `await` runs it.
             self.heap.incref(Value::Obj(func));
@@ -180,6 +184,42 @@ impl<'a> Interpreter<'a> {
             self.heap.decref_all(bound);
             return self.error("RecursionError: maximum recursion depth exceeded");
         }
+        let mut frame = self.build_frame(func, bound);
+        let code_index = frame.code.expect("a function's frame");
+        let codes = std::rc::Rc::clone(&self.codes);
+        let code = codes.get(code_index);
+        let uses_zombie = self.enter_frame_object(code_index);
+        frame.used_zombie = uses_zombie;
+        // The frame holds the function alive while it runs.
+        self.heap.incref(Value::Obj(func));
+        self.frames.push(frame);
+        self.eval_breaker();
+        let result = match &code.body {
+            Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
+                Flow::Return(v) => v,
+                _ => Value::None,
+            }),
+            Body::Lambda(l) => self.eval(&l.body),
+        };
+        let result = result.map_err(|e| self.unwinding(e));
+        let frame = self.frames.pop().expect("pushed above");
+        match frame.object {
+            // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
+            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            None => {
+                self.heap.decref_all(frame.locals.into_values());
+                self.heap
+                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                self.leave_frame_object(code_index, uses_zombie);
+            }
+        }
+        self.heap.decref_id(func);
+        result
+    }
+
+    /// A new frame for a call of `func`: the bound arguments (owned) as locals, its cell
+    /// variables' cells and the closure's cells.
+    pub(in crate::python) fn build_frame(&mut self, func: ObjId, bound: Vec<Value>) -> Frame {
         let ObjKind::Function(f) = self.heap.kind(func) else {
             unreachable!("checked by caller")
         };
@@ -224,39 +264,13 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        let uses_zombie = self.enter_frame_object(code_index);
-        frame.used_zombie = uses_zombie;
-        // The frame holds the function alive while it runs.
-        self.heap.incref(Value::Obj(func));
-        self.frames.push(frame);
-        self.eval_breaker();
-        let result = match &code.body {
-            Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
-                Flow::Return(v) => v,
-                _ => Value::None,
-            }),
-            Body::Lambda(l) => self.eval(&l.body),
-        };
-        let result = result.map_err(|e| self.unwinding(e));
-        let frame = self.frames.pop().expect("pushed above");
-        match frame.object {
-            // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
-            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
-            None => {
-                self.heap.decref_all(frame.locals.into_values());
-                self.heap
-                    .decref_all(frame.cells.into_values().map(Value::Obj));
-                self.leave_frame_object(code_index, uses_zombie);
-            }
-        }
-        self.heap.decref_id(func);
-        result
+        frame
     }
 
     /// ≤ 3.10 frame objects: the code object's zombie frame when it is free (allocated on
     /// the first call), otherwise one from the frame free list. Returns whether the zombie
     /// frame is used.
-    fn enter_frame_object(&mut self, code: u32) -> bool {
+    pub(in crate::python) fn enter_frame_object(&mut self, code: u32) -> bool {
         if !self.heap.profile.frame_objects {
             return false;
         }
@@ -280,7 +294,7 @@ impl<'a> Interpreter<'a> {
         true
     }
 
-    fn leave_frame_object(&mut self, code: u32, used_zombie: bool) {
+    pub(in crate::python) fn leave_frame_object(&mut self, code: u32, used_zombie: bool) {
         if !self.heap.profile.frame_objects {
             return;
         }

@@ -45,7 +45,7 @@ impl<'a> Interpreter<'a> {
     /// 3.12+: a scheduled collection runs where CPython checks its eval breaker: on entering
     /// a Python function (`RESUME`), on a loop's back edge (`JUMP_BACKWARD`) and after a call
     /// into C returns (`CALL`).
-    pub(super) fn eval_breaker(&mut self) {
+    pub(in crate::python) fn eval_breaker(&mut self) {
         if self.heap.collection_scheduled {
             self.automatic_collection();
         }

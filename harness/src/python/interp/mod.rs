@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
 /// Python calls nested deeper than this raise `RecursionError`, as CPython's default limit.
-const RECURSION_LIMIT: usize = 1000;
+pub(super) const RECURSION_LIMIT: usize = 1000;
 
 /// Nesting of expression evaluation (calls included) beyond which a workload is rejected,
 /// so that the interpreter's recursion stays within its thread's stack.
@@ -87,11 +87,11 @@ pub(super) struct Frame {
     pub(super) object: Option<ObjId>,
     /// ≤ 3.10: whether the call uses its code object's zombie frame.
     pub(super) used_zombie: bool,
-    locals: SmallMap<Sym, Value>,
+    pub(in crate::python) locals: SmallMap<Sym, Value>,
     /// Cells of this frame's cell variables and of its free variables.
-    cells: SmallMap<Sym, ObjId>,
+    pub(in crate::python) cells: SmallMap<Sym, ObjId>,
     /// Namespaces of class bodies being executed in this frame (innermost last).
-    class_namespaces: Vec<Vec<(Sym, Value)>>,
+    pub(in crate::python) class_namespaces: Vec<Vec<(Sym, Value)>>,
 }
 
 /// The workload interpreter with its heap, device and timeline.
@@ -148,6 +148,8 @@ pub struct Interpreter<'a> {
     /// `(rank, world_size)` after `dist.init_process_group`.
     pub(super) process_group: Option<(i64, i64)>,
     pub(super) budget: super::budget::Budget,
+    /// Compiled bodies of generator functions by code index (`vm/`).
+    pub(super) vm_codes: FxHashMap<u32, Rc<super::vm::VmCode<'a>>>,
     pub(super) data_depth: super::depth::DepthGuard,
 }
 
@@ -194,6 +196,7 @@ impl<'a> Interpreter<'a> {
             process_group: None,
             budget: Default::default(),
             data_depth: Default::default(),
+            vm_codes: FxHashMap::default(),
             heap,
             names,
             codes,

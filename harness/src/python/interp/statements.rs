@@ -20,7 +20,7 @@ impl<'a> Interpreter<'a> {
         Ok(Flow::Normal)
     }
 
-    fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
+    pub(in crate::python) fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
         let start = stmt.range().start().to_u32();
         self.offset = start;
         let line = self.map.file_line(start);
@@ -303,6 +303,7 @@ impl<'a> Interpreter<'a> {
                     ),
                     ObjKind::Instance { .. } => self.user_next(iterable),
                     ObjKind::Wrapper(..) => self.lazy_next(id),
+                    ObjKind::Generator(_) => self.generator_next(id),
                     other => {
                         let t = other.type_name();
                         self.error(format!(

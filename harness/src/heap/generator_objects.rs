@@ -1,0 +1,86 @@
+//! Generator objects: a suspended frame kept as data (instruction pointer, locals, cells
+//! and the iterables of the loops in progress), owned by the generator while it is not
+//! running. A suspended generator therefore keeps its locals, and the tensors they hold,
+//! alive; a generator that is part of a reference cycle is found by the collector through
+//! these references, as CPython's `gen_traverse` visits the generator's frame.
+
+use super::{Edge, FrameRelease, ObjId, Sym, Value};
+
+/// Where a generator is in its life (`inspect.getgeneratorstate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GenState {
+    Created,
+    Suspended,
+    Running,
+    Closed,
+}
+
+/// A generator and its frame.
+#[derive(Debug, Clone)]
+pub struct GeneratorData {
+    /// The generator function (the model keeps the function where CPython keeps its code
+    /// object; both are visited).
+    pub func: ObjId,
+    pub code: u32,
+    pub name: Sym,
+    pub state: GenState,
+    /// Index of the next instruction of the compiled body.
+    pub ip: u32,
+    /// The frame's line while suspended (for tracebacks and errors).
+    pub line: u32,
+    pub locals: Vec<(Sym, Value)>,
+    pub cells: Vec<(Sym, ObjId)>,
+    /// The VM's value stack: the iterable and position of each `for` loop in progress.
+    pub stack: Vec<Value>,
+    /// The `try`/`finally` blocks the frame is suspended in: the handler's instruction
+    /// and the value-stack depth to unwind to (CPython's block stack / exception table).
+    pub handlers: Vec<(u32, u32)>,
+    /// Its frame object, once something took the frame (a traceback).
+    pub frame_object: Option<ObjId>,
+    /// ≤ 3.10: the separate frame object the generator owns until it finishes, and how
+    /// freeing it settles the collector's bookkeeping. `None` from 3.11, where the frame
+    /// is embedded in the generator object.
+    pub frame_release: Option<FrameRelease>,
+}
+
+impl GeneratorData {
+    /// The references `gen_traverse` visits (the code and the frame's contents).
+    pub fn traverse(&self, value: &mut impl FnMut(Value, Edge)) {
+        value(Value::Obj(self.func), Edge::Role("gi_code"));
+        for &(name, v) in &self.locals {
+            value(v, Edge::Key(name));
+        }
+        for &(_, c) in &self.cells {
+            value(Value::Obj(c), Edge::Role("gi_frame"));
+        }
+        for &v in &self.stack {
+            value(v, Edge::Role("gi_frame"));
+        }
+        if let Some(f) = self.frame_object {
+            value(Value::Obj(f), Edge::Role("gi_frame"));
+        }
+    }
+
+    /// Drops the frame's references (the collector's `tp_clear`; also a finished frame).
+    pub fn clear_frame(&mut self, out: &mut Vec<Value>) {
+        out.extend(self.locals.drain(..).map(|(_, v)| v));
+        out.extend(self.cells.drain(..).map(|(_, c)| Value::Obj(c)));
+        out.append(&mut self.stack);
+        self.handlers.clear();
+        out.extend(self.frame_object.take().map(Value::Obj));
+        self.state = GenState::Closed;
+    }
+
+    /// Every reference it owns, when it is freed.
+    pub fn references(self, push: &mut impl FnMut(Value)) {
+        push(Value::Obj(self.func));
+        self.locals.into_iter().for_each(|(_, v)| push(v));
+        self.cells
+            .into_iter()
+            .for_each(|(_, c)| push(Value::Obj(c)));
+        self.stack.into_iter().for_each(&mut *push);
+        self.frame_object
+            .into_iter()
+            .for_each(|f| push(Value::Obj(f)));
+    }
+}

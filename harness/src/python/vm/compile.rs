@@ -1,0 +1,467 @@
+//! The compiler from a function body to the VM's instructions.
+//!
+//! Control flow around a suspension point (`if`/`while`/`for`, `break`/`continue`,
+//! `return`) becomes instructions with resolved jump targets; statements without a
+//! suspension point are [`Instr::Exec`] leaves run by the tree-walking evaluator.
+
+use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
+
+/// Jump targets of the loop around an instruction; `NO_LOOP` outside any loop.
+pub(in crate::python) const NO_LOOP: u32 = u32::MAX;
+
+/// One instruction. Expressions are borrowed from the workload's AST and evaluated by the
+/// evaluator; control flow is resolved to instruction indices.
+pub(in crate::python) enum Instr<'a> {
+    /// A statement with no suspension point, run by the evaluator. A `break`/`continue`
+    /// it ends with jumps to the enclosing compiled loop's `exit`/`head`.
+    Exec {
+        stmt: &'a Stmt,
+        exit: u32,
+        head: u32,
+    },
+    /// Suspends with the value (`None` when absent); on resumption the sent value is
+    /// stored to `target` or dropped.
+    Yield {
+        value: Option<&'a Expr>,
+        target: Option<&'a Expr>,
+        at: u32,
+    },
+    /// `yield from`: pushes the sub-iterator and its position.
+    YieldFromStart(&'a Expr),
+    /// Takes the next item of the sub-iterator on the stack (a sub-generator receives the
+    /// sent value) and suspends with it, staying on this instruction; when it is exhausted,
+    /// pops it and stores its return value to `target`.
+    YieldFromStep {
+        target: Option<&'a Expr>,
+        at: u32,
+    },
+    /// Evaluates the test and jumps when it is false.
+    JumpIfFalse(&'a Expr, u32),
+    Jump(u32),
+    /// Pushes the iterable of a `for` loop and its position.
+    GetIter(&'a Expr),
+    /// Stores the loop's next item to `target`, or jumps to `exit` when it is exhausted.
+    ForIter {
+        target: &'a Expr,
+        exit: u32,
+    },
+    /// Pops a finished `for` loop's iterable and position.
+    PopIter,
+    /// Finishes the generator with the value (`StopIteration.value`).
+    Return(Option<&'a Expr>),
+    /// Enters a `try` whose `finally` starts at `handler` when an exception is raised.
+    SetupFinally {
+        handler: u32,
+    },
+    /// Leaves the `try` body normally.
+    PopFinally,
+    /// Ends a `finally` block entered by an exception: re-raises it.
+    EndFinally,
+}
+
+/// A compiled body.
+pub(in crate::python) struct VmCode<'a> {
+    pub(in crate::python) instrs: Vec<Instr<'a>>,
+}
+
+/// Why a body cannot be compiled yet: the offset and the construct.
+pub(in crate::python) struct Refusal {
+    pub(in crate::python) offset: u32,
+    pub(in crate::python) construct: &'static str,
+}
+
+/// Whether a function body suspends (`yield`, `yield from`), not counting nested scopes.
+pub(in crate::python) fn is_generator_body(body: &[Stmt]) -> bool {
+    let mut finder = YieldFinder { found: false };
+    for s in body {
+        finder.visit_stmt(s);
+    }
+    finder.found
+}
+
+/// Whether a statement or expression contains a suspension point of the current scope.
+fn suspends_stmt(s: &Stmt) -> bool {
+    let mut finder = YieldFinder { found: false };
+    finder.visit_stmt(s);
+    finder.found
+}
+
+fn suspends_expr(e: &Expr) -> bool {
+    let mut finder = YieldFinder { found: false };
+    finder.visit_expr(e);
+    finder.found
+}
+
+struct YieldFinder {
+    found: bool,
+}
+
+impl<'b> Visitor<'b> for YieldFinder {
+    fn visit_stmt(&mut self, stmt: &'b Stmt) {
+        match stmt {
+            // Nested scopes suspend their own frames.
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ if !self.found => walk_stmt(self, stmt),
+            _ => {}
+        }
+    }
+    fn visit_expr(&mut self, expr: &'b Expr) {
+        match expr {
+            Expr::Yield(_) | Expr::YieldFrom(_) => self.found = true,
+            Expr::Lambda(_)
+            | Expr::Generator(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_) => {}
+            _ if !self.found => walk_expr(self, expr),
+            _ => {}
+        }
+    }
+}
+
+/// Compiles a generator function's body.
+pub(in crate::python) fn compile<'a>(body: &'a [Stmt]) -> Result<VmCode<'a>, Refusal> {
+    let mut c = Compiler {
+        instrs: Vec::new(),
+        loops: Vec::new(),
+    };
+    c.block(body)?;
+    c.instrs.push(Instr::Return(None));
+    Ok(VmCode { instrs: c.instrs })
+}
+
+/// A loop being compiled: its head, and the jumps to its exit to patch.
+struct LoopCtx {
+    head: u32,
+    /// Jumps (and leaf statements that may `break`) whose exit is the loop's end.
+    breaks: Vec<usize>,
+}
+
+struct Compiler<'a> {
+    instrs: Vec<Instr<'a>>,
+    loops: Vec<LoopCtx>,
+}
+
+fn offset(node: &impl Ranged) -> u32 {
+    node.range().start().to_u32()
+}
+
+impl<'a> Compiler<'a> {
+    fn here(&self) -> u32 {
+        self.instrs.len() as u32
+    }
+
+    fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
+        body.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    /// A jump to the innermost loop's exit, patched when the loop ends.
+    fn emit_break(&mut self) {
+        let at = self.instrs.len();
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        if let Some(l) = self.loops.last_mut() {
+            l.breaks.push(at);
+        }
+    }
+
+    fn stmt(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
+        if !suspends_stmt(s) {
+            return self.leaf(s);
+        }
+        match s {
+            Stmt::Expr(e) => match &*e.value {
+                Expr::Yield(y) => {
+                    self.instrs.push(Instr::Yield {
+                        value: y.value.as_deref(),
+                        target: None,
+                        at: offset(y),
+                    });
+                    Ok(())
+                }
+                Expr::YieldFrom(y) => self.yield_from(y, None),
+                _ => Err(refuse_inner(&e.value)),
+            },
+            Stmt::Assign(a) if a.targets.len() == 1 && !suspends_expr(&a.targets[0]) => {
+                let target = Some(&a.targets[0]);
+                match &*a.value {
+                    Expr::Yield(y) => {
+                        self.instrs.push(Instr::Yield {
+                            value: y.value.as_deref(),
+                            target,
+                            at: offset(y),
+                        });
+                        Ok(())
+                    }
+                    Expr::YieldFrom(y) => self.yield_from(y, target),
+                    other => Err(refuse_inner(other)),
+                }
+            }
+            Stmt::If(i) => self.if_stmt(i),
+            Stmt::While(w) => {
+                if suspends_expr(&w.test) {
+                    return Err(refuse_inner(&w.test));
+                }
+                let head = self.here();
+                let test_at = self.instrs.len();
+                self.instrs.push(Instr::JumpIfFalse(&w.test, NO_LOOP));
+                self.loops.push(LoopCtx {
+                    head,
+                    breaks: Vec::new(),
+                });
+                self.block(&w.body)?;
+                self.instrs.push(Instr::Jump(head));
+                let ctx = self.loops.pop().expect("pushed above");
+                let else_start = self.here();
+                self.instrs[test_at] = Instr::JumpIfFalse(&w.test, else_start);
+                self.block(&w.orelse)?;
+                let end = self.here();
+                self.patch(&ctx.breaks, end);
+                Ok(())
+            }
+            Stmt::For(f) => {
+                if f.is_async {
+                    return Err(Refusal {
+                        offset: offset(f),
+                        construct: "`async for`",
+                    });
+                }
+                if suspends_expr(&f.iter) {
+                    return Err(refuse_inner(&f.iter));
+                }
+                self.instrs.push(Instr::GetIter(&f.iter));
+                let head = self.here();
+                self.instrs.push(Instr::ForIter {
+                    target: &f.target,
+                    exit: NO_LOOP,
+                });
+                self.loops.push(LoopCtx {
+                    head,
+                    breaks: Vec::new(),
+                });
+                self.block(&f.body)?;
+                self.instrs.push(Instr::Jump(head));
+                let ctx = self.loops.pop().expect("pushed above");
+                let exhausted = self.here();
+                self.instrs[head as usize] = Instr::ForIter {
+                    target: &f.target,
+                    exit: exhausted,
+                };
+                self.instrs.push(Instr::PopIter);
+                self.block(&f.orelse)?;
+                // `break` pops the iterable and skips the `else` block.
+                let skip_at = self.instrs.len();
+                self.instrs.push(Instr::Jump(NO_LOOP));
+                let broke = self.here();
+                self.instrs.push(Instr::PopIter);
+                let end = self.here();
+                self.instrs[skip_at] = Instr::Jump(end);
+                self.patch(&ctx.breaks, broke);
+                Ok(())
+            }
+            Stmt::Return(r) => match r.value.as_deref() {
+                Some(v) if suspends_expr(v) => Err(refuse_inner(v)),
+                v => {
+                    self.instrs.push(Instr::Return(v));
+                    Ok(())
+                }
+            },
+            Stmt::Try(t) => self.try_finally(t),
+            Stmt::With(_) => Err(Refusal {
+                offset: offset(s),
+                construct: "`yield` inside `with` (the workload VM does not compile context managers yet)",
+            }),
+            _ => Err(Refusal {
+                offset: offset(s),
+                construct: "`yield` in this statement",
+            }),
+        }
+    }
+
+    /// `try: ... finally: ...` around a suspension point: the `finally` block is compiled
+    /// twice, once after the body and once as the handler that re-raises.
+    fn try_finally(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
+        let refuse = |construct| {
+            Err(Refusal {
+                offset: offset(t),
+                construct,
+            })
+        };
+        if !t.handlers.is_empty() || !t.orelse.is_empty() || t.finalbody.is_empty() {
+            return refuse(
+                "`yield` inside `try` with `except` or `else` (the workload VM compiles `try`/`finally` only)",
+            );
+        }
+        if t.finalbody.iter().any(suspends_stmt) {
+            return refuse("`yield` inside `finally`");
+        }
+        if t.body.iter().any(leaves_block) {
+            return refuse(
+                "`return`, `break` or `continue` inside a `try`/`finally` that contains `yield`",
+            );
+        }
+        let setup = self.instrs.len();
+        self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
+        self.block(&t.body)?;
+        self.instrs.push(Instr::PopFinally);
+        self.block(&t.finalbody)?;
+        let skip = self.instrs.len();
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        let handler = self.here();
+        self.instrs[setup] = Instr::SetupFinally { handler };
+        self.block(&t.finalbody)?;
+        self.instrs.push(Instr::EndFinally);
+        let end = self.here();
+        self.instrs[skip] = Instr::Jump(end);
+        Ok(())
+    }
+
+    fn yield_from(
+        &mut self,
+        y: &'a ast::ExprYieldFrom,
+        target: Option<&'a Expr>,
+    ) -> Result<(), Refusal> {
+        if suspends_expr(&y.value) {
+            return Err(refuse_inner(&y.value));
+        }
+        self.instrs.push(Instr::YieldFromStart(&y.value));
+        self.instrs.push(Instr::YieldFromStep {
+            target,
+            at: offset(y),
+        });
+        Ok(())
+    }
+
+    fn if_stmt(&mut self, i: &'a ast::StmtIf) -> Result<(), Refusal> {
+        if suspends_expr(&i.test) {
+            return Err(refuse_inner(&i.test));
+        }
+        let mut to_end = Vec::new();
+        let mut test_at = self.instrs.len();
+        self.instrs.push(Instr::JumpIfFalse(&i.test, NO_LOOP));
+        self.block(&i.body)?;
+        for clause in &i.elif_else_clauses {
+            to_end.push(self.instrs.len());
+            self.instrs.push(Instr::Jump(NO_LOOP));
+            let next = self.here();
+            self.set_false_target(test_at, next);
+            match &clause.test {
+                Some(test) => {
+                    if suspends_expr(test) {
+                        return Err(refuse_inner(test));
+                    }
+                    test_at = self.instrs.len();
+                    self.instrs.push(Instr::JumpIfFalse(test, NO_LOOP));
+                }
+                None => test_at = usize::MAX,
+            }
+            self.block(&clause.body)?;
+        }
+        let end = self.here();
+        if test_at != usize::MAX {
+            self.set_false_target(test_at, end);
+        }
+        self.patch(&to_end, end);
+        Ok(())
+    }
+
+    fn set_false_target(&mut self, at: usize, target: u32) {
+        if let Instr::JumpIfFalse(test, _) = self.instrs[at] {
+            self.instrs[at] = Instr::JumpIfFalse(test, target);
+        }
+    }
+
+    fn patch(&mut self, jumps: &[usize], target: u32) {
+        for &j in jumps {
+            match &mut self.instrs[j] {
+                Instr::Exec { exit, .. } => *exit = target,
+                other => *other = Instr::Jump(target),
+            }
+        }
+    }
+
+    /// A statement without a suspension point. A bare `break`/`continue` of a compiled
+    /// loop becomes a jump; any other statement is run by the evaluator.
+    fn leaf(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
+        let Some(l) = self.loops.last() else {
+            self.instrs.push(Instr::Exec {
+                stmt: s,
+                exit: NO_LOOP,
+                head: NO_LOOP,
+            });
+            return Ok(());
+        };
+        let head = l.head;
+        match s {
+            Stmt::Break(_) => self.emit_break(),
+            Stmt::Continue(_) => self.instrs.push(Instr::Jump(head)),
+            _ => {
+                // A `break` inside the statement (in an `if`) is reported as a flow and
+                // taken by the VM: the exit is patched with the loop's other breaks.
+                let at = self.instrs.len();
+                self.instrs.push(Instr::Exec {
+                    stmt: s,
+                    exit: NO_LOOP,
+                    head,
+                });
+                self.loops
+                    .last_mut()
+                    .expect("checked above")
+                    .breaks
+                    .push(at);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a statement contains `return`, `break` or `continue` of the current scope.
+fn leaves_block(s: &Stmt) -> bool {
+    /// Found, and the depth of loops entered inside the block.
+    struct Finder(bool, u32);
+    impl<'b> Visitor<'b> for Finder {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            match stmt {
+                Stmt::Return(_) => self.0 = true,
+                Stmt::Break(_) | Stmt::Continue(_) if self.1 == 0 => self.0 = true,
+                Stmt::For(_) | Stmt::While(_) => {
+                    self.1 += 1;
+                    walk_stmt(self, stmt);
+                    self.1 -= 1;
+                }
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                _ => walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, _: &'b Expr) {}
+    }
+    let mut f = Finder(false, 0);
+    f.visit_stmt(s);
+    f.0
+}
+
+fn refuse_inner(e: &Expr) -> Refusal {
+    let mut finder = FirstYield { offset: None };
+    finder.visit_expr(e);
+    Refusal {
+        offset: finder.offset.unwrap_or_else(|| offset(e)),
+        construct: "`yield` inside a larger expression (the workload VM suspends at `yield v`, `x = yield v`, `yield from it`, `x = yield from it` statements)",
+    }
+}
+
+struct FirstYield {
+    offset: Option<u32>,
+}
+
+impl<'b> Visitor<'b> for FirstYield {
+    fn visit_expr(&mut self, expr: &'b Expr) {
+        if self.offset.is_some() {
+            return;
+        }
+        match expr {
+            Expr::Yield(_) | Expr::YieldFrom(_) => self.offset = Some(offset(expr)),
+            _ => walk_expr(self, expr),
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The workload VM, first stage: function bodies that suspend (`yield`, `yield from`) are
+//! compiled to instructions (`compile.rs`) and run by a VM loop whose frame is data that a
+//! generator object owns while it is suspended (`generators.rs`).
+//!
+//! A tree walker cannot suspend in the middle of a body, so suspension is where the VM
+//! starts. For now statements without a suspension point are leaf instructions run by the
+//! tree-walking evaluator, and expressions are evaluated by it; control flow around a
+//! suspension point (`if`, `while`, `for`, `break`, `continue`, `return`) is real
+//! instructions with resolved jump targets. Later stages move expressions and every
+//! function body onto instructions, so that the evaluator's statement walker goes away.
+//! Not compiled yet (refused, located): `yield` inside `try`/`with`, or nested in a larger
+//! expression.
+
+mod compile;
+mod generators;
+
+pub(super) use compile::{VmCode, compile, is_generator_body};
