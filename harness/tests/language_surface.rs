@@ -78,6 +78,27 @@ fn the_pass_reports_every_finding_at_once_located() {
 }
 
 #[test]
+fn generator_bodies_are_judged_by_the_vm_compiler_before_the_run() {
+    // A generator the VM compiles passes; one it cannot compile (a `yield` inside a `try`
+    // with `except`) and a `yield` in a lambda are both reported before anything runs.
+    let s = scenario_of("def ok():\n    x = yield 1\n    yield x\nx = 1\n");
+    assert!(check_scenario(&s).is_ok());
+    let s = scenario_of(
+        "def gen():\n    try:\n        yield 1\n    except ValueError:\n        pass\nf = lambda: (yield 2)\n",
+    );
+    let text = check_scenario(&s).unwrap_err().to_string();
+    assert!(text.starts_with("2 problems"), "{text}");
+    assert!(
+        text.contains("t.yaml:6:"),
+        "the try/except generator is located: {text}"
+    );
+    assert!(
+        text.contains("t.yaml:10:"),
+        "the lambda's yield is located: {text}"
+    );
+}
+
+#[test]
 fn a_rebound_module_name_is_not_judged_as_the_module() {
     // `torch` is a parameter here: its attributes are not torch's, so nothing is refused.
     let s = scenario_of("def f(torch):\n    return torch.anything\nx = 1\n");

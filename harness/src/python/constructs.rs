@@ -187,8 +187,8 @@ pub const LANGUAGE: &[Row] = &[
     Row {
         key: Construct::AsyncFunctions,
         construct: "`async def`, `await`, `asyncio.run`",
-        support: Support::Yes,
-        notes: "",
+        support: Support::Partly,
+        notes: "`await` runs the awaited coroutine to its end: nothing suspends, so there is no event loop, `asyncio.gather` or `asyncio.sleep`",
         what: "",
         runs: "async def f():\n    return 1\nasync def main():\n    return await f()\nassert asyncio.run(main()) == 1\n",
         refused: "",
