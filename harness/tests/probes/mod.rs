@@ -58,6 +58,22 @@ pub fn interpreter(minor: u8) -> Option<PathBuf> {
             return Some(p);
         }
     }
+    // `../shared/tools/fetch-pythons.sh` puts 3.14 and 3.15 here (or in $GPUMEM_PYTHONS).
+    let fetched = std::env::var_os("GPUMEM_PYTHONS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/gpumem-pythons"))
+        })
+        .map(|dir| dir.join("bin").join(format!("python3.{minor}")))
+        .filter(|p| {
+            Command::new(p)
+                .args(["-c", "pass"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if fetched.is_some() {
+        return fetched;
+    }
     let name = format!("python3.{minor}");
     Command::new(&name)
         .args(["--version"])
@@ -97,6 +113,8 @@ pub fn model_matches_table(probes: &[Probe]) {
             ("3.11", modern),
             ("3.12", modern),
             ("3.13", modern),
+            ("3.14", modern),
+            ("3.15", modern),
         ] {
             let workload = format!("{PRELUDE}{probe}{MEASURE}assert d == {expected}, d\n");
             if let Err(e) = run(python, &workload) {
@@ -106,14 +124,14 @@ pub fn model_matches_table(probes: &[Probe]) {
     }
 }
 
-/// The table agrees with every installed CPython 3.8 – 3.13 (skipped, with the reason,
-/// for those that are absent).
+/// The table agrees with every installed CPython 3.8 – 3.13 and the fetched 3.14 and 3.15
+/// (skipped, with the reason, for those that are absent).
 pub fn table_matches_installed_interpreters(probes: &[Probe]) {
     let mut compared = 0;
-    for minor in 8..=13u8 {
+    for minor in 8..=15u8 {
         let Some(python) = interpreter(minor) else {
             eprintln!(
-                "skipped: CPython 3.{minor} is not installed (no pyenv 3.{minor}.x, no python3.{minor})"
+                "skipped: CPython 3.{minor} is not installed (no pyenv 3.{minor}.x, no python3.{minor}, none in ~/.cache/gpumem-pythons/bin)"
             );
             continue;
         };
