@@ -1140,7 +1140,10 @@ impl<'a> Interpreter<'a> {
         self.count_shape(&ObjKind::Tuple(vec![Value::None; mro_len]));
         self.count_shape(&ObjKind::Tuple(vec![Value::None]));
         match base {
-            None => self.count_untracked_allocations(2),
+            None if self.heap.profile.new_class_descriptors > 0 => {
+                self.count_untracked_allocations(self.heap.profile.new_class_descriptors)
+            }
+            None => {}
             Some(b) => {
                 if self.classes_with_subclasses.insert(b) {
                     self.count_untracked_allocations(1);
