@@ -1140,10 +1140,12 @@ impl<'a> Interpreter<'a> {
         self.count_shape(&ObjKind::Tuple(vec![Value::None; mro_len]));
         self.count_shape(&ObjKind::Tuple(vec![Value::None]));
         match base {
-            None if self.heap.profile.new_class_descriptors > 0 => {
-                self.count_untracked_allocations(self.heap.profile.new_class_descriptors)
+            None => {
+                let descriptors = self.heap.profile.new_class_descriptors;
+                if descriptors > 0 {
+                    self.count_untracked_allocations(descriptors);
+                }
             }
-            None => {}
             Some(b) => {
                 if self.classes_with_subclasses.insert(b) {
                     self.count_untracked_allocations(1);
