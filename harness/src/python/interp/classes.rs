@@ -107,7 +107,12 @@ impl<'a> Interpreter<'a> {
         self.count_shape(&ObjKind::Tuple(vec![Value::None; mro_len]));
         self.count_shape(&ObjKind::Tuple(vec![Value::None]));
         match base {
-            None => self.count_untracked_allocations(2),
+            None => {
+                let descriptors = self.heap.profile.new_class_descriptors;
+                if descriptors > 0 {
+                    self.count_untracked_allocations(descriptors);
+                }
+            }
             Some(b) => {
                 if self.classes_with_subclasses.insert(b) {
                     self.count_untracked_allocations(1);
