@@ -203,16 +203,10 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// The frame of a generator that returned or raised is released, as a call's is.
-    fn finish_generator(&mut self, generator: ObjId, frame: Frame, stack: Vec<Value>) {
-        self.heap.decref_all(stack);
-        let release = match self.heap.kind_mut(generator) {
-            ObjKind::Generator(g) => {
-                g.state = GenState::Closed;
-                g.frame_release.take()
-            }
-            _ => None,
-        };
+    /// Releases a generator's frame as a returning call's frame is released: a frame object
+    /// that something took is retired, otherwise the locals go and the frame goes back to where
+    /// it came from (the code's zombie frame or the free list).
+    fn release_generator_frame(&mut self, frame: Frame, release: Option<FrameRelease>) {
         match frame.object {
             Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
             None => {
@@ -226,6 +220,19 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
+    }
+
+    /// The frame of a generator that returned or raised is released, as a call's is.
+    fn finish_generator(&mut self, generator: ObjId, frame: Frame, stack: Vec<Value>) {
+        self.heap.decref_all(stack);
+        let release = match self.heap.kind_mut(generator) {
+            ObjKind::Generator(g) => {
+                g.state = GenState::Closed;
+                g.frame_release.take()
+            }
+            _ => None,
+        };
+        self.release_generator_frame(frame, release);
     }
 
     fn drop_resume(&mut self, how: Resume) {
@@ -633,19 +640,7 @@ impl<'a> Interpreter<'a> {
             class_namespaces: Vec::new(),
         };
         self.heap.decref_all(stack);
-        match frame.object {
-            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
-            None => {
-                self.drop_frame_contents(frame);
-                if let Some(release) = release {
-                    let code = match release {
-                        FrameRelease::Zombie { code } => Some(code),
-                        _ => None,
-                    };
-                    self.leave_frame_object(code.unwrap_or(0), code.is_some());
-                }
-            }
-        }
+        self.release_generator_frame(frame, release);
         Ok(())
     }
 
