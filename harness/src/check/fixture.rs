@@ -16,9 +16,9 @@ const SEGMENT: u64 = 2 << 20;
 
 pub fn frame(line: u32, name: &str) -> Frame {
     Frame {
-        file: FILE.to_string(),
+        file: FILE.into(),
         line,
-        name: name.to_string(),
+        name: name.into(),
     }
 }
 

@@ -24,16 +24,18 @@ pub fn relative_to_workload(
     let first_line = scenario.workload.first_line;
     let source: Vec<&str> = scenario.workload.source.lines().collect();
     relative.stacks = timeline.stacks.map_frames(|frame| {
-        if frame.file != scenario.file || frame.line < first_line {
+        if *frame.file != *scenario.file || frame.line < first_line {
             return frame.clone();
         }
         let line = frame.line - first_line + 1;
         let name = match source.get(line as usize - 1).map(|s| s.trim()) {
-            Some(text) if with_source && !text.is_empty() => format!("{} `{text}`", frame.name),
+            Some(text) if with_source && !text.is_empty() => {
+                format!("{} `{text}`", frame.name).into()
+            }
             _ => frame.name.clone(),
         };
         Frame {
-            file: WORKLOAD.to_string(),
+            file: WORKLOAD.into(),
             line,
             name,
         }

@@ -248,6 +248,12 @@ impl Doc {
         (value.tag() == Tag::Dict).then(|| value.index())
     }
 
+    /// The position of a str among the document's strings (dense, from 0): one slot per
+    /// string the pickle wrote, however often the memo references it. `None` for other values.
+    pub fn str_slot(&self, value: Value) -> Option<usize> {
+        (value.tag() == Tag::Str).then(|| value.index())
+    }
+
     /// How many dicts the document holds.
     pub fn dict_count(&self) -> usize {
         self.dicts.len()

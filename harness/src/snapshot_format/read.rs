@@ -97,10 +97,15 @@ struct ConvertState {
     /// (its trace entry was converted) is still found here when another entry shares it.
     stack_of_list: Vec<u32>,
     scratch: Vec<u32>,
+    /// Frame strings (by string slot): a string the memo references from many frames is
+    /// allocated once and shared (see [`Frame`]).
+    shared_strings: HashMap<usize, std::sync::Arc<str>, BuildHasherDefault<FastHasher>>,
     /// Bytes of the input read so far (shared with the reader that counts them).
     input_bytes: std::rc::Rc<std::cell::Cell<u64>>,
-    /// Bytes of strings and frames produced so far: a string shared through the memo is
-    /// copied wherever it is used, so this can outgrow the input ([`MAX_DECODED_FACTOR`]).
+    /// Bytes of strings and frames produced so far: frame strings are shared (counted once
+    /// per distinct string), but other strings shared through the memo are copied wherever
+    /// they are used and stacks repeat frames, so this can outgrow the input
+    /// ([`MAX_DECODED_FACTOR`]).
     decoded_bytes: std::cell::Cell<u64>,
     /// Decoded bytes allowed beyond the factor.
     decoded_allowance: u64,
@@ -416,6 +421,41 @@ impl<'d> Converter<'d, '_> {
         }
     }
 
+    /// A str field of a frame dict, shared with every other frame that names the same
+    /// string of the pickle (memo references included); only the first use is charged.
+    fn opt_shared_str(
+        &mut self,
+        dict: Value,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<std::sync::Arc<str>>, Error> {
+        let Some(value) = self.doc.get(dict, key) else {
+            return Ok(None);
+        };
+        let slot = self.doc.str_slot(value);
+        if let Some(shared) = slot.and_then(|i| self.state.shared_strings.get(&i)) {
+            return Ok(Some(shared.clone()));
+        }
+        match self.doc.view(value) {
+            View::None => Ok(None),
+            View::Str(s) => {
+                self.charge(s.len() as u64, path)?;
+                let shared: std::sync::Arc<str> = s.into();
+                if let Some(i) = slot {
+                    self.state.shared_strings.insert(i, shared.clone());
+                }
+                Ok(Some(shared))
+            }
+            other => Err(self.error(
+                path,
+                format!(
+                    "`{key}` should be a str, found {}",
+                    other.type_with_article()
+                ),
+            )),
+        }
+    }
+
     /// Raw stream value: `int64(cudaStream_t)`, kept bit for bit.
     fn stream(&self, dict: Value, path: &str) -> Result<u64, Error> {
         Ok(self.opt_int(dict, "stream", path)?.unwrap_or(0) as u64)
@@ -713,12 +753,16 @@ impl<'d> Converter<'d, '_> {
                 .unwrap_or(u32::MAX);
             if id == u32::MAX {
                 let frame = Frame {
-                    file: self.opt_str(*item, "filename", path)?.unwrap_or_default(),
+                    file: self
+                        .opt_shared_str(*item, "filename", path)?
+                        .unwrap_or_default(),
                     line: self
                         .opt_int(*item, "line", path)?
                         .unwrap_or(0)
                         .clamp(0, u32::MAX as i64) as u32,
-                    name: self.opt_str(*item, "name", path)?.unwrap_or_default(),
+                    name: self
+                        .opt_shared_str(*item, "name", path)?
+                        .unwrap_or_default(),
                 };
                 id = self.state.frames.len() as u32;
                 self.state.frames.push(frame);
@@ -735,10 +779,9 @@ impl<'d> Converter<'d, '_> {
                     .iter()
                     .filter_map(|id| self.state.frames.get(*id as usize).cloned())
                     .collect();
-                let bytes: u64 = frames
-                    .iter()
-                    .map(|f| (std::mem::size_of::<Frame>() + f.file.len() + f.name.len()) as u64)
-                    .sum();
+                // The frames' strings are shared and were charged when first read; the
+                // table keeps each stack twice (in order and as its lookup key).
+                let bytes = (2 * frames.len() * std::mem::size_of::<Frame>()) as u64;
                 self.charge(bytes, path)?;
                 let id = self.state.stacks.intern(frames);
                 self.state.stack_ids.insert(key.clone(), id);

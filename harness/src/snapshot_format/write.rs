@@ -222,7 +222,7 @@ struct Pickler {
     out: Vec<u8>,
     memo_len: u32,
     strings: HashMap<String, u32>,
-    frames: HashMap<(String, u32, String), u32>,
+    frames: HashMap<(std::sync::Arc<str>, u32, std::sync::Arc<str>), u32>,
 }
 
 impl Pickler {

@@ -3,14 +3,19 @@
 
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One frame of a workload stack: the file as written in the scenario (never an absolute
 /// path of this machine), the line in that file, and the function name.
+///
+/// The strings are shared (`Arc`, since timelines cross threads): a snapshot names one file
+/// or function in thousands of frames, and a crafted one references one long string through
+/// the pickle memo many times; each distinct string is allocated once.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Frame {
-    pub file: String,
+    pub file: Arc<str>,
     pub line: u32,
-    pub name: String,
+    pub name: Arc<str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]

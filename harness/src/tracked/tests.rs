@@ -65,12 +65,9 @@ fn allocations_are_recorded_at_the_callers_line_with_their_label() {
         .map(|e| timeline.stacks.get(e.stack)[0].clone())
         .collect();
     assert_eq!(frames.len(), 2);
-    assert_eq!(frames[0].file, file!());
-    assert_eq!((frames[0].line, frames[0].name.as_str()), (line, "weights"));
-    assert_eq!(
-        (frames[1].line, frames[1].name.as_str()),
-        (line + 1, "<rust>")
-    );
+    assert_eq!(&*frames[0].file, file!());
+    assert_eq!((frames[0].line, &*frames[0].name), (line, "weights"));
+    assert_eq!((frames[1].line, &*frames[1].name), (line + 1, "<rust>"));
     // The model rounds and segments as PyTorch: a 3 MiB request takes a 20 MiB segment, a
     // 1000-byte one a 2 MiB small-pool segment.
     assert_eq!(device.allocator().stats().reserved_bytes, 22 * MIB);

@@ -199,9 +199,9 @@ impl State {
             return id;
         }
         let frame = Frame {
-            file: site.location.file().replace('\\', "/"),
+            file: site.location.file().replace('\\', "/").into(),
             line: site.location.line(),
-            name: site.label.unwrap_or(UNLABELLED).to_string(),
+            name: site.label.unwrap_or(UNLABELLED).into(),
         };
         let id = self.recorder.stacks().intern(vec![frame]);
         self.stacks.insert(site.key(), id);

@@ -21,9 +21,9 @@ impl<'a> Interpreter<'a> {
             .iter()
             .rev()
             .map(|f| StackFrame {
-                file: self.map.file().to_string(),
+                file: self.map.file().into(),
                 line: f.line,
-                name: self.names.name(f.name).to_string(),
+                name: self.names.name(f.name).into(),
             })
             .collect();
         let id = self.recorder.stacks().intern(frames);

@@ -106,7 +106,7 @@ fn streaming_conversion_equals_reading_the_whole_tree() {
     let stacks: Vec<StackId> = (0..7)
         .map(|i| {
             snapshot.stacks.intern(vec![Frame {
-                file: format!("train_{i}.py"),
+                file: format!("train_{i}.py").into(),
                 line: i,
                 name: "step".into(),
             }])
@@ -167,11 +167,7 @@ fn a_frames_list_shared_across_batches_is_converted_once() {
     assert_eq!(trace[0].frames, trace[1].frames);
     let frames = snapshot.stacks.get(trace[1].frames.unwrap());
     assert_eq!(
-        (
-            frames[0].file.as_str(),
-            frames[0].line,
-            frames[0].name.as_str()
-        ),
+        (&*frames[0].file, frames[0].line, &*frames[0].name),
         ("a.py", 7, "f")
     );
     assert_streaming_matches_whole(&bytes, "shared.pickle");
@@ -252,5 +248,63 @@ fn a_field_of_the_wrong_type_is_named_with_its_article_and_the_file_without_a_li
     assert_eq!(
         e,
         "bad.pickle: data error: not a memory snapshot: segments: expected a list, found an int"
+    );
+}
+
+/// `{device_traces: [[e_0, ..., e_{count-1}]], segments: []}` where every entry has its own
+/// one-frame stack whose function name is one `len`-byte string, written once and referenced
+/// by all later frames through the memo (the shape of the "frame name" memory bomb).
+fn one_frame_name_many_references(len: usize, count: usize) -> Vec<u8> {
+    let mut p = b"\x80\x02}(\x8c\x0ddevice_traces](](".to_vec();
+    for i in 0..count as u32 {
+        p.extend(b"}(\x8c\x06action\x8c\x05alloc\x8c\x04addrJ");
+        p.extend((i * 512).to_le_bytes());
+        p.extend(b"\x8c\x04sizeM\x00\x02\x8c\x06frames](}(\x8c\x04name");
+        if i == 0 {
+            p.push(b'X');
+            p.extend((len as u32).to_le_bytes());
+            p.extend(std::iter::repeat_n(b'f', len));
+            p.extend(b"q\x01");
+        } else {
+            p.extend(b"h\x01");
+        }
+        p.extend(b"\x8c\x08filename\x8c\x04a.py\x8c\x04lineJ");
+        p.extend(i.to_le_bytes());
+        p.extend(b"ueu");
+    }
+    p.extend(b"ee\x8c\x08segments]u.");
+    p
+}
+
+#[test]
+fn a_frame_name_referenced_through_the_memo_is_allocated_once() {
+    // 4 KiB referenced by 100 000 distinct frames: 400 MB if copied per reference.
+    let (len, count) = (4 << 10, 100_000);
+    let bytes = one_frame_name_many_references(len, count);
+    let snapshot = read_snapshot_within(&bytes[..], "names.pickle", 0).unwrap();
+    let trace = &snapshot.device_traces[0];
+    assert_eq!(trace.len(), count);
+    // Every frame holds the same allocation of the name, and the heap of distinct decoded
+    // strings (by allocation) stays within the input's size.
+    let first = std::sync::Arc::clone(&snapshot.stacks.get(trace[0].frames.unwrap())[0].name);
+    assert_eq!(first.len(), len);
+    let mut distinct = std::collections::HashSet::new();
+    let mut heap = 0usize;
+    for (i, entry) in trace.iter().enumerate() {
+        let frame = &snapshot.stacks.get(entry.frames.unwrap())[0];
+        assert_eq!(frame.line as usize, i);
+        assert!(std::sync::Arc::ptr_eq(&frame.name, &first), "entry {i}");
+        for s in [&frame.name, &frame.file] {
+            if distinct.insert(std::sync::Arc::as_ptr(s) as *const u8) {
+                heap += s.len();
+            }
+        }
+    }
+    // The file name is written anew in every frame (not memoised): one small string each.
+    assert_eq!(distinct.len(), count + 1);
+    assert!(
+        heap <= bytes.len(),
+        "{heap} bytes of strings from {}",
+        bytes.len()
     );
 }

@@ -169,7 +169,7 @@ fn an_exported_model_run_reads_back_with_the_same_memory_and_replays_exactly() {
         .timeline
         .stacks
         .get(imported.timeline.events[1].stack);
-    assert_eq!(first[0].file, "scenarios/train.yaml");
+    assert_eq!(&*first[0].file, "scenarios/train.yaml");
     // The trace starts empty and allocates its segments: the replay predicts them too.
     let report = replay(&snapshot);
     assert!(report.counts.segments_total > 3, "{report:?}");
