@@ -148,6 +148,7 @@ impl Builder {
         }
         self.timeline.gc_events.push(GcEvent {
             iteration: self.iteration,
+            iterations_begun: self.timeline.iterations.len() as u32,
             generation,
             automatic,
             objects_collected: addrs.len() as u64 * 2,

@@ -1,7 +1,7 @@
 //! Where things happened in a timeline (iteration, workload line), phrased for messages.
 //! Checks and reports both point the reader at the same places, so they share these helpers.
 
-use crate::timeline::{Frame, Timeline};
+use crate::timeline::{Frame, GcEvent, Timeline};
 
 /// The event at which a peak was first reached, and where in the workload it happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +79,17 @@ pub fn iteration_label(timeline: &Timeline, iteration: Option<u32>, event_index:
             Some(_) => "before the first iteration".to_string(),
             None => "outside any iteration".to_string(),
         },
+    }
+}
+
+/// When a collection ran: "iteration 5", "before the first iteration" (an explicit
+/// `gc.collect()` ahead of the loop), or "after the last iteration".
+pub fn gc_event_label(timeline: &Timeline, event: &GcEvent) -> String {
+    match event.iteration {
+        Some(_) => iteration_label(timeline, event.iteration, event.event_index),
+        None if timeline.iterations.is_empty() => "outside any iteration".to_string(),
+        None if event.iterations_begun == 0 => "before the first iteration".to_string(),
+        None => "after the last iteration".to_string(),
     }
 }
 

@@ -278,7 +278,7 @@ fn cycles_none(timeline: &Timeline) -> (bool, String) {
     };
     let bytes: u64 = freeing.iter().map(|g| g.bytes_freed).sum();
     let tensors: u64 = freeing.iter().map(|g| g.device_tensors_freed).sum();
-    let when = locate::iteration_label(timeline, first.iteration, first.event_index);
+    let when = locate::gc_event_label(timeline, first);
     let trigger = if first.automatic {
         "automatic"
     } else {

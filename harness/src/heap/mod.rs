@@ -272,6 +272,8 @@ enum FreeListKind {
     Dict,
     List,
     Tuple(usize),
+    /// 3.8's bound-method free list (none from 3.9 on: capacity 0).
+    Method,
 }
 
 /// One generation's intrusive list head and counters.
@@ -312,6 +314,7 @@ pub struct Heap {
     list_free: FreeList,
     tuple_free: [FreeList; 20],
     frame_free: FreeList,
+    method_free: FreeList,
     /// Tensor objects alive (any device).
     pub tensors_alive: u64,
     /// Storages whose last tensor object died, in order; drained by the storage owner.
@@ -347,6 +350,11 @@ impl Heap {
             list_free: FreeList::new(profile::LIST_FREE_LIST),
             tuple_free: [FreeList::new(profile::TUPLE_FREE_LIST); 20],
             frame_free: FreeList::new(profile::FRAME_FREE_LIST),
+            method_free: FreeList::new(if profile.method_free_list {
+                profile::METHOD_FREE_LIST
+            } else {
+                0
+            }),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
@@ -489,6 +497,7 @@ impl Heap {
             ObjKind::Tuple(items) if (1..20).contains(&items.len()) => {
                 Some(FreeListKind::Tuple(items.len()))
             }
+            ObjKind::BoundMethod { .. } => Some(FreeListKind::Method),
             _ => None,
         }
     }
@@ -498,6 +507,7 @@ impl Heap {
             FreeListKind::Dict => &mut self.dict_free,
             FreeListKind::List => &mut self.list_free,
             FreeListKind::Tuple(n) => &mut self.tuple_free[n],
+            FreeListKind::Method => &mut self.method_free,
         }
     }
 
@@ -710,6 +720,7 @@ impl Heap {
             &mut self.dict_free,
             &mut self.list_free,
             &mut self.frame_free,
+            &mut self.method_free,
         ]
         .into_iter()
         .chain(self.tuple_free.iter_mut().skip(1))
@@ -726,6 +737,15 @@ impl Heap {
             t.len = 0;
         }
         self.frame_free.len = 0;
+        self.method_free.len = 0;
+    }
+
+    /// A bound method the model does not keep (one a class statement creates and drops):
+    /// counted unless 3.8's free list serves it, then returned to that list.
+    pub fn count_temporary_method(&mut self) -> bool {
+        let due = !self.method_free.pop() && self.count_raw_allocations(1);
+        self.note_gc_del(Some(FreeListKind::Method));
+        due
     }
 
     /// A frame object (≤ 3.10) that is not a code object's zombie frame: served by the frame

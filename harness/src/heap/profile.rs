@@ -9,6 +9,10 @@ pub const DICT_FREE_LIST: u32 = 80;
 pub const LIST_FREE_LIST: u32 = 80;
 /// Per tuple size, for sizes 1 – 19.
 pub const TUPLE_FREE_LIST: u32 = 2000;
+/// 3.8's bound-method free list (`PyMethod_MAXFREELIST` in `Objects/classobject.c`); its
+/// effect measured: dropping n ≤ 256 bound methods leaves `gc.get_count()[0]` unchanged
+/// on 3.8.18 and lowers it by n on 3.9.18, and a full collection empties it.
+pub const METHOD_FREE_LIST: u32 = 256;
 /// Frames (≤ 3.10) beyond each code object's zombie frame.
 pub const FRAME_FREE_LIST: u32 = 200;
 
@@ -67,8 +71,8 @@ pub struct GcProfile {
     /// so only its first call (and calls while that frame is busy, beyond the frame free
     /// list) allocate one.
     pub frame_objects: bool,
-    /// 3.8 keeps a free list of bound-method objects; creating a class leaves one there
-    /// (the `__init_subclass__` lookup), counted once.
+    /// 3.8 keeps a free list of bound-method objects (see [`METHOD_FREE_LIST`]); creating a
+    /// class takes one from it and leaves it there (the `__init_subclass__` lookup).
     pub method_free_list: bool,
     /// Objects a class statement without a base class creates for its `__dict__` and
     /// `__weakref__` descriptors: 2 up to 3.14, none on 3.15 (measured on 3.15.2).

@@ -117,6 +117,8 @@ pub struct JsonOom {
 #[derive(Debug, Clone, Serialize)]
 pub struct JsonGcEvent {
     pub iteration: Option<u32>,
+    /// "iteration 5", "before the first iteration" or "after the last iteration".
+    pub when: String,
     pub generation: u8,
     pub automatic: bool,
     pub objects_collected: u64,
@@ -208,7 +210,11 @@ impl JsonReport {
             peak_reserved_bytes: timeline.peak_reserved(),
             measured: measured(timeline),
             iterations: iterations(timeline),
-            gc_events: timeline.gc_events.iter().map(gc_event).collect(),
+            gc_events: timeline
+                .gc_events
+                .iter()
+                .map(|g| gc_event(timeline, g))
+                .collect(),
             sites_at_peak: sites_at_peak(timeline),
             bytes_at_peak_by_category: super::sites::by_category(&super::sites::live_at_peak(
                 timeline,
@@ -292,9 +298,10 @@ pub fn cycle_freed(timeline: &Timeline) -> CycleFreed {
     }
 }
 
-fn gc_event(g: &GcEvent) -> JsonGcEvent {
+fn gc_event(timeline: &Timeline, g: &GcEvent) -> JsonGcEvent {
     JsonGcEvent {
         iteration: g.iteration,
+        when: crate::check::locate::gc_event_label(timeline, g),
         generation: g.generation,
         automatic: g.automatic,
         objects_collected: g.objects_collected,

@@ -165,7 +165,7 @@ pub fn steady_state_summary(out: &mut Lines, timeline: &Timeline) {
 fn when(timeline: &Timeline, g: &GcEvent) -> String {
     match g.iteration {
         Some(i) => i.to_string(),
-        None => locate::iteration_label(timeline, None, g.event_index),
+        None => locate::gc_event_label(timeline, g),
     }
 }
 
@@ -232,7 +232,7 @@ pub fn collections(out: &mut Lines, timeline: &Timeline) {
                 .unwrap_or_default();
             out.push(format!(
                 "first freed at {} (gen{}, {trigger}{line}): {}",
-                locate::iteration_label(timeline, first.iteration, first.event_index),
+                locate::gc_event_label(timeline, first),
                 first.generation,
                 Bytes(first.bytes_freed)
             ));

@@ -114,6 +114,9 @@ pub struct IterationMark {
 pub struct GcEvent {
     /// Iteration during which it ran (`None`: before the first or after the last iteration).
     pub iteration: Option<u32>,
+    /// Iterations begun when it ran: 0 for a collection before the loop, which tells it apart
+    /// from one after the loop when no memory event lies between them.
+    pub iterations_begun: u32,
     pub generation: u8,
     /// Triggered by the allocation threshold (true) or by `gc.collect()` (false).
     pub automatic: bool,

@@ -29,6 +29,11 @@ impl Recorder {
         self.open.map(|i| self.timeline.iterations[i].iteration)
     }
 
+    /// How many iterations have begun so far.
+    pub fn iterations_begun(&self) -> u32 {
+        self.timeline.iterations.len() as u32
+    }
+
     /// Bytes held by the records so far (counted in a run's memory budget: a loop of many
     /// cheap iterations grows these, not the object heap).
     pub fn record_bytes(&self) -> u64 {

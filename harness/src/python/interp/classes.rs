@@ -87,9 +87,8 @@ impl<'a> Interpreter<'a> {
     fn class_statement_epilogue(&mut self, base: Option<ObjId>) {
         let dict = ObjKind::Dict(Vec::new());
         self.temporary_tuple(3);
-        if self.heap.profile.method_free_list && !self.method_free_list_primed {
-            self.method_free_list_primed = true;
-            self.count_untracked_allocations(1);
+        if self.heap.profile.method_free_list && self.heap.count_temporary_method() {
+            self.collection_due();
         }
         let mro_len = {
             let mut n = 2;

@@ -111,6 +111,7 @@ impl<'a> Interpreter<'a> {
         let line = self.frames.last().map(|f| f.line);
         self.recorder.gc_event(GcEvent {
             iteration: self.recorder.iteration(),
+            iterations_begun: self.recorder.iterations_begun(),
             generation: outcome.generation,
             automatic,
             objects_collected: outcome.collected,

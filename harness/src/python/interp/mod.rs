@@ -129,7 +129,6 @@ pub struct Interpreter<'a> {
     class_bodies_run: rustc_hash::FxHashSet<usize>,
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
-    method_free_list_primed: bool,
     eval_depth: u32,
     /// Formatted reference paths by the shape of the path.
     builtin_cache: FxHashMap<Sym, Option<Value>>,
@@ -229,7 +228,6 @@ impl<'a> Interpreter<'a> {
             frames_of_code: FxHashMap::default(),
             class_bodies_run: Default::default(),
             classes_with_subclasses: Default::default(),
-            method_free_list_primed: false,
             eval_depth: 0,
             builtin_cache: FxHashMap::default(),
             module_attr_cache: FxHashMap::default(),

@@ -260,11 +260,15 @@ impl<'a> Interpreter<'a> {
             }
             self.store(&f.target, item)?;
             let flow = self.exec_block(&f.body)?;
+            // 3.12+: the back edge's eval-breaker check belongs to the iteration that ends
+            // (the loop variable still holds its item); `break` and `return` take no back edge.
+            if matches!(flow, Flow::Normal | Flow::Continue) {
+                self.eval_breaker();
+            }
             if marks {
                 self.close_iteration(true);
             }
             pass += 1;
-            self.eval_breaker();
             match flow {
                 Flow::Normal | Flow::Continue => {}
                 Flow::Break => return Ok(Flow::Normal),
@@ -333,11 +337,14 @@ impl<'a> Interpreter<'a> {
                     self.open_iteration(pass);
                 }
                 let flow = self.exec_block(&w.body)?;
+                // As in `run_for`: the back edge belongs to the iteration that ends.
+                if matches!(flow, Flow::Normal | Flow::Continue) {
+                    self.eval_breaker();
+                }
                 if is_iteration_loop {
                     self.close_iteration(true);
                 }
                 pass += 1;
-                self.eval_breaker();
                 match flow {
                     Flow::Normal | Flow::Continue => {}
                     Flow::Break => return Ok(Flow::Normal),
