@@ -1,6 +1,6 @@
 //! Builtin functions (`len`, `range`, `min`, `isinstance`, ...), the `gc`, `sys`, `asyncio`,
 //! `functools` and stdlib natives, the methods of lists and dicts, and arithmetic on
-//! non-tensor values. Tensor and `torch.*` natives are in `natives.rs`, which this dispatch
+//! non-tensor values. Tensor and `torch.*` natives are in `natives/`, which this dispatch
 //! falls back to.
 
 use super::int_ops;

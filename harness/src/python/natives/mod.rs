@@ -1,0 +1,549 @@
+//! The modelled natives: the `Native` registry of builtins, methods and modules, module
+//! lookup, owned call arguments and the call entry point. The torch functions, tensor
+//! methods and subscripts are in the child modules; Python builtins are in `builtin_calls.rs`.
+//!
+//! Natives receive owned arguments and drop them when they return; whatever they store
+//! (a list item, a dict value) takes its own reference.
+
+use super::autograd::{self, Save};
+use super::int_ops;
+use super::interp::{Interpreter, R};
+use crate::heap::{NativeId, ObjId, ObjKind, Sym, Value};
+use crate::torch::{self, Category, DeviceKind, Dtype, GradFlow};
+use ruff_python_ast::{Expr, Operator};
+
+mod subscripts;
+mod tensor_methods;
+mod torch_calls;
+
+pub(super) use subscripts::*;
+pub(super) use tensor_methods::*;
+pub(super) use torch_calls::*;
+
+macro_rules! natives {
+    ($($variant:ident),* $(,)?) => {
+        /// Every builtin function, method and module of the model.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u16)]
+        pub enum Native { $($variant),* }
+        const ALL: &[Native] = &[$(Native::$variant),*];
+    };
+}
+
+natives!(
+    // modules
+    ModTorch,
+    ModCuda,
+    ModGc,
+    ModAsyncio,
+    ModNn,
+    ModFunctional,
+    ModAutograd,
+    ModVariable,
+    ModEngine,
+    ModDist,
+    ModOptim,
+    ModCudaMemory,
+    ModUtils,
+    ModCheckpoint,
+    Checkpoint,
+    // builtins
+    Zip,
+    Super,
+    Range,
+    Len,
+    Print,
+    Int,
+    Float,
+    Str,
+    Bool,
+    Abs,
+    Min,
+    Max,
+    Sum,
+    List,
+    Tuple,
+    Dict,
+    Object,
+    IsInstance,
+    IsSubclass,
+    GetAttr,
+    SetAttr,
+    HasAttr,
+    // gc
+    GcCollect,
+    GcEnable,
+    GcDisable,
+    GcIsEnabled,
+    GcGetCount,
+    GcGetThreshold,
+    GcSetThreshold,
+    GcFreeze,
+    GcUnfreeze,
+    GcGetFreezeCount,
+    // asyncio
+    AsyncioRun,
+    // torch factories and functions
+    Zeros,
+    Ones,
+    Empty,
+    Rand,
+    Randn,
+    Full,
+    Arange,
+    TensorCtor,
+    ZerosLike,
+    OnesLike,
+    EmptyLike,
+    RandLike,
+    RandnLike,
+    FullLike,
+    Matmul,
+    Mm,
+    Bmm,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Relu,
+    Sigmoid,
+    Tanh,
+    Exp,
+    Cat,
+    Stack,
+    SumFn,
+    MeanFn,
+    DeviceCtor,
+    // autograd
+    NoGrad,
+    EnableGrad,
+    InferenceMode,
+    AutogradBackward,
+    AutogradGrad,
+    RunBackward,
+    FLinear,
+    FMseLoss,
+    FCrossEntropy,
+    FEmbedding,
+    Randint,
+    // torch.distributed
+    DistInit,
+    DistGetRank,
+    DistGetWorldSize,
+    DistIsend,
+    DistIrecv,
+    DistSend,
+    DistRecv,
+    DistBatchIsendIrecv,
+    DistBarrier,
+    // torch.cuda
+    CurrentDevice,
+    SetDevice,
+    RecordMemoryHistory,
+    DumpSnapshot,
+    MemoryAllocated,
+    MemoryReserved,
+    MaxMemoryAllocated,
+    MaxMemoryReserved,
+    ResetPeakMemoryStats,
+    EmptyCache,
+    Synchronize,
+    IsAvailable,
+    DeviceCount,
+    MemGetInfo,
+    MemoryStats,
+    MemorySummary,
+    NnParameter,
+    ModLrScheduler,
+    SetAllocatorSettings,
+    LegacyFloatTensor,
+    LegacyHalfTensor,
+    LegacyDoubleTensor,
+    LegacyLongTensor,
+    LegacyCudaFloatTensor,
+    LegacyCudaHalfTensor,
+    LegacyCudaLongTensor,
+    Linspace,
+    Eye,
+    // sys
+    ModSys,
+    SysExcInfo,
+    // decorators and functools
+    StaticMethodFn,
+    ClassMethodFn,
+    PropertyFn,
+    ModFunctools,
+    FunctoolsPartial,
+    FunctoolsWraps,
+    IdentityDecorator,
+    PropertySetter,
+    PropertyGetter,
+    // iteration builtins
+    Enumerate,
+    MapFn,
+    FilterFn,
+    Reversed,
+    Sorted,
+    Any,
+    All,
+    NextFn,
+    IterFn,
+    // harmless stdlib modules (stdlib.rs)
+    ModTyping,
+    ModOs,
+    ModMath,
+    ModTime,
+    ModRandom,
+    ModItertools,
+    ModCollections,
+    ModDataclasses,
+    ModWeakref,
+    ModContextlib,
+    ModLogging,
+    ModWarnings,
+    TypingName,
+    Silent,
+    OsGetenv,
+    MathSqrt,
+    MathExp,
+    MathLog,
+    MathCeil,
+    MathFloor,
+    MathIsfinite,
+    TimeClock,
+    TimeSleep,
+    RandomSeed,
+    RandomRandom,
+    RandomRandint,
+    RandomUniform,
+    NullContext,
+    GetLogger,
+);
+
+impl Native {
+    pub const fn id(self) -> NativeId {
+        NativeId(self as u16)
+    }
+    pub fn from_id(id: NativeId) -> Option<Native> {
+        ALL.get(id.0 as usize).copied()
+    }
+}
+
+fn native(n: Native) -> Value {
+    Value::Native(n.id())
+}
+
+pub(super) fn module(n: Native) -> Value {
+    Value::Module(n.id())
+}
+
+/// Names bound before the workload starts: scenarios may use `torch`, `gc` and `asyncio`
+/// without importing them.
+pub fn preloaded_globals() -> Vec<(&'static str, Value)> {
+    vec![
+        ("torch", module(Native::ModTorch)),
+        ("gc", module(Native::ModGc)),
+        ("asyncio", module(Native::ModAsyncio)),
+    ]
+}
+
+pub fn module_named(name: &str) -> Option<Value> {
+    Some(match name {
+        "torch" => module(Native::ModTorch),
+        "torch.cuda" => module(Native::ModCuda),
+        "torch.nn" => module(Native::ModNn),
+        "torch.nn.functional" => module(Native::ModFunctional),
+        "torch.autograd" => module(Native::ModAutograd),
+        "torch.autograd.variable" => module(Native::ModAutograd),
+        "torch.distributed" => module(Native::ModDist),
+        "torch.optim" => module(Native::ModOptim),
+        "torch.cuda.memory" => module(Native::ModCudaMemory),
+        "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
+        "torch.utils" => module(Native::ModUtils),
+        "torch.utils.checkpoint" => module(Native::ModCheckpoint),
+        "gc" => module(Native::ModGc),
+        "asyncio" => module(Native::ModAsyncio),
+        "sys" => module(Native::ModSys),
+        "functools" => module(Native::ModFunctools),
+        other => {
+            let (_, n) = super::stdlib::MODULES.iter().find(|(m, _)| *m == other)?;
+            module(*n)
+        }
+    })
+}
+
+pub fn module_display(id: NativeId) -> &'static str {
+    match Native::from_id(id) {
+        Some(Native::ModTorch) => "torch",
+        Some(Native::ModCuda) => "torch.cuda",
+        Some(Native::ModNn) => "torch.nn",
+        Some(Native::ModFunctional) => "torch.nn.functional",
+        Some(Native::ModAutograd) => "torch.autograd",
+        Some(Native::ModVariable) => "torch.autograd.Variable",
+        Some(Native::ModEngine) => "Variable._execution_engine",
+        Some(Native::ModDist) => "torch.distributed",
+        Some(Native::ModOptim) => "torch.optim",
+        Some(Native::ModCudaMemory) => "torch.cuda.memory",
+        Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
+        Some(Native::ModUtils) => "torch.utils",
+        Some(Native::ModCheckpoint) => "torch.utils.checkpoint",
+        Some(Native::ModGc) => "gc",
+        Some(Native::ModAsyncio) => "asyncio",
+        Some(Native::ModSys) => "sys",
+        Some(Native::ModFunctools) => "functools",
+        Some(n) if super::stdlib::MODULES.iter().any(|(_, m)| *m == n) => super::stdlib::MODULES
+            .iter()
+            .find(|(_, m)| *m == n)
+            .map_or("module", |(name, _)| name),
+        _ => "module",
+    }
+}
+
+/// The dotted name of a module value (`torch.nn`), or `""`.
+pub fn module_display_of(m: Value) -> &'static str {
+    match m {
+        Value::Module(id) => module_display(id),
+        _ => "",
+    }
+}
+
+/// The grad mode a `with` item sets (`torch.no_grad()` → off).
+pub fn grad_mode_of(n: NativeId) -> Option<bool> {
+    match Native::from_id(n)? {
+        Native::NoGrad | Native::InferenceMode => Some(false),
+        Native::EnableGrad => Some(true),
+        _ => None,
+    }
+}
+
+pub fn builtin(name: &str) -> Option<Value> {
+    use Native::*;
+    Some(native(match name {
+        "range" => Range,
+        "len" => Len,
+        "print" => Print,
+        "int" => Int,
+        "float" => Float,
+        "str" => Str,
+        "bool" => Bool,
+        "abs" => Abs,
+        "min" => Min,
+        "max" => Max,
+        "sum" => Sum,
+        "list" => List,
+        "tuple" => Tuple,
+        "dict" => Dict,
+        "object" => Object,
+        "isinstance" => IsInstance,
+        "issubclass" => IsSubclass,
+        "staticmethod" => StaticMethodFn,
+        "enumerate" => Enumerate,
+        "map" => MapFn,
+        "filter" => FilterFn,
+        "reversed" => Reversed,
+        "sorted" => Sorted,
+        "any" => Any,
+        "all" => All,
+        "classmethod" => ClassMethodFn,
+        "property" => PropertyFn,
+        "getattr" => GetAttr,
+        "setattr" => SetAttr,
+        "hasattr" => HasAttr,
+        "zip" => Zip,
+        "super" => Super,
+        "next" => NextFn,
+        "iter" => IterFn,
+        _ => return None,
+    }))
+}
+
+/// `module.attr`.
+pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
+    use Native::*;
+    let Value::Module(id) = m else { return None };
+    if let Some(v) = super::stdlib::module_attr(Native::from_id(id)?, attr) {
+        return Some(v);
+    }
+    let n = match (Native::from_id(id)?, attr) {
+        (ModTorch, "cuda") => return Some(module(ModCuda)),
+        (ModTorch, "nn") => return Some(module(ModNn)),
+        (ModTorch, "autograd") => return Some(module(ModAutograd)),
+        (ModTorch, "distributed") => return Some(module(ModDist)),
+        (ModTorch, "optim") => return Some(module(ModOptim)),
+        (ModNn, "functional") => return Some(module(ModFunctional)),
+        (ModAutograd, "Variable") => return Some(module(ModVariable)),
+        (ModAutograd, "variable") => return Some(module(ModAutograd)),
+        (ModVariable, "_execution_engine") => return Some(module(ModEngine)),
+        (ModCuda, "memory") => return Some(module(ModCudaMemory)),
+        (ModOptim, "lr_scheduler") => return Some(module(ModLrScheduler)),
+        (ModTorch, "utils") => return Some(module(ModUtils)),
+        (ModUtils, "checkpoint") => return Some(module(ModCheckpoint)),
+        (ModCheckpoint, "checkpoint") => Checkpoint,
+        // `torch.autograd` re-exports the grad-mode managers, as PyTorch does.
+        (ModTorch | ModAutograd, "no_grad") => NoGrad,
+        (ModTorch | ModAutograd, "enable_grad") => EnableGrad,
+        (ModTorch | ModAutograd, "inference_mode") => InferenceMode,
+        (ModAutograd, "backward") => AutogradBackward,
+        (ModAutograd, "grad") => AutogradGrad,
+        (ModEngine, "run_backward") => RunBackward,
+        (ModFunctional, "linear") => FLinear,
+        (ModFunctional, "mse_loss") => FMseLoss,
+        (ModFunctional, "cross_entropy") => FCrossEntropy,
+        (ModFunctional, "embedding") => FEmbedding,
+        (ModTorch, "randint") => Randint,
+        (ModFunctional, "relu") => Relu,
+        (ModDist, "init_process_group") => DistInit,
+        (ModDist, "get_rank") => DistGetRank,
+        (ModDist, "get_world_size") => DistGetWorldSize,
+        (ModDist, "isend") => DistIsend,
+        (ModDist, "irecv") => DistIrecv,
+        (ModDist, "send") => DistSend,
+        (ModDist, "recv") => DistRecv,
+        (ModDist, "batch_isend_irecv") => DistBatchIsendIrecv,
+        (ModDist, "barrier") => DistBarrier,
+        (ModCuda, "current_device") => CurrentDevice,
+        (ModCuda, "set_device") => SetDevice,
+        (ModCudaMemory, "_record_memory_history") => RecordMemoryHistory,
+        (ModCudaMemory, "_dump_snapshot") => DumpSnapshot,
+        (ModCudaMemory, "_set_allocator_settings") => SetAllocatorSettings,
+        (ModTorch, name) if Dtype::from_name(name).is_some() => {
+            return Dtype::from_name(name).map(Value::Dtype);
+        }
+        (ModTorch, "zeros") => Zeros,
+        (ModTorch, "ones") => Ones,
+        (ModTorch, "empty") => Empty,
+        (ModTorch, "rand") => Rand,
+        (ModTorch, "randn") => Randn,
+        (ModTorch, "full") => Full,
+        (ModTorch, "arange") => Arange,
+        (ModTorch, "tensor") => TensorCtor,
+        (ModTorch, "zeros_like") => ZerosLike,
+        (ModTorch, "ones_like") => OnesLike,
+        (ModTorch, "empty_like") => EmptyLike,
+        (ModTorch, "rand_like") => RandLike,
+        (ModTorch, "randn_like") => RandnLike,
+        (ModTorch, "full_like") => FullLike,
+        (ModTorch, "matmul") => Matmul,
+        (ModTorch, "mm") => Mm,
+        (ModTorch, "bmm") => Bmm,
+        (ModTorch, "add") => Add,
+        (ModTorch, "sub") => Sub,
+        (ModTorch, "mul") => Mul,
+        (ModTorch, "div") => Div,
+        (ModTorch, "relu") => Relu,
+        (ModTorch, "sigmoid") => Sigmoid,
+        (ModTorch, "tanh") => Tanh,
+        (ModTorch, "exp") => Exp,
+        (ModTorch, "cat") => Cat,
+        (ModTorch, "stack") => Stack,
+        (ModTorch, "sum") => SumFn,
+        (ModTorch, "mean") => MeanFn,
+        (ModTorch, "device") => DeviceCtor,
+        (ModCuda, "memory_allocated") => MemoryAllocated,
+        (ModCuda, "memory_reserved") => MemoryReserved,
+        (ModCuda, "max_memory_allocated") => MaxMemoryAllocated,
+        (ModCuda, "max_memory_reserved") => MaxMemoryReserved,
+        (ModCuda, "reset_peak_memory_stats") => ResetPeakMemoryStats,
+        (ModCuda, "empty_cache") => EmptyCache,
+        (ModCuda, "synchronize") => Synchronize,
+        (ModCuda, "is_available") => IsAvailable,
+        (ModCuda, "device_count") => DeviceCount,
+        (ModCuda, "mem_get_info") => MemGetInfo,
+        (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
+        (ModNn, "Parameter") => NnParameter,
+        (ModTorch, "Tensor" | "FloatTensor") => LegacyFloatTensor,
+        (ModTorch, "HalfTensor") => LegacyHalfTensor,
+        (ModTorch, "DoubleTensor") => LegacyDoubleTensor,
+        (ModTorch, "LongTensor") => LegacyLongTensor,
+        (ModCuda, "FloatTensor") => LegacyCudaFloatTensor,
+        (ModCuda, "HalfTensor") => LegacyCudaHalfTensor,
+        (ModCuda, "LongTensor") => LegacyCudaLongTensor,
+        (ModTorch, "linspace") => Linspace,
+        (ModTorch, "eye") => Eye,
+        (ModCuda | ModCudaMemory, "memory_summary") => MemorySummary,
+        (ModGc, "collect") => GcCollect,
+        (ModGc, "enable") => GcEnable,
+        (ModGc, "disable") => GcDisable,
+        (ModGc, "isenabled") => GcIsEnabled,
+        (ModGc, "get_count") => GcGetCount,
+        (ModGc, "get_threshold") => GcGetThreshold,
+        (ModGc, "set_threshold") => GcSetThreshold,
+        (ModGc, "freeze") => GcFreeze,
+        (ModGc, "unfreeze") => GcUnfreeze,
+        (ModGc, "get_freeze_count") => GcGetFreezeCount,
+        (ModAsyncio, "run") => AsyncioRun,
+        (ModSys, "exc_info") => SysExcInfo,
+        (ModFunctools, "partial") => FunctoolsPartial,
+        (ModFunctools, "wraps") => FunctoolsWraps,
+        _ => return None,
+    };
+    Some(native(n))
+}
+
+/// A code object's constant tuple: exists without a GC allocation at run time.
+pub(super) fn constant_tuple(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
+    Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(items)))
+}
+
+/// Owned call arguments, dropped together when the native returns.
+pub(super) struct Args {
+    pub(super) pos: Vec<Value>,
+    pub(super) kw: Vec<(Sym, Value)>,
+}
+
+impl Args {
+    pub(super) fn kw(&self, it: &Interpreter<'_>, name: &str) -> Option<Value> {
+        self.kw
+            .iter()
+            .find(|(k, _)| it.names.name(*k) == name)
+            .map(|(_, v)| *v)
+    }
+    fn drop_all(self, it: &mut Interpreter<'_>) {
+        it.heap.decref_all(self.pos);
+        it.heap.decref_all(self.kw.into_iter().map(|(_, v)| v));
+    }
+}
+
+/// Calls a native function.
+pub(super) fn call(
+    it: &mut Interpreter<'_>,
+    id: NativeId,
+    _receiver: Option<Value>,
+    pos: Vec<Value>,
+    kw: Vec<(Sym, Value)>,
+) -> R<Value> {
+    let args = Args { pos, kw };
+    if let Some((name, allowed)) = Native::from_id(id).and_then(super::keywords::for_native)
+        && let Err(e) = super::keywords::check(it, name, Some(allowed), &args.kw)
+    {
+        args.drop_all(it);
+        return Err(e);
+    }
+    let result = match Native::from_id(id) {
+        Some(n) => super::builtin_calls::call_native(it, n, &args),
+        None => it.error("TypeError: unknown builtin"),
+    };
+    args.drop_all(it);
+    result
+}
+
+pub(super) fn int_arg(it: &Interpreter<'_>, v: Value, what: &str) -> R<i64> {
+    match v {
+        Value::Int(i) => Ok(i),
+        Value::Bool(b) => Ok(b as i64),
+        _ => it.error(format!("TypeError: {what} must be an integer")),
+    }
+}
+
+pub(super) fn float_of(v: Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(i as f64),
+        Value::Float(f) => Some(f),
+        Value::Bool(b) => Some(b as i64 as f64),
+        _ => None,
+    }
+}
+
+pub(super) fn new_tuple(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
+    Value::Obj(it.alloc(ObjKind::Tuple(items)))
+}

@@ -1,0 +1,383 @@
+//! Subscripts: `obj[index]`, `obj[index] = value` and `del obj[index]` on tensors,
+//! sequences and dicts.
+
+use super::*;
+
+/// One item of a tensor index.
+pub(super) enum IndexItem {
+    Int(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+    NewAxis,
+    Ellipsis,
+    /// Advanced indexing by an index tensor of this shape.
+    Tensor(Vec<i64>),
+}
+
+pub(super) fn eval_opt_int<'a>(
+    it: &mut Interpreter<'a>,
+    e: &'a Option<Box<Expr>>,
+) -> R<Option<i64>> {
+    match e {
+        None => Ok(None),
+        Some(e) => {
+            let v = it.eval(e)?;
+            match v {
+                Value::None => Ok(None),
+                Value::Int(i) => Ok(Some(i)),
+                other => {
+                    it.heap.decref(other);
+                    it.error("TypeError: slice indices must be integers or None")
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn index_items<'a>(it: &mut Interpreter<'a>, index: &'a Expr) -> R<Vec<IndexItem>> {
+    let parts: Vec<&'a Expr> = match index {
+        Expr::Tuple(t) => t.elts.iter().collect(),
+        other => vec![other],
+    };
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        out.push(match part {
+            Expr::Slice(s) => IndexItem::Slice(
+                eval_opt_int(it, &s.lower)?,
+                eval_opt_int(it, &s.upper)?,
+                eval_opt_int(it, &s.step)?,
+            ),
+            Expr::EllipsisLiteral(_) => IndexItem::Ellipsis,
+            Expr::NoneLiteral(_) => IndexItem::NewAxis,
+            other => {
+                let v = it.eval(other)?;
+                let item = match v {
+                    Value::Int(i) => IndexItem::Int(i),
+                    Value::Bool(b) => IndexItem::Int(b as i64),
+                    Value::Obj(_) => match tensor_of(it, v) {
+                        Some(t) => IndexItem::Tensor(t.shape.clone()),
+                        None => match sequence_items(it, v) {
+                            Ok(items) => IndexItem::Tensor(vec![items.len() as i64]),
+                            Err(e) => {
+                                it.heap.decref(v);
+                                return Err(e);
+                            }
+                        },
+                    },
+                    _ => return it.unsupported("this index"),
+                };
+                it.heap.decref(v);
+                item
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Python's `slice.indices(len)` and the resulting length.
+pub(super) fn slice_len(
+    len: i64,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Option<(i64, i64, i64)> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let (lo, hi) = if step > 0 { (0, len) } else { (-1, len - 1) };
+    let fix = |v: Option<i64>, default: i64| match v {
+        None => default,
+        Some(v) if v < 0 => clamp(v + len, lo, hi),
+        Some(v) => clamp(v, lo, hi),
+    };
+    let start = fix(start, if step > 0 { 0 } else { len - 1 });
+    let stop = fix(stop, if step > 0 { len } else { -1 });
+    let count = if step > 0 {
+        if stop > start {
+            (stop - start + step - 1) / step
+        } else {
+            0
+        }
+    } else if start > stop {
+        (start - stop - step - 1) / -step
+    } else {
+        0
+    };
+    Some((start, step, count))
+}
+
+/// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups.
+pub(in crate::python) fn subscript<'a>(
+    it: &mut Interpreter<'a>,
+    obj: Value,
+    index: &'a Expr,
+) -> R<Value> {
+    if it.user_special(obj, "__getitem__").is_some() {
+        let key = it.eval(index)?;
+        return it
+            .call_special(obj, "__getitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"));
+    }
+    let Value::Obj(id) = obj else {
+        return it.error("TypeError: object is not subscriptable");
+    };
+    if let ObjKind::Tensor(t) = it.heap.kind(id) {
+        let t = t.clone();
+        let items = index_items(it, index)?;
+        return tensor_index(it, id, &t, &items);
+    }
+    if let Expr::Slice(s) = index {
+        let (lower, upper, step) = (
+            eval_opt_int(it, &s.lower)?,
+            eval_opt_int(it, &s.upper)?,
+            eval_opt_int(it, &s.step)?,
+        );
+        let (items, is_list) = match it.heap.kind(id) {
+            ObjKind::List(items) => (items.clone(), true),
+            ObjKind::Tuple(items) => (items.clone(), false),
+            _ => return it.unsupported("slicing this object"),
+        };
+        let Some((start, step, count)) = slice_len(items.len() as i64, lower, upper, step) else {
+            return it.error("ValueError: slice step cannot be zero");
+        };
+        let picked: Vec<Value> = (0..count)
+            .map(|k| items[(start + k * step) as usize])
+            .collect();
+        for &v in &picked {
+            it.heap.incref(v);
+        }
+        return Ok(Value::Obj(it.alloc(if is_list {
+            ObjKind::List(picked)
+        } else {
+            ObjKind::Tuple(picked)
+        })));
+    }
+    let key = it.eval(index)?;
+    let result = item(it, id, key);
+    it.heap.decref(key);
+    result
+}
+
+pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+    match it.heap.kind(id) {
+        ObjKind::List(items) | ObjKind::Tuple(items) => {
+            let Value::Int(i) = key else {
+                return it.error("TypeError: indices must be integers");
+            };
+            let n = items.len() as i64;
+            let at = if i < 0 { i + n } else { i };
+            match items.get(at as usize).copied().filter(|_| at >= 0) {
+                Some(v) => {
+                    it.heap.incref(v);
+                    Ok(v)
+                }
+                None => it.error("IndexError: index out of range"),
+            }
+        }
+        ObjKind::Size(dims) => {
+            let Value::Int(i) = key else {
+                return it.error("TypeError: indices must be integers");
+            };
+            let n = dims.len() as i64;
+            let at = if i < 0 { i + n } else { i };
+            match dims.get(at as usize).copied().filter(|_| at >= 0) {
+                Some(d) => Ok(Value::Int(d)),
+                None => it.error("IndexError: index out of range"),
+            }
+        }
+        ObjKind::Dict(items) => match items.iter().find(|(k, _)| *k == key).map(|(_, v)| *v) {
+            Some(v) => {
+                it.heap.incref(v);
+                Ok(v)
+            }
+            None => it.error(format!("KeyError: {}", it.display(key))),
+        },
+        other => {
+            let t = other.type_name();
+            it.error(format!("TypeError: '{t}' object is not subscriptable"))
+        }
+    }
+}
+
+/// Basic indexing gives a view; any index tensor makes a copy (advanced indexing).
+pub(super) fn tensor_index(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    t: &torch::TensorData,
+    items: &[IndexItem],
+) -> R<Value> {
+    let consumed = items
+        .iter()
+        .filter(|i| !matches!(i, IndexItem::NewAxis | IndexItem::Ellipsis))
+        .count();
+    if consumed > t.shape.len() {
+        return it.error(format!(
+            "IndexError: too many indices for tensor of dimension {}",
+            t.shape.len()
+        ));
+    }
+    let mut shape = Vec::new();
+    let mut dim = 0usize;
+    let mut advanced: Option<Vec<i64>> = None;
+    for item in items {
+        match item {
+            IndexItem::Int(i) => {
+                let size = t.shape[dim];
+                if *i >= size || *i < -size {
+                    return it.error(format!("IndexError: index {i} is out of bounds for dimension {dim} with size {size}"));
+                }
+                dim += 1;
+            }
+            IndexItem::Slice(a, b, s) => {
+                let Some((_, _, count)) = slice_len(t.shape[dim], *a, *b, *s) else {
+                    return it.error("ValueError: slice step cannot be zero");
+                };
+                if s.is_some_and(|s| s < 0) {
+                    return it.error("ValueError: step must be greater than zero");
+                }
+                shape.push(count);
+                dim += 1;
+            }
+            IndexItem::NewAxis => shape.push(1),
+            IndexItem::Ellipsis => {
+                let rest = consumed.saturating_sub(dim);
+                let skip = t.shape.len() - dim - rest;
+                shape.extend_from_slice(&t.shape[dim..dim + skip]);
+                dim += skip;
+            }
+            IndexItem::Tensor(s) => {
+                if advanced.is_none() {
+                    advanced = Some(s.clone());
+                    shape.extend_from_slice(s);
+                }
+                dim += 1;
+            }
+        }
+    }
+    shape.extend_from_slice(&t.shape[dim..]);
+    if advanced.is_some() {
+        return it.new_tensor(shape, t.dtype, t.device, None);
+    }
+    view(it, id, shape)
+}
+
+/// `obj[index] = value`, taking over `value`.
+pub(in crate::python) fn store_subscript<'a>(
+    it: &mut Interpreter<'a>,
+    obj: Value,
+    index: &'a Expr,
+    value: Value,
+) -> R<()> {
+    if it.user_special(obj, "__setitem__").is_some() {
+        let key = match it.eval(index) {
+            Ok(k) => k,
+            Err(e) => {
+                it.heap.decref(value);
+                return Err(e);
+            }
+        };
+        let r = it
+            .call_special(obj, "__setitem__", vec![key, value])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
+    let Value::Obj(id) = obj else {
+        it.heap.decref(value);
+        return it.error("TypeError: object does not support item assignment");
+    };
+    if it.is_tensor(obj) {
+        // Writing into a tensor copies values into existing memory: no allocation, but
+        // autograd history (`CopySlices`) and the version counter.
+        let r = index_items(it, index)
+            .and_then(|_| crate::python::inplace::copy_into_index(it, id, value));
+        it.heap.decref(value);
+        return r;
+    }
+    let key = it.eval(index)?;
+    match it.heap.kind(id) {
+        ObjKind::Dict(_) => {
+            if !matches!(
+                key,
+                Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
+            ) {
+                it.heap.decref(key);
+                it.heap.decref(value);
+                return it.unsupported("dict keys other than ints and strings");
+            }
+            it.dict_set(id, key, value);
+            Ok(())
+        }
+        ObjKind::List(items) => {
+            let n = items.len() as i64;
+            let Value::Int(i) = key else {
+                it.heap.decref(value);
+                return it.error("TypeError: list indices must be integers");
+            };
+            let at = if i < 0 { i + n } else { i };
+            if at < 0 || at >= n {
+                it.heap.decref(value);
+                return it.error("IndexError: list assignment index out of range");
+            }
+            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let old = std::mem::replace(&mut items[at as usize], value);
+            it.heap.decref(old);
+            Ok(())
+        }
+        other => {
+            let t = other.type_name();
+            it.heap.decref(key);
+            it.heap.decref(value);
+            it.error(format!(
+                "TypeError: '{t}' object does not support item assignment"
+            ))
+        }
+    }
+}
+
+/// `del obj[index]`.
+pub(in crate::python) fn del_subscript<'a>(
+    it: &mut Interpreter<'a>,
+    obj: Value,
+    index: &'a Expr,
+) -> R<()> {
+    if it.user_special(obj, "__delitem__").is_some() {
+        let key = it.eval(index)?;
+        let r = it
+            .call_special(obj, "__delitem__", vec![key])
+            .unwrap_or_else(|_| unreachable!("checked above"))?;
+        it.heap.decref(r);
+        return Ok(());
+    }
+    let Value::Obj(id) = obj else {
+        return it.error("TypeError: object does not support item deletion");
+    };
+    let key = it.eval(index)?;
+    let removed = match it.heap.kind_mut(id) {
+        ObjKind::Dict(items) => match items.iter().position(|(k, _)| *k == key) {
+            Some(i) => {
+                let (k, v) = items.remove(i);
+                vec![k, v]
+            }
+            None => return it.error("KeyError"),
+        },
+        ObjKind::List(items) => {
+            let n = items.len() as i64;
+            let Value::Int(i) = key else {
+                return it.error("TypeError: list indices must be integers");
+            };
+            let at = if i < 0 { i + n } else { i };
+            if at < 0 || at >= n {
+                return it.error("IndexError: list assignment index out of range");
+            }
+            vec![items.remove(at as usize)]
+        }
+        _ => return it.unsupported("deleting items of this object"),
+    };
+    it.heap.decref(key);
+    it.heap.decref_all(removed);
+    Ok(())
+}

@@ -1,0 +1,694 @@
+//! Attributes and methods of tensors and other non-heap values, views, and the elementwise
+//! and binary ops behind them.
+
+use super::*;
+
+pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sym) -> R<Value> {
+    let attr_rc = it.names.name_rc(name);
+    let attr: &str = &attr_rc;
+    match (v, attr) {
+        (Value::Device(d), "type") => {
+            let t = if d == DeviceKind::Cuda { "cuda" } else { "cpu" };
+            Ok(Value::Str(it.names.intern(t)))
+        }
+        (Value::Dtype(d), "itemsize") => Ok(Value::Int(d.element_size() as i64)),
+        (Value::Dtype(d), "is_floating_point") => Ok(Value::Bool(d.is_floating())),
+        _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
+    }
+}
+
+pub(in crate::python) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!("checked by caller")
+    };
+    let t = t.clone();
+    match it.names.name(name) {
+        "shape" => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
+        "dtype" => Ok(Value::Dtype(t.dtype)),
+        "device" => Ok(Value::Device(t.device)),
+        "ndim" => Ok(Value::Int(t.shape.len() as i64)),
+        "is_cuda" => Ok(Value::Bool(t.device == DeviceKind::Cuda)),
+        "requires_grad" => Ok(Value::Bool(t.requires_grad)),
+        "is_leaf" => Ok(Value::Bool(t.is_leaf())),
+        "grad" => match t.grad {
+            Some(g) => {
+                it.heap.incref(Value::Obj(g));
+                Ok(Value::Obj(g))
+            }
+            None => Ok(Value::None),
+        },
+        "grad_fn" => it.grad_fn_object(t.grad_fn),
+        "_base" => match t.base {
+            Some(b) => {
+                it.heap.incref(Value::Obj(b));
+                Ok(Value::Obj(b))
+            }
+            None => Ok(Value::None),
+        },
+        "data" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "T" => {
+            let mut shape = t.shape.clone();
+            shape.reverse();
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
+        }
+        other => it.unsupported(format!("tensor attribute '{other}'")),
+    }
+}
+
+/// Marks a new view as not row-major (transposes, permutes, expands).
+pub(super) fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
+    if let Value::Obj(id) = v
+        && let ObjKind::Tensor(t) = it.heap.kind_mut(id)
+    {
+        t.contiguous = false;
+    }
+    Ok(v)
+}
+
+/// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
+pub(super) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!("checked by caller")
+    };
+    let (storage, dtype, device) = (t.storage, t.dtype, t.device);
+    let base = t.base.unwrap_or(id);
+    let out = it.new_tensor(shape, dtype, device, Some((storage, Some(base))))?;
+    autograd::record(
+        it,
+        out,
+        "ViewBackward0",
+        GradFlow::PassThrough,
+        &[Value::Obj(id)],
+        &[],
+    );
+    Ok(out)
+}
+
+pub(super) fn dims_from(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
+    let dims: Vec<Value> = match p {
+        [single @ Value::Obj(_)] => sequence_items(it, *single)?,
+        many => many.to_vec(),
+    };
+    dims.into_iter()
+        .map(|d| int_arg(it, d, "dimension"))
+        .collect()
+}
+
+pub(super) fn norm_dim(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
+    let n = ndim as i64;
+    let d = if d < 0 { d + n } else { d };
+    if d < 0 || d >= n.max(1) {
+        return it.error(format!(
+            "IndexError: Dimension out of range (got {d} for {ndim} dimensions)"
+        ));
+    }
+    Ok(d as usize)
+}
+
+pub(in crate::python) fn call_method(
+    it: &mut Interpreter<'_>,
+    recv: Value,
+    name: Sym,
+    pos: Vec<Value>,
+    kw: Vec<(Sym, Value)>,
+) -> R<Value> {
+    let args = Args { pos, kw };
+    let method_rc = it.names.name_rc(name);
+    let method: &str = &method_rc;
+    let result = match recv {
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::Tensor(_) => crate::python::keywords::check(
+                it,
+                &format!("Tensor.{method}"),
+                crate::python::keywords::for_tensor_method(method),
+                &args.kw,
+            )
+            .and_then(|()| tensor_method(it, id, method, &args)),
+            ObjKind::List(_) => crate::python::builtin_calls::list_method(it, id, method, &args),
+            ObjKind::Dict(_) => crate::python::builtin_calls::dict_method(it, id, method, &args),
+            ObjKind::Generator(_) => it.generator_method(id, method, &args.pos),
+            ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
+                if method == "wait" {
+                    // The work completed: it drops its tensors.
+                    let held = match it.heap.kind_mut(id) {
+                        ObjKind::CppHandle { held, .. } => std::mem::take(held),
+                        _ => Vec::new(),
+                    };
+                    it.heap.decref_all(held);
+                }
+                Ok(Value::Bool(true))
+            }
+            other => {
+                let t = other.type_name();
+                it.unsupported(format!("method '{method}' of '{t}'"))
+            }
+        },
+        Value::Str(s) => match it.str_method(s, method, &args.pos, &args.kw) {
+            Some(r) => r,
+            None => it.unsupported(format!("method '{method}' of str")),
+        },
+        Value::Dtype(_) | Value::Device(_) | Value::Int(_) | Value::Float(_) => {
+            it.unsupported(format!("method '{method}' of {}", it.display(recv)))
+        }
+        _ => it.error(format!("AttributeError: object has no method '{method}'")),
+    };
+    args.drop_all(it);
+    result
+}
+
+pub(super) fn tensor_method(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    method: &str,
+    a: &Args,
+) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    let p = &a.pos;
+    let same = |it: &mut Interpreter<'_>| {
+        it.heap.incref(Value::Obj(id));
+        Ok(Value::Obj(id))
+    };
+    match method {
+        "view" | "reshape" => {
+            if let [Value::Dtype(_)] = p.as_slice() {
+                return it.unsupported("view(dtype)");
+            }
+            let target = dims_from(it, p)?;
+            match torch::reshape_shape(&t.shape, &target) {
+                Ok(shape) if t.contiguous || shape == t.shape => view(it, id, shape),
+                Ok(_) if method == "view" => it.error(
+                    "RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+                ),
+                Ok(shape) => {
+                    // `reshape` of a non-contiguous tensor copies it first.
+                    let copy = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+                    autograd::record(
+                        it,
+                        copy,
+                        "CloneBackward0",
+                        GradFlow::PassThrough,
+                        &[Value::Obj(id)],
+                        &[],
+                    );
+                    Ok(copy)
+                }
+                Err(e) => it.error(format!("RuntimeError: {e}")),
+            }
+        }
+        "flatten" => {
+            let start = match p.first() {
+                Some(&v) => norm_dim(it, int_arg(it, v, "start_dim")?, t.shape.len())?,
+                None => 0,
+            };
+            let end = match p.get(1) {
+                Some(&v) => norm_dim(it, int_arg(it, v, "end_dim")?, t.shape.len())?,
+                None => t.shape.len().saturating_sub(1),
+            };
+            if t.shape.is_empty() {
+                return view(it, id, vec![1]);
+            }
+            let mut shape = t.shape[..start].to_vec();
+            shape.push(t.shape[start..=end].iter().product());
+            shape.extend_from_slice(&t.shape[end + 1..]);
+            view(it, id, shape)
+        }
+        "t" | "transpose" => {
+            let (d0, d1) = if method == "t" {
+                if t.shape.len() > 2 {
+                    return it.error("RuntimeError: t() expects a tensor with <= 2 dimensions");
+                }
+                (0, t.shape.len().saturating_sub(1))
+            } else {
+                let [a0, a1] = p.as_slice() else {
+                    return it.error("TypeError: transpose expects two dimensions");
+                };
+                (
+                    norm_dim(it, int_arg(it, *a0, "dim0")?, t.shape.len())?,
+                    norm_dim(it, int_arg(it, *a1, "dim1")?, t.shape.len())?,
+                )
+            };
+            let mut shape = t.shape.clone();
+            if !shape.is_empty() {
+                shape.swap(d0, d1);
+            }
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
+        }
+        "permute" => {
+            let dims = dims_from(it, p)?;
+            if dims.len() != t.shape.len() {
+                return it.error("RuntimeError: permute: number of dims don't match");
+            }
+            let mut shape = Vec::with_capacity(dims.len());
+            for d in dims {
+                shape.push(t.shape[norm_dim(it, d, t.shape.len())?]);
+            }
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
+        }
+        "unsqueeze" => {
+            let [d] = p.as_slice() else {
+                return it.error("TypeError: unsqueeze expects a dimension");
+            };
+            let d = int_arg(it, *d, "dim")?;
+            let n = t.shape.len() as i64 + 1;
+            let d = if d < 0 { d + n } else { d };
+            if d < 0 || d >= n {
+                return it.error("IndexError: Dimension out of range");
+            }
+            let mut shape = t.shape.clone();
+            shape.insert(d as usize, 1);
+            view(it, id, shape)
+        }
+        "squeeze" => {
+            let shape: Vec<i64> = match p.first() {
+                Some(&d) => {
+                    let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+                    let mut s = t.shape.clone();
+                    if s.get(d) == Some(&1) {
+                        s.remove(d);
+                    }
+                    s
+                }
+                None => t.shape.iter().copied().filter(|&d| d != 1).collect(),
+            };
+            view(it, id, shape)
+        }
+        "expand" => {
+            let target = dims_from(it, p)?;
+            let shape = match torch::broadcast(
+                &t.shape,
+                &target
+                    .iter()
+                    .map(|&d| if d == -1 { 1 } else { d })
+                    .collect::<Vec<_>>(),
+            ) {
+                Ok(s) => s,
+                Err(e) => return it.error(format!("RuntimeError: {e}")),
+            };
+            let v = view(it, id, shape)?;
+            non_contiguous(it, v)
+        }
+        "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "detach_" => {
+            let old = match it.heap.kind_mut(id) {
+                ObjKind::Tensor(t) => {
+                    t.requires_grad = false;
+                    t.grad_fn.take()
+                }
+                _ => None,
+            };
+            if let Some(n) = old {
+                it.heap.decref_id(n);
+            }
+            same(it)
+        }
+        "requires_grad_" => {
+            let flag = match p.first().or(a.kw(it, "requires_grad").as_ref()) {
+                Some(&v) => it.truth(v)?,
+                None => true,
+            };
+            if !t.is_leaf() && !flag {
+                return it.error(
+                    "RuntimeError: you can only change requires_grad flags of leaf variables.",
+                );
+            }
+            if let ObjKind::Tensor(t) = it.heap.kind_mut(id) {
+                t.requires_grad = flag || t.grad_fn.is_some();
+            }
+            same(it)
+        }
+        "backward" => {
+            // backward(gradient=None, retain_graph=None, create_graph=False, inputs=None)
+            let gradient = a.kw(it, "gradient").or(p.first().copied());
+            let retain = match a.kw(it, "retain_graph").or(p.get(1).copied()) {
+                None | Some(Value::None) => None,
+                Some(v) => Some(it.truth(v)?),
+            };
+            let create_graph = match a.kw(it, "create_graph").or(p.get(2).copied()) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let inputs = a
+                .kw(it, "inputs")
+                .or(p.get(3).copied())
+                .unwrap_or(Value::None);
+            let gradient = gradient.unwrap_or(Value::None);
+            it.autograd_backward(Value::Obj(id), gradient, retain, create_graph, true, inputs)?;
+            Ok(Value::None)
+        }
+        "item" => {
+            if t.numel() != 1 {
+                return it.error("RuntimeError: a Tensor with more than one element cannot be converted to Scalar");
+            }
+            Ok(Value::Float(0.0))
+        }
+        "contiguous" if t.contiguous => same(it),
+        "contiguous" => {
+            // A copy in row-major order (`clone(memory_format=contiguous_format)`).
+            let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
+            Ok(out)
+        }
+        "clone" => {
+            let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+            autograd::record(
+                it,
+                out,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[Value::Obj(id)],
+                &[],
+            );
+            Ok(out)
+        }
+        "cuda" | "cpu" | "to" | "half" | "float" | "double" | "bfloat16" | "long" | "int"
+        | "bool" => {
+            let (mut device, mut dtype) = (t.device, t.dtype);
+            match method {
+                "cuda" => device = DeviceKind::Cuda,
+                "cpu" => device = DeviceKind::Cpu,
+                "half" => dtype = Dtype::Float16,
+                "float" => dtype = Dtype::Float32,
+                "double" => dtype = Dtype::Float64,
+                "bfloat16" => dtype = Dtype::BFloat16,
+                "long" => dtype = Dtype::Int64,
+                "int" => dtype = Dtype::Int32,
+                "bool" => dtype = Dtype::Bool,
+                _ => {
+                    for &v in p
+                        .iter()
+                        .chain(a.kw(it, "device").iter())
+                        .chain(a.kw(it, "dtype").iter())
+                    {
+                        match v {
+                            Value::Dtype(d) => dtype = d,
+                            Value::Obj(o) => match tensor_of(it, Value::Obj(o)) {
+                                Some(other) => {
+                                    dtype = other.dtype;
+                                    device = other.device;
+                                }
+                                None => return it.error(
+                                    "TypeError: to() received an invalid combination of arguments",
+                                ),
+                            },
+                            other => device = device_of(it, other)?,
+                        }
+                    }
+                }
+            }
+            if device == t.device && dtype == t.dtype {
+                same(it)
+            } else {
+                let category = it.storages.get(t.storage).category;
+                let out = it.new_tensor_as(t.shape, dtype, device, None, category)?;
+                autograd::record(
+                    it,
+                    out,
+                    "ToCopyBackward0",
+                    GradFlow::Compute,
+                    &[Value::Obj(id)],
+                    &[],
+                );
+                Ok(out)
+            }
+        }
+        "size" => match p.first() {
+            Some(&d) => {
+                let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+                Ok(Value::Int(t.shape[d]))
+            }
+            None => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
+        },
+        "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
+        "dim" => Ok(Value::Int(t.shape.len() as i64)),
+        "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
+        m if crate::python::tensor_pieces::is_piece_method(m) => {
+            crate::python::tensor_pieces::call(it, id, m, p, a.kw(it, "dim"))
+        }
+        "add" | "sub" | "mul" | "div" | "pow" | "matmul" | "mm" | "bmm" => {
+            let op = match method {
+                "add" => Operator::Add,
+                "sub" => Operator::Sub,
+                "mul" => Operator::Mult,
+                "div" => Operator::Div,
+                "pow" => Operator::Pow,
+                _ => Operator::MatMult,
+            };
+            let [other] = p.as_slice() else {
+                return it.error(format!("TypeError: {method}() expects one argument"));
+            };
+            tensor_binary(it, op, Value::Obj(id), *other, false)
+        }
+        m if crate::python::inplace::is_in_place_method(m) => {
+            crate::python::inplace::apply(it, id, m, p)
+        }
+        "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
+        | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
+        "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
+        _ => it.unsupported(format!(
+            "tensor method '{method}'{}",
+            crate::python::alternatives::for_tensor_method(method)
+        )),
+    }
+}
+
+pub(super) fn reduce(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    op: &str,
+    dim: Option<Value>,
+) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    let shape = match dim {
+        None | Some(Value::None) => vec![],
+        Some(d) => {
+            let d = norm_dim(it, int_arg(it, d, "dim")?, t.shape.len())?;
+            let mut s = t.shape.clone();
+            if !s.is_empty() {
+                s.remove(d);
+            }
+            s
+        }
+    };
+    let with_dim = !matches!(dim, None | Some(Value::None));
+    let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    // `sum()`/`mean()` and their `dim=` overloads are distinct nodes (`*Backward0/1`).
+    let key = match (op, with_dim) {
+        ("mean", false) => "mean",
+        ("mean", true) => "mean_dim",
+        (_, false) => "sum",
+        (_, true) => "sum_dim",
+    };
+    let node = torch::op_rule(key).map_or("SumBackward0", |r| r.node);
+    autograd::record(it, out, node, GradFlow::Compute, &[Value::Obj(id)], &[]);
+    Ok(out)
+}
+
+pub(super) fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R<Value> {
+    let tensors: Vec<torch::TensorData> = items
+        .iter()
+        .filter_map(|v| tensor_of(it, *v).cloned())
+        .collect();
+    if tensors.len() != items.len() || tensors.is_empty() {
+        return it.error("TypeError: expected a non-empty sequence of tensors");
+    }
+    let first = &tensors[0];
+    let mut shape = first.shape.clone();
+    if stack {
+        let n = shape.len() as i64 + 1;
+        let d = if dim < 0 { dim + n } else { dim };
+        if d < 0 || d >= n {
+            return it.error("IndexError: Dimension out of range");
+        }
+        shape.insert(d as usize, tensors.len() as i64);
+    } else {
+        let d = norm_dim(it, dim, shape.len())?;
+        shape[d] = tensors
+            .iter()
+            .map(|t| t.shape.get(d).copied().unwrap_or(0))
+            .sum();
+    }
+    let (dtype, device) = (first.dtype, first.device);
+    let out = op_output(it, shape, dtype, device, items)?;
+    // `CatBackward0`/`StackBackward0` save the inputs' sizes only; backward hands each
+    // input a slice of the incoming gradient.
+    let name = if stack {
+        "StackBackward0"
+    } else {
+        "CatBackward0"
+    };
+    autograd::record(it, out, name, GradFlow::Split, items, &[]);
+    Ok(out)
+}
+
+/// An elementwise unary op: a new tensor of the same shape.
+pub(in crate::python) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    let t = t.clone();
+    let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    // The autograd table's row; an op without one records a node that saves nothing.
+    let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
+        Some(r) => (r.node, r.saves),
+        None => ("NegBackward0", &[]),
+    };
+    autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], saves);
+    Ok(out)
+}
+
+/// A new tensor for an op's result: an activation when autograd will record the op.
+pub(in crate::python) fn op_output(
+    it: &mut Interpreter<'_>,
+    shape: Vec<i64>,
+    dtype: Dtype,
+    device: DeviceKind,
+    inputs: &[Value],
+) -> R<Value> {
+    let recorded = it.grad_enabled && inputs.iter().any(|&v| autograd::requires_grad(it, v));
+    let category = if recorded {
+        Category::Activation
+    } else {
+        Category::Temporary
+    };
+    it.new_tensor_as(shape, dtype, device, None, category)
+}
+
+/// Binary op with at least one tensor operand (borrowed operands).
+pub(in crate::python) fn tensor_binary(
+    it: &mut Interpreter<'_>,
+    op: Operator,
+    l: Value,
+    r: Value,
+    in_place: bool,
+) -> R<Value> {
+    let lt = tensor_of(it, l).cloned();
+    let rt = tensor_of(it, r).cloned();
+    let scalar_dtype = |v: Value| match v {
+        Value::Float(_) => Some(Dtype::Float32),
+        Value::Int(_) | Value::Bool(_) => None,
+        _ => None,
+    };
+    if (lt.is_none() && float_of(l).is_none()) || (rt.is_none() && float_of(r).is_none()) {
+        return it.error("TypeError: unsupported operand types for a tensor operation");
+    }
+    let shape_of =
+        |t: &Option<torch::TensorData>| t.as_ref().map(|t| t.shape.clone()).unwrap_or_default();
+    let (ls, rs) = (shape_of(&lt), shape_of(&rt));
+    let shape = if op == Operator::MatMult {
+        torch::matmul_shape(&ls, &rs)
+    } else {
+        torch::broadcast(&ls, &rs)
+    };
+    let shape = match shape {
+        Ok(s) => s,
+        Err(e) => return it.error(format!("RuntimeError: {e}")),
+    };
+    let device = match (&lt, &rt) {
+        (Some(a), Some(b))
+            if a.device != b.device && !a.shape.is_empty() && !b.shape.is_empty() =>
+        {
+            return it.error(format!(
+                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                a.device.name(),
+                b.device.name()
+            ));
+        }
+        (Some(a), Some(b)) => {
+            if a.shape.is_empty() {
+                b.device
+            } else {
+                a.device
+            }
+        }
+        (Some(a), None) => a.device,
+        (None, Some(b)) => b.device,
+        (None, None) => unreachable!("one operand is a tensor"),
+    };
+    let dtype = match (&lt, &rt) {
+        (Some(a), Some(b)) => Dtype::promote(a.dtype, b.dtype),
+        (Some(a), None) => scalar_dtype(r)
+            .filter(|_| !a.dtype.is_floating())
+            .unwrap_or(a.dtype),
+        (None, Some(b)) => scalar_dtype(l)
+            .filter(|_| !b.dtype.is_floating())
+            .unwrap_or(b.dtype),
+        (None, None) => unreachable!(),
+    };
+    let dtype = if op == Operator::Div && !dtype.is_floating() {
+        Dtype::Float32
+    } else {
+        dtype
+    };
+    if in_place && let (Some(target), Value::Obj(id)) = (&lt, l) {
+        if shape != target.shape {
+            return it.error(format!(
+                "RuntimeError: output with shape {:?} doesn't match the broadcast shape {:?}",
+                target.shape, shape
+            ));
+        }
+        if let Some(method) = crate::python::inplace::method_of(op) {
+            return crate::python::inplace::apply(it, id, method, &[r]);
+        }
+        it.heap.incref(Value::Obj(id));
+        return Ok(Value::Obj(id));
+    }
+    let out = op_output(it, shape, dtype, device, &[l, r])?;
+    let both = lt.is_some() && rt.is_some();
+    let key = match op {
+        Operator::Add => "add",
+        Operator::Sub => "sub",
+        Operator::Mult if both => "mul",
+        Operator::Mult => "mul_scalar",
+        Operator::Div if both => "div",
+        Operator::Div => "div_scalar",
+        Operator::Pow => "pow",
+        Operator::MatMult => "matmul",
+        _ => "",
+    };
+    let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match torch::op_rule(key) {
+        // Broadcasting reduces the gradient to each operand's shape: a new buffer.
+        Some(r) if r.flow == GradFlow::PassThrough && !(both && ls == rs) => {
+            (r.node, GradFlow::Compute, r.saves)
+        }
+        Some(r) => (r.node, r.flow, r.saves),
+        None => (
+            "BinaryBackward",
+            GradFlow::Compute,
+            &[Save::Input(0), Save::Input(1)],
+        ),
+    };
+    autograd::record(it, out, name, flow, &[l, r], saves);
+    Ok(out)
+}
+
+/// A new list or tuple holding (new references to) borrowed `items`.
+pub(in crate::python) fn new_sequence(
+    it: &mut Interpreter<'_>,
+    is_list: bool,
+    items: Vec<Value>,
+) -> Value {
+    for &v in &items {
+        it.heap.incref(v);
+    }
+    Value::Obj(it.alloc(if is_list {
+        ObjKind::List(items)
+    } else {
+        ObjKind::Tuple(items)
+    }))
+}
