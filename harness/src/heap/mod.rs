@@ -184,6 +184,11 @@ pub enum WrapperKind {
     Reversed,
     /// `contextlib.nullcontext(x)`: what `__enter__` returns.
     NullContext,
+    /// `iter(seq)` of a list, tuple or dict (`list_iterator`, `tuple_iterator`,
+    /// `dict_keyiterator`: GC objects): the sequence, the index of the next item.
+    SeqIter,
+    /// `zip(a, b, ...)`: one iterator per source.
+    Zip,
 }
 
 impl ObjKind {
@@ -218,6 +223,8 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Filter, _) => "filter",
             ObjKind::Wrapper(WrapperKind::Reversed, _) => "list_reverseiterator",
             ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
+            ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
+            ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
         }
     }
 }

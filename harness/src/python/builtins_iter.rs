@@ -22,13 +22,19 @@ impl<'a> Interpreter<'a> {
                     Some(_) => return self.error("TypeError: enumerate start must be an integer"),
                 };
                 self.heap.incref(*source);
-                let source = self.user_iter(*source)?;
+                let source = self.iterator_of(*source)?;
                 vec![source, Value::Int(0), Value::Int(count)]
             }
             (WrapperKind::Map | WrapperKind::Filter, [func, source]) => {
                 self.heap.incref(*func);
                 self.heap.incref(*source);
-                let source = self.user_iter(*source)?;
+                let source = match self.iterator_of(*source) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.heap.decref(*func);
+                        return Err(e);
+                    }
+                };
                 vec![*func, source, Value::Int(0)]
             }
             (WrapperKind::Map, [_, _, ..]) => {
@@ -45,9 +51,40 @@ impl<'a> Interpreter<'a> {
                 self.heap.incref(*seq);
                 vec![*seq, Value::Int(len as i64)]
             }
+            (WrapperKind::Zip, sources) => {
+                let mut iterators = Vec::with_capacity(sources.len());
+                for &source in sources {
+                    self.heap.incref(source);
+                    match self.iterator_of(source) {
+                        Ok(i) => iterators.push(i),
+                        Err(e) => {
+                            self.heap.decref_all(iterators);
+                            return Err(e);
+                        }
+                    }
+                }
+                iterators
+            }
             _ => return self.error("TypeError: wrong number of arguments"),
         };
         Ok(self.new_wrapper(kind, items))
+    }
+
+    /// `iter(x)` for a lazy iterator's source (`x` owned, the result owned): a list, tuple
+    /// or dict gets its own iterator object, counted as CPython's GC-allocated
+    /// `list_iterator` / `tuple_iterator` / `dict_keyiterator` are (measured:
+    /// `enumerate((1,))` and `map(abs, (1,))` count 2, `zip((1,), (2,))` 3, `iter([1])` 1 on
+    /// 3.8–3.13). A `range` is indexed directly: its iterator is not a GC object.
+    pub(super) fn iterator_of(&mut self, source: Value) -> R<Value> {
+        if let Value::Obj(o) = source
+            && matches!(
+                self.heap.kind(o),
+                ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Dict(_)
+            )
+        {
+            return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![source, Value::Int(0)]));
+        }
+        self.user_iter(source)
     }
 
     /// The next item of a lazy iterator, or `None` when it is exhausted.
@@ -126,6 +163,34 @@ impl<'a> Interpreter<'a> {
                     self.heap.incref(v);
                 }
                 Ok(item)
+            }
+            WrapperKind::SeqIter => {
+                let pos = int(items[1]);
+                let item = self.next_of(items[0], pos as usize)?;
+                if item.is_some() {
+                    set(self, 1, pos + 1);
+                }
+                Ok(item)
+            }
+            WrapperKind::Zip => {
+                let mut row = Vec::with_capacity(items.len());
+                for &source in &items {
+                    match self.next_of(source, 0) {
+                        Ok(Some(v)) => row.push(v),
+                        Ok(None) => {
+                            self.heap.decref_all(row);
+                            return Ok(None);
+                        }
+                        Err(e) => {
+                            self.heap.decref_all(row);
+                            return Err(e);
+                        }
+                    }
+                }
+                if row.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(Value::Obj(self.alloc(ObjKind::Tuple(row)))))
             }
             _ => {
                 let t = self.heap.kind(id).type_name();

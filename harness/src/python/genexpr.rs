@@ -150,7 +150,13 @@ impl<'a> Interpreter<'a> {
                 Some(v) => Ok(v),
                 None => self.error("ValueError: arg is an empty sequence"),
             },
-            Consumer::List => Ok(Value::Obj(self.alloc(ObjKind::List(items)))),
+            // `list(...)` allocates through the type, never from the free list; 3.15's
+            // compiler turns `list(<genexpr>)` into `BUILD_LIST` + `LIST_APPEND` (seen in
+            // its `dis` output), which takes the free list.
+            Consumer::List if self.heap.profile.version.minor >= 15 => {
+                Ok(Value::Obj(self.alloc(ObjKind::List(items))))
+            }
+            Consumer::List => Ok(super::builtin_calls::list_from_type_call(self, items)),
             Consumer::Tuple => Ok(Value::Obj(self.alloc(ObjKind::Tuple(items)))),
             Consumer::Collect => {
                 let list = Value::Obj(self.alloc(ObjKind::List(items)));

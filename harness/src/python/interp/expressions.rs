@@ -146,11 +146,10 @@ impl<'a> Interpreter<'a> {
             Expr::Tuple(t) => {
                 // A tuple of constants is a constant of the code object: nothing is allocated.
                 if t.elts.iter().all(is_constant) {
-                    let mut items = Vec::with_capacity(t.elts.len());
-                    for x in &t.elts {
-                        items.push(self.eval(x)?);
-                    }
-                    return Ok(natives::constant_tuple(self, items));
+                    let key = std::ptr::from_ref(t) as usize;
+                    return natives::cached_constant(self, key, |it| {
+                        t.elts.iter().map(|x| it.eval(x)).collect()
+                    });
                 }
                 let mut items = Vec::with_capacity(t.elts.len());
                 for x in &t.elts {

@@ -149,6 +149,8 @@ pub struct Interpreter<'a> {
     pub(super) budget: super::budget::Budget,
     /// Compiled bodies of generator functions by code index (`vm/`).
     pub(super) vm_codes: FxHashMap<u32, Rc<super::vm::VmCode<'a>>>,
+    /// Constant tuples by AST node address, kept for the run like `co_consts`.
+    pub(super) constants: FxHashMap<usize, crate::heap::ObjId>,
     pub(super) data_depth: super::depth::DepthGuard,
 }
 
@@ -196,6 +198,7 @@ impl<'a> Interpreter<'a> {
             budget: Default::default(),
             data_depth: Default::default(),
             vm_codes: FxHashMap::default(),
+            constants: FxHashMap::default(),
             heap,
             names,
             codes,

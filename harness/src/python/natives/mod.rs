@@ -480,9 +480,39 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
     Some(native(n))
 }
 
-/// A code object's constant tuple: exists without a GC allocation at run time.
+/// The empty tuple, a singleton in CPython: created once, never counted nor freed.
 pub(super) fn constant_tuple(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
-    Value::Obj(it.heap.insert_uncounted(ObjKind::Tuple(items)))
+    debug_assert!(
+        items.is_empty(),
+        "only the empty tuple is a shared constant"
+    );
+    match cached_constant(it, EMPTY_TUPLE_KEY, |_| Ok(items)) {
+        Ok(v) => v,
+        Err(_) => unreachable!("building () cannot fail"),
+    }
+}
+
+/// Key of the empty tuple among the cached constants (no AST node has address 0).
+const EMPTY_TUPLE_KEY: usize = 0;
+
+/// A constant tuple of a code object (`co_consts`), keyed by its AST node's address: built
+/// on first use and kept for the run, as the code object keeps it, so using it allocates
+/// nothing and dropping a reference to it never frees it (which would move the generation-0
+/// counter or a free list as no CPython object does).
+pub(super) fn cached_constant<'a>(
+    it: &mut Interpreter<'a>,
+    key: usize,
+    items: impl FnOnce(&mut Interpreter<'a>) -> super::interp::R<Vec<Value>>,
+) -> super::interp::R<Value> {
+    if let Some(&id) = it.constants.get(&key) {
+        it.heap.incref(Value::Obj(id));
+        return Ok(Value::Obj(id));
+    }
+    let items = items(it)?;
+    let id = it.heap.insert_uncounted(ObjKind::Tuple(items));
+    it.heap.incref(Value::Obj(id));
+    it.constants.insert(key, id);
+    Ok(Value::Obj(id))
 }
 
 /// Owned call arguments, dropped together when the native returns.

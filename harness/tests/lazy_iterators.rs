@@ -1,0 +1,113 @@
+//! Lazy iterators: `zip`, `map`, `filter`, `enumerate`, `reversed`, `iter()` / `next()` are
+//! objects that produce items on demand and hold references to their sources (a stored
+//! `zip` keeps its inputs alive), counted as CPython counts them: the iterator object plus,
+//! for a list, tuple or dict source, the hidden GC-allocated iterator over it.
+
+mod probes;
+
+use probes::ok;
+
+/// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
+/// (`PRELUDE + probe + MEASURE + print(d)`, run by `~/.pyenv/versions/3.X*/bin/python`).
+const PROBES: &[probes::Probe] = &[
+    (
+        "zip of two tuples kept",
+        "def probe():\n    keep.append(zip((1,), (2,)))\n",
+        3,
+        3,
+    ),
+    (
+        "map over a tuple kept",
+        "def probe():\n    keep.append(map(abs, (1,)))\n",
+        2,
+        2,
+    ),
+    (
+        "filter over a list kept",
+        "def probe():\n    keep.append(filter(None, [1]))\n",
+        2,
+        2,
+    ),
+    (
+        "enumerate over a tuple kept",
+        "def probe():\n    keep.append(enumerate((1,)))\n",
+        2,
+        2,
+    ),
+    (
+        "enumerate over a range kept",
+        "def probe():\n    keep.append(enumerate(range(2)))\n",
+        1,
+        1,
+    ),
+    (
+        "reversed tuple kept",
+        "def probe():\n    keep.append(reversed((1,)))\n",
+        1,
+        1,
+    ),
+    (
+        "iter of a list kept",
+        "def probe():\n    keep.append(iter([1]))\n",
+        1,
+        1,
+    ),
+    (
+        "list of a zip kept",
+        "def probe():\n    keep.append(list(zip((1, 2), (3, 4))))\n",
+        1,
+        1,
+    ),
+];
+
+#[test]
+fn lazy_iterators_are_counted_as_cpython_counts_them() {
+    probes::model_matches_table(PROBES);
+}
+
+#[test]
+fn measured_counts_match_installed_interpreters() {
+    probes::table_matches_installed_interpreters(PROBES);
+}
+
+#[test]
+fn lazy_iterators_produce_what_python_produces() {
+    ok("
+z = zip([1, 2, 3], (4, 5), 'ab' if False else [7, 8, 9])
+assert next(z) == (1, 4, 7)
+assert list(z) == [(2, 5, 8)]
+assert list(z) == [], 'an exhausted zip stays exhausted'
+assert list(zip()) == []
+it = iter([1, 2])
+assert next(it) == 1 and next(it) == 2 and next(it, 'end') == 'end'
+pairs = dict(zip(['a', 'b'], [1, 2]))
+assert pairs == {'a': 1, 'b': 2}
+assert [i * v for i, v in enumerate(map(abs, [-1, -2]), 1)] == [1, 4]
+try:
+    len(zip([1]))
+except TypeError:
+    pass
+else:
+    assert False, 'a zip has no len()'
+");
+}
+
+/// A stored `zip` keeps its inputs alive: the tensors in the lists stay allocated until the
+/// zip is dropped, then go with the lists.
+#[test]
+fn a_stored_zip_keeps_its_sources_alive() {
+    let t = ok("
+import torch
+a = [torch.zeros(1024, 1024, device='cuda') for _ in range(2)]
+b = [torch.zeros(1024, 1024, device='cuda') for _ in range(2)]
+z = zip(a, b)
+del a, b
+assert torch.cuda.memory_allocated() == 4 * 4 * 1024 * 1024, torch.cuda.memory_allocated()
+first = next(z)
+del z
+assert torch.cuda.memory_allocated() == 2 * 4 * 1024 * 1024, torch.cuda.memory_allocated()
+del first
+assert torch.cuda.memory_allocated() == 0
+");
+    drop(t);
+}
