@@ -310,14 +310,17 @@ impl<'a> Interpreter<'a> {
         let Some((first, rest)) = generators.split_first() else {
             return each(self);
         };
-        let iterable = match first_source {
+        // A generator expression's first source is iterated by the caller, which counted
+        // its iterator; every other loop here makes its own (`GET_ITER`).
+        let (iterable, hidden_iterator) = match first_source {
             Some(v) => {
                 self.heap.incref(v);
-                v
+                (v, false)
             }
             None => {
                 let v = self.eval(&first.iter)?;
-                self.user_iter(v)?
+                let v = self.user_iter(v)?;
+                (v, self.count_loop_iterator(v))
             }
         };
         let mut index = 0;
@@ -345,6 +348,9 @@ impl<'a> Interpreter<'a> {
                     }
                     Err(e) => {
                         self.heap.decref(iterable);
+                        if hidden_iterator {
+                            self.free_loop_iterator();
+                        }
                         return Err(e);
                     }
                 }
@@ -358,6 +364,9 @@ impl<'a> Interpreter<'a> {
             }
         };
         self.heap.decref(iterable);
+        if hidden_iterator {
+            self.free_loop_iterator();
+        }
         result
     }
 

@@ -236,20 +236,7 @@ impl<'a> Interpreter<'a> {
         }
         let iterable = self.eval(&f.iter)?;
         let iterable = self.user_iter(iterable)?;
-        // `GET_ITER` on a list, tuple or dict makes a GC-allocated iterator, counted and
-        // freed when the loop ends (measured on 3.8–3.15); 3.14's virtual iterators skip it
-        // for lists and tuples.
-        let hidden_iterator = match iterable {
-            Value::Obj(o) => match self.heap.kind(o) {
-                ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
-                ObjKind::Dict(_) => true,
-                _ => false,
-            },
-            _ => false,
-        };
-        if hidden_iterator {
-            self.count_untracked_allocations(1);
-        }
+        let hidden_iterator = self.count_loop_iterator(iterable);
         let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
         if is_iteration_loop {
             self.iteration_loop_seen = true;
@@ -259,8 +246,7 @@ impl<'a> Interpreter<'a> {
         self.loop_depth -= 1;
         self.heap.decref(iterable);
         if hidden_iterator {
-            // No free list serves these iterators.
-            self.heap.count_deallocation(&ObjKind::Cell(None));
+            self.free_loop_iterator();
         }
         if is_iteration_loop && self.recorder.iteration().is_some() {
             self.close_iteration(false);
