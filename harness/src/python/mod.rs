@@ -42,6 +42,7 @@ pub mod static_check;
 mod stdlib;
 mod str_methods;
 mod syntax_check;
+mod tensor_hooks;
 mod tensor_pieces;
 mod torchlib;
 mod type_checks;
