@@ -22,14 +22,29 @@ pub fn snapshot_file(snapshot_dir: &Path, scenario: &str, variant: &str) -> Path
     snapshot_dir.join(format!("{}.snap", snapshot_name(scenario, variant)))
 }
 
-/// The name insta sees (its file name without `.snap`); insta replaces `/` and `\`.
+/// The name insta sees (its file name without `.snap`): the variant's name with the
+/// characters a Windows checkout cannot have in a file name replaced, so that every golden
+/// file can be checked out everywhere. `/` and `\` become `__` (as insta does); `:` becomes
+/// `=`, which keeps allocator settings readable (`max_split_size_mb=128`); `<>"|?*` and
+/// control characters become `_`. Variants that map to the same name are refused by
+/// [`check_file_names`].
 pub fn snapshot_name(scenario: &str, variant: &str) -> String {
     let name = if variant.is_empty() {
         scenario.to_string()
     } else {
         format!("{scenario}@{variant}")
     };
-    name.replace(['/', '\\'], "__")
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '/' | '\\' => out.push_str("__"),
+            ':' => out.push('='),
+            '<' | '>' | '"' | '|' | '?' | '*' => out.push('_'),
+            c if c.is_control() && c != '\0' => out.push('_'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Longest file name most file systems accept, in bytes.
@@ -61,7 +76,7 @@ pub fn check_file_names(
         }
         if let Some(other) = seen.insert(name.clone(), variant_name.clone()) {
             return Err(format!(
-                "{display}: variants `{other}` and `{variant_name}` would share the golden file {name}.snap; make their `vary` values differ in more than `/` and `\\`"
+                "{display}: variants `{other}` and `{variant_name}` would share the golden file {name}.snap; make their `vary` values differ in more than the characters a file name cannot hold (`/\\:<>\"|?*`)"
             ));
         }
     }
@@ -337,6 +352,15 @@ mod tests {
         );
         assert_eq!(snapshot_file(dir, "plain", ""), dir.join("plain.snap"));
         assert_eq!(snapshot_name("a/b", "x=c\\d"), "a__b@x=c__d");
+        // Every golden name can be checked out on Windows, and stays readable.
+        assert_eq!(
+            snapshot_name("frag", "allocator=max_split_size_mb:128"),
+            "frag@allocator=max_split_size_mb=128"
+        );
+        assert_eq!(snapshot_name("s", "v=<a>|\"b\"?*\t"), "s@v=_a___b____");
+        for c in snapshot_name("s", "a:b<c>d\"e|f?g*h\u{1}").chars() {
+            assert!(!":<>\"|?*\\/".contains(c) && !c.is_control(), "{c:?}");
+        }
         assert_eq!(
             pending_file(&dir.join("plain.snap")),
             dir.join("plain.snap.new")
