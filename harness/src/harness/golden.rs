@@ -29,11 +29,15 @@ pub fn snapshot_file(snapshot_dir: &Path, scenario: &str, variant: &str) -> Path
 /// control characters become `_`. Variants that map to the same name are refused by
 /// [`check_file_names`].
 pub fn snapshot_name(scenario: &str, variant: &str) -> String {
-    let name = if variant.is_empty() {
-        scenario.to_string()
+    if variant.is_empty() {
+        file_safe(scenario)
     } else {
-        format!("{scenario}@{variant}")
-    };
+        format!("{}@{}", file_safe(scenario), file_safe(variant))
+    }
+}
+
+/// [`snapshot_name`]'s character mapping, for one part of the name.
+fn file_safe(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         match c {
@@ -164,10 +168,11 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
     settings.set_description(target.description.clone());
     settings.set_omit_expression(true);
     settings.set_raw_info(&info(target));
+    // insta joins `name@suffix`; both parts mapped as `snapshot_file` does.
     if !target.variant.is_empty() {
-        settings.set_snapshot_suffix(target.variant);
+        settings.set_snapshot_suffix(file_safe(target.variant));
     }
-    let name = target.scenario.replace(['/', '\\'], "__");
+    let name = file_safe(target.scenario);
     let result = quietly(|| {
         catch_unwind(AssertUnwindSafe(|| {
             settings.bind(|| insta::assert_snapshot!(name.as_str(), text));
@@ -411,5 +416,27 @@ mod tests {
         assert!(m.existed);
         assert_eq!(m.snapshot, snapshots.join("a@n=1.snap"));
         assert_eq!(m.diff, "@@ -1,2 +1,2 @@\n-peak 1 GiB\n+peak 2 GiB\n same\n");
+    }
+
+    #[test]
+    fn insta_reads_the_golden_file_under_its_mapped_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshots = dir.path().join("snapshots");
+        std::fs::create_dir_all(&snapshots).unwrap();
+        let input = dir.path().join("a.yaml");
+        std::fs::write(&input, "name: a\n").unwrap();
+        std::fs::write(
+            snapshots.join("a@alloc=max_split_size_mb=128.snap"),
+            "---\nsource: x\n---\nbody\n",
+        )
+        .unwrap();
+        let target = GoldenTarget {
+            snapshot_dir: &snapshots,
+            scenario: "a",
+            variant: "alloc=max_split_size_mb:128",
+            input_file: &input,
+            description: "a::alloc=max_split_size_mb:128".into(),
+        };
+        assert_eq!(assert_golden(&target, "body\n"), Ok(GoldenOutcome::Matched));
     }
 }
