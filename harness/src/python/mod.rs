@@ -20,6 +20,7 @@ pub mod constructs;
 mod cuda_memory;
 mod depth;
 mod descriptors;
+mod dropout;
 mod dunder;
 mod exception_attrs;
 mod exceptions;

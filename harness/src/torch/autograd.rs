@@ -31,6 +31,7 @@
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
 //! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
 //! | `embedding`                     | `EmbeddingBackward0` | the indices                                          |
+//! | `dropout` (training, `0<p<1`)   | `NativeDropoutBackward0` | its bool mask (`result1`), see `python/dropout.rs` |
 //! | `nn.LSTM`, `nn.GRU` (per step)  | `MmBackward0` ×2 + `ThnnFused*CellBackward0` | see `python/layers.rs`           |
 //! | `stack` (inside those layers)   | `StackBackward0`  | nothing; backward hands out slices                      |
 //!
