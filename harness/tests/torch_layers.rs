@@ -268,3 +268,33 @@ fn dropout_refuses_a_probability_outside_zero_to_one_and_inplace() {
     .unwrap_err();
     assert!(e.contains("unsupported: dropout(inplace=True)"), "{e}");
 }
+
+#[test]
+fn function_forms_record_what_the_tensor_methods_record() {
+    // softmax/log_softmax/sqrt/sigmoid/tanh keep their output for backward; log/abs/gelu
+    // keep their input, so their output dies with its Python object; neg keeps nothing.
+    ok(&format!(
+        "{PRELUDE}x = torch.zeros(M, device='cuda', requires_grad=True)
+base = torch.cuda.memory_allocated()
+for f in [torch.softmax, F.softmax, torch.log_softmax, F.log_softmax]:
+    y = f(x, dim=0)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base - 4 * M == 512
+    del loss
+for f in [torch.log, torch.abs, F.gelu, torch.neg]:
+    y = f(x)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base == 512
+    del loss
+for f in [torch.sqrt, F.sigmoid, F.tanh]:
+    y = f(x)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base - 4 * M == 512
+    del loss
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}

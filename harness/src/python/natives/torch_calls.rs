@@ -283,6 +283,22 @@ pub(in crate::python) fn call_torch_native(
             }
             it.dropout(input, prob, training)
         }
+        SoftmaxFn | LogSoftmaxFn | GeluFn | LogFn | AbsFn | SqrtFn | NegFn => {
+            // The function forms of the tensor methods: same node, same saves.
+            let op = match n {
+                SoftmaxFn => "softmax",
+                LogSoftmaxFn => "log_softmax",
+                GeluFn => "gelu",
+                LogFn => "log",
+                AbsFn => "abs",
+                SqrtFn => "sqrt",
+                _ => "neg",
+            };
+            match a.kw(it, "input").or(p.first().copied()) {
+                Some(Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => tensor_unary(it, t, op),
+                _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
+            }
+        }
         Relu | Sigmoid | Tanh | Exp => match p.as_slice() {
             [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
                 let op = match n {
