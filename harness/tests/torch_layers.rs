@@ -224,3 +224,77 @@ fn shape_errors_use_pytorchs_wording() {
         "{e}"
     );
 }
+
+#[test]
+fn dropout_keeps_a_one_byte_mask_while_the_graph_lives_and_is_the_input_in_eval() {
+    // Training: output (4 MiB) + a bool mask (1 MiB) that `NativeDropoutBackward0` keeps;
+    // backward frees the mask. Without a graph the mask is freed at once. In eval mode,
+    // `training=False` or `p=0` the input itself comes back: no bytes.
+    ok(&format!(
+        "{PRELUDE}x = torch.zeros(M, device='cuda', requires_grad=True)
+base = torch.cuda.memory_allocated()
+drop = nn.Dropout(0.1)
+y = drop(x)
+assert torch.cuda.memory_allocated() - base == 5 * M
+assert y.grad_fn is not None
+y.sum().backward()
+assert torch.cuda.memory_allocated() - base == 8 * M
+x.grad = None
+del y
+with torch.no_grad():
+    z = F.dropout(x, p=0.5)
+assert torch.cuda.memory_allocated() - base == 4 * M
+del z
+drop.eval()
+assert drop(x) is x
+assert F.dropout(x, 0.5, training=False) is x
+assert torch.dropout(x, 0.0, True) is x
+assert nn.Identity(3, unused=1)(x) is x
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}
+
+#[test]
+fn dropout_refuses_a_probability_outside_zero_to_one_and_inplace() {
+    let e = run("d = torch.nn.Dropout(1.5)\n").unwrap_err();
+    assert!(
+        e.contains("dropout probability has to be between 0 and 1, but got 1.5"),
+        "{e}"
+    );
+    let e = run(
+        "x = torch.zeros(4, device='cuda')\ny = torch.nn.functional.dropout(x, inplace=True)\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("unsupported: dropout(inplace=True)"), "{e}");
+}
+
+#[test]
+fn function_forms_record_what_the_tensor_methods_record() {
+    // softmax/log_softmax/sqrt/sigmoid/tanh keep their output for backward; log/abs/gelu
+    // keep their input, so their output dies with its Python object; neg keeps nothing.
+    ok(&format!(
+        "{PRELUDE}x = torch.zeros(M, device='cuda', requires_grad=True)
+base = torch.cuda.memory_allocated()
+for f in [torch.softmax, F.softmax, torch.log_softmax, F.log_softmax]:
+    y = f(x, dim=0)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base - 4 * M == 512
+    del loss
+for f in [torch.log, torch.abs, F.gelu, torch.neg]:
+    y = f(x)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base == 512
+    del loss
+for f in [torch.sqrt, F.sigmoid, F.tanh]:
+    y = f(x)
+    loss = y.sum()
+    del y
+    assert torch.cuda.memory_allocated() - base - 4 * M == 512
+    del loss
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}

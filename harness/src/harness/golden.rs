@@ -22,14 +22,33 @@ pub fn snapshot_file(snapshot_dir: &Path, scenario: &str, variant: &str) -> Path
     snapshot_dir.join(format!("{}.snap", snapshot_name(scenario, variant)))
 }
 
-/// The name insta sees (its file name without `.snap`); insta replaces `/` and `\`.
+/// The name insta sees (its file name without `.snap`): the variant's name with the
+/// characters a Windows checkout cannot have in a file name replaced, so that every golden
+/// file can be checked out everywhere. `/` and `\` become `__` (as insta does); `:` becomes
+/// `=`, which keeps allocator settings readable (`max_split_size_mb=128`); `<>"|?*` and
+/// control characters become `_`. Variants that map to the same name are refused by
+/// [`check_file_names`].
 pub fn snapshot_name(scenario: &str, variant: &str) -> String {
-    let name = if variant.is_empty() {
-        scenario.to_string()
+    if variant.is_empty() {
+        file_safe(scenario)
     } else {
-        format!("{scenario}@{variant}")
-    };
-    name.replace(['/', '\\'], "__")
+        format!("{}@{}", file_safe(scenario), file_safe(variant))
+    }
+}
+
+/// [`snapshot_name`]'s character mapping, for one part of the name.
+fn file_safe(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '/' | '\\' => out.push_str("__"),
+            ':' => out.push('='),
+            '<' | '>' | '"' | '|' | '?' | '*' => out.push('_'),
+            c if c.is_control() && c != '\0' => out.push('_'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Longest file name most file systems accept, in bytes.
@@ -61,7 +80,7 @@ pub fn check_file_names(
         }
         if let Some(other) = seen.insert(name.clone(), variant_name.clone()) {
             return Err(format!(
-                "{display}: variants `{other}` and `{variant_name}` would share the golden file {name}.snap; make their `vary` values differ in more than `/` and `\\`"
+                "{display}: variants `{other}` and `{variant_name}` would share the golden file {name}.snap; make their `vary` values differ in more than the characters a file name cannot hold (`/\\:<>\"|?*`)"
             ));
         }
     }
@@ -149,10 +168,11 @@ pub fn assert_golden(target: &GoldenTarget<'_>, text: &str) -> Result<GoldenOutc
     settings.set_description(target.description.clone());
     settings.set_omit_expression(true);
     settings.set_raw_info(&info(target));
+    // insta joins `name@suffix`; both parts mapped as `snapshot_file` does.
     if !target.variant.is_empty() {
-        settings.set_snapshot_suffix(target.variant);
+        settings.set_snapshot_suffix(file_safe(target.variant));
     }
-    let name = target.scenario.replace(['/', '\\'], "__");
+    let name = file_safe(target.scenario);
     let result = quietly(|| {
         catch_unwind(AssertUnwindSafe(|| {
             settings.bind(|| insta::assert_snapshot!(name.as_str(), text));
@@ -337,6 +357,15 @@ mod tests {
         );
         assert_eq!(snapshot_file(dir, "plain", ""), dir.join("plain.snap"));
         assert_eq!(snapshot_name("a/b", "x=c\\d"), "a__b@x=c__d");
+        // Every golden name can be checked out on Windows, and stays readable.
+        assert_eq!(
+            snapshot_name("frag", "allocator=max_split_size_mb:128"),
+            "frag@allocator=max_split_size_mb=128"
+        );
+        assert_eq!(snapshot_name("s", "v=<a>|\"b\"?*\t"), "s@v=_a___b____");
+        for c in snapshot_name("s", "a:b<c>d\"e|f?g*h\u{1}").chars() {
+            assert!(!":<>\"|?*\\/".contains(c) && !c.is_control(), "{c:?}");
+        }
         assert_eq!(
             pending_file(&dir.join("plain.snap")),
             dir.join("plain.snap.new")
@@ -387,5 +416,27 @@ mod tests {
         assert!(m.existed);
         assert_eq!(m.snapshot, snapshots.join("a@n=1.snap"));
         assert_eq!(m.diff, "@@ -1,2 +1,2 @@\n-peak 1 GiB\n+peak 2 GiB\n same\n");
+    }
+
+    #[test]
+    fn insta_reads_the_golden_file_under_its_mapped_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshots = dir.path().join("snapshots");
+        std::fs::create_dir_all(&snapshots).unwrap();
+        let input = dir.path().join("a.yaml");
+        std::fs::write(&input, "name: a\n").unwrap();
+        std::fs::write(
+            snapshots.join("a@alloc=max_split_size_mb=128.snap"),
+            "---\nsource: x\n---\nbody\n",
+        )
+        .unwrap();
+        let target = GoldenTarget {
+            snapshot_dir: &snapshots,
+            scenario: "a",
+            variant: "alloc=max_split_size_mb:128",
+            input_file: &input,
+            description: "a::alloc=max_split_size_mb:128".into(),
+        };
+        assert_eq!(assert_golden(&target, "body\n"), Ok(GoldenOutcome::Matched));
     }
 }

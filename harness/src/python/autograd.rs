@@ -136,12 +136,21 @@ pub(super) fn set_history(it: &mut Interpreter<'_>, out: ObjId, node: ObjId) {
 /// A gradient flowing through the engine: a storage reference with its metadata and, with
 /// `create_graph=True`, the `grad_fn` of the gradient itself (one node reference).
 #[derive(Debug, Clone)]
-struct Buffer {
-    storage: StorageId,
-    shape: Vec<i64>,
-    dtype: Dtype,
-    device: DeviceKind,
-    node: Option<ObjId>,
+pub(super) struct GradBuffer {
+    pub storage: StorageId,
+    pub shape: Vec<i64>,
+    pub dtype: Dtype,
+    pub device: DeviceKind,
+    pub node: Option<ObjId>,
+}
+
+type Buffer = GradBuffer;
+
+impl GradBuffer {
+    /// Drops its storage and node references.
+    pub(super) fn release(self, it: &mut Interpreter<'_>) {
+        drop_buffer(it, self);
+    }
 }
 
 /// Drops a buffer's storage and node references.
@@ -452,9 +461,13 @@ fn execute(
         return Ok(Vec::new());
     };
     let node = (**node).clone();
-    let Some(incoming) = incoming else {
+    let Some(mut incoming) = incoming else {
         return Ok(Vec::new());
     };
+    // Tensor pre-hooks of the tensors this node produced (`register_hook` on a non-leaf).
+    for &dict in &node.hook_dicts {
+        incoming = it.run_tensor_hooks(dict, incoming, options.create_graph)?;
+    }
     // A node that saved tensors cannot run after they were released; one that saved only
     // sizes can (a custom Function's check is `ctx.saved_tensors`).
     if node.released && node.had_saved && node.flow != GradFlow::Python {
@@ -632,6 +645,12 @@ fn deliver_to_leaf(
     options: &BackwardOptions,
     captured: &mut FxHashMap<ObjId, Buffer>,
 ) -> R<()> {
+    // The leaf's own hooks (`register_hook` on a leaf) see the gradient first.
+    let hook_dict = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_hook_dict);
+    let buffer = match hook_dict {
+        Some(dict) => it.run_tensor_hooks(dict, buffer, options.create_graph)?,
+        None => buffer,
+    };
     let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
     if !options.accumulate {
         if options.inputs.contains(&leaf) && !captured.contains_key(&leaf) {

@@ -133,6 +133,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::CrossEntropyLoss => &["weight", "reduction", "ignore_index"],
         C::MseLoss => &["reduction"],
         C::ReLU => &["inplace"],
+        C::Dropout => &["p", "inplace"],
+        C::Identity => &[],
         C::Sgd => &[
             "params",
             "lr",
@@ -237,6 +239,14 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         Mul => ("torch.mul", &[]),
         Div => ("torch.div", &["rounding_mode"]),
         Relu => ("torch.relu", &[]),
+        Dropout => ("dropout", &["input", "p", "training", "train", "inplace"]),
+        SoftmaxFn => ("softmax", &["input", "dim"]),
+        LogSoftmaxFn => ("log_softmax", &["input", "dim"]),
+        GeluFn => ("torch.nn.functional.gelu", &["input", "approximate"]),
+        LogFn => ("torch.log", &["input"]),
+        AbsFn => ("torch.abs", &["input"]),
+        SqrtFn => ("torch.sqrt", &["input"]),
+        NegFn => ("torch.neg", &["input"]),
         Sigmoid => ("torch.sigmoid", &[]),
         Tanh => ("torch.tanh", &[]),
         Exp => ("torch.exp", &[]),
@@ -425,6 +435,10 @@ const MODELLED: &[&str] = &[
     "rounding_mode",
     "from",
     "to",
+    "input",
+    "p",
+    "training",
+    "train",
 ];
 
 #[cfg(test)]

@@ -114,13 +114,15 @@ impl Interpreter<'_> {
         Ok(Value::Obj(self.alloc(ObjKind::Tuple(lists))))
     }
 
-    fn type_name_of(&self, v: Value) -> &'static str {
+    /// `type(v).__name__` for messages.
+    pub(super) fn type_name_of(&self, v: Value) -> &'static str {
         match v {
             Value::None => "NoneType",
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::Str(_) => "str",
             Value::Bool(_) => "bool",
+            Value::Obj(id) => self.heap.kind(id).type_name(),
             _ => "object",
         }
     }

@@ -17,6 +17,8 @@ pub(super) enum TorchClass {
     Module,
     Linear,
     ReLU,
+    Dropout,
+    Identity,
     Sequential,
     MseLoss,
     Embedding,
@@ -43,6 +45,8 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Module, "Module", None),
     (TorchClass::Linear, "Linear", Some(TorchClass::Module)),
     (TorchClass::ReLU, "ReLU", Some(TorchClass::Module)),
+    (TorchClass::Dropout, "Dropout", Some(TorchClass::Module)),
+    (TorchClass::Identity, "Identity", Some(TorchClass::Module)),
     (
         TorchClass::Sequential,
         "Sequential",
@@ -101,6 +105,8 @@ impl TorchClass {
             TorchClass::Module
                 | TorchClass::Linear
                 | TorchClass::ReLU
+                | TorchClass::Dropout
+                | TorchClass::Identity
                 | TorchClass::Sequential
                 | TorchClass::MseLoss
                 | TorchClass::Embedding
@@ -232,6 +238,8 @@ impl Interpreter<'_> {
                 | TorchClass::FunctionCtx
                 | TorchClass::Super
                 | TorchClass::RemovableHandle
+                // `nn.Identity(*args, **kwargs)` ignores its arguments.
+                | TorchClass::Identity
         ) {
             let name = self.class_name(class);
             super::keywords::check(self, &name, Some(super::keywords::for_class(kind)), kwargs)?;
@@ -262,8 +270,26 @@ impl Interpreter<'_> {
                 };
                 self.new_torch_instance(kind, vec![("weight", w), ("bias", b)])?
             }
-            TorchClass::ReLU | TorchClass::MseLoss | TorchClass::Module => {
+            TorchClass::ReLU | TorchClass::MseLoss | TorchClass::Module | TorchClass::Identity => {
                 self.new_torch_instance(kind, vec![])?
+            }
+            TorchClass::Dropout => {
+                let p = match kw(self, "p").or(args.first().copied()) {
+                    Some(v) => v,
+                    None => Value::Float(0.5),
+                };
+                let Some(prob) = super::natives::float_of(p) else {
+                    return self.error("TypeError: Dropout(p): p must be a number");
+                };
+                super::dropout::check_probability(self, prob)?;
+                if let Some(v) = kw(self, "inplace").or(args.get(1).copied())
+                    && self.truth(v)?
+                {
+                    return self.unsupported(
+                        "nn.Dropout(inplace=True) (its noise tensor is not modelled); use inplace=False",
+                    );
+                }
+                self.new_torch_instance(kind, vec![("p", Value::Float(prob))])?
             }
             TorchClass::CrossEntropyLoss => {
                 let reduction = kw(self, "reduction").unwrap_or(Value::None);
@@ -558,6 +584,31 @@ impl Interpreter<'_> {
                 Some(&Value::Obj(x)) => super::natives::tensor_unary(self, x, "relu"),
                 _ => self.error("TypeError: ReLU expects a tensor"),
             },
+            Some(TorchClass::Identity) => match args.first() {
+                Some(&x) => {
+                    self.heap.incref(x);
+                    Ok(x)
+                }
+                None => self.error("TypeError: forward() missing input"),
+            },
+            Some(TorchClass::Dropout) => {
+                let (p, training) = (self.sym("p"), self.sym("training"));
+                let prob = self.get_attr(Value::Obj(module), p)?;
+                let prob = super::natives::float_of(prob).unwrap_or(0.5);
+                // `training` is set by `train()`/`eval()`; a new module trains.
+                let training = match self
+                    .attr_values(module)
+                    .into_iter()
+                    .find(|(k, _)| *k == training)
+                {
+                    Some((_, v)) => self.truth(v)?,
+                    None => true,
+                };
+                match args.first() {
+                    Some(&x) => self.dropout(x, prob, training),
+                    None => self.error("TypeError: forward() missing input"),
+                }
+            }
             Some(TorchClass::MseLoss) => match args {
                 [a, b] => self.mse_loss(*a, *b),
                 _ => self.error("TypeError: MSELoss expects input and target"),

@@ -183,6 +183,26 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_scenario_refuses_allocator_settings_at_their_node() {
+        let replay = |lines: &str| {
+            let text = format!("name: t\ndevice: h100-80gb\n{lines}replay: trace.pickle\n");
+            crate::scenario::parse(&text, "s.yaml")
+                .unwrap_err()
+                .to_string()
+        };
+        let e = replay("allocator: { max_split_size_mb: 128 }\n");
+        assert!(
+            e.starts_with("s.yaml:3:1:") && e.contains("does not apply to a `replay:` scenario"),
+            "{e}"
+        );
+        let e = replay("vary:\n  allocator: [null, \"max_split_size_mb:128\"]\n");
+        assert!(
+            e.starts_with("s.yaml:4:15:") && e.contains("does not apply to a `replay:` scenario"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_varied_allocator_overrides_the_top_level_one() {
         let s = scenario(
             "allocator: { max_split_size_mb: 64 }\nvary:\n  allocator: [null, \"max_split_size_mb:128\", \"\"]\n",

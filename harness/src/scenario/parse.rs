@@ -125,6 +125,23 @@ pub fn parse(text: &str, display_path: &str) -> Result<Scenario, Error> {
         }
     };
     let vary = vary::validate_overrides(&cx, vary)?;
+    // A replay's timeline is the recording's, made under the snapshot's own allocator
+    // settings (which the replay reads from the file): settings given here would change
+    // nothing it shows, so they are refused rather than ignored.
+    if replay_node.is_some() {
+        let at = keys
+            .key_at("allocator")
+            .or_else(|| vary::first_value_node(&vary, "allocator").map(|n| n.at));
+        if let Some(at) = at {
+            return Err(cx.error(
+                at,
+                "`allocator` does not apply to a `replay:` scenario: the recorded requests are \
+                 replayed under the snapshot's own allocator settings, and its timeline is the \
+                 recording's; set `PYTORCH_CUDA_ALLOC_CONF` when recording, or give `allocator` \
+                 to a `workload` scenario",
+            ));
+        }
+    }
 
     let (workload, replay) = match (keys.get("workload"), replay_node) {
         (Some(_), Some(_)) => {

@@ -31,6 +31,7 @@
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
 //! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
 //! | `embedding`                     | `EmbeddingBackward0` | the indices                                          |
+//! | `dropout` (training, `0<p<1`)   | `NativeDropoutBackward0` | its bool mask (`result1`), see `python/dropout.rs` |
 //! | `nn.LSTM`, `nn.GRU` (per step)  | `MmBackward0` ×2 + `ThnnFused*CellBackward0` | see `python/layers.rs`           |
 //! | `stack` (inside those layers)   | `StackBackward0`  | nothing; backward hands out slices                      |
 //!
@@ -107,6 +108,10 @@ pub struct GradNode {
     pub saved_versions: Vec<(usize, u32)>,
     /// The lazily created Python object of a built-in node (not a reference).
     pub py_object: Option<ObjId>,
+    /// `_backward_hooks` dicts of the tensors this node produced, registered by
+    /// `grad_fn._register_hook_dict(t)` (`PyFunctionTensorPreHook`, a C++ reference): they
+    /// run on the node's incoming gradient before it executes.
+    pub hook_dicts: Vec<ObjId>,
 }
 
 impl GradNode {
@@ -122,6 +127,7 @@ impl GradNode {
             had_saved: false,
             saved_versions: Vec::new(),
             py_object: None,
+            hook_dicts: Vec::new(),
         }
     }
 
@@ -154,6 +160,9 @@ impl GradNode {
         }
         if let Some(l) = self.leaf {
             drop_ref(Value::Obj(l));
+        }
+        for d in self.hook_dicts {
+            drop_ref(Value::Obj(d));
         }
     }
 }

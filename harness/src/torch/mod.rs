@@ -140,16 +140,31 @@ pub struct TensorData {
     /// Row-major without gaps or repeats. Transposes, permutes and expands are not, and
     /// `contiguous()` or `reshape` of them copy.
     pub contiguous: bool,
+    /// `_backward_hooks`, the dict `register_hook` fills. The tensor object holds it twice:
+    /// once as a Python attribute (`THPVariable.backward_hooks`, visited by
+    /// `tp_traverse`, dropped by `tp_clear`) and once through the C++ tensor pre-hook its
+    /// setter installs (`PyFunctionTensorPreHook`, which owns a reference the collector
+    /// cannot see). So the dict, and whatever its hooks close over, is a root while the
+    /// tensor lives: a hook closing over its own tensor is never collected.
+    pub backward_hooks: Option<ObjId>,
+    /// The C++ pre-hook's reference to the same dict, dropped only with the tensor.
+    pub cpp_hook_dict: Option<ObjId>,
 }
 
 impl TensorData {
-    /// A tensor object's `tp_traverse` reaches only Python-level state (`__dict__`, hooks,
-    /// a `grad_fn` it solely owns); none of that is modelled yet, so it visits nothing.
-    pub fn traverse(&self, _visit: impl FnMut(Value, Edge)) {}
+    /// A tensor object's `tp_traverse` reaches its Python-level state: `_backward_hooks`
+    /// (the ctx of a `grad_fn` it solely owns is visited by the heap).
+    pub fn traverse(&self, mut visit: impl FnMut(Value, Edge)) {
+        if let Some(d) = self.backward_hooks {
+            visit(Value::Obj(d), Edge::Role("_backward_hooks"));
+        }
+    }
 
-    /// `tp_clear`: drops Python-level state (none modelled yet). The storage and `_base`
-    /// belong to C++ and survive until the object is deallocated.
-    pub fn clear_python_references(&mut self, _out: &mut Vec<Value>) {}
+    /// `tp_clear`: drops Python-level state (`_backward_hooks`). The storage, `_base` and
+    /// the C++ hook's reference survive until the object is deallocated.
+    pub fn clear_python_references(&mut self, out: &mut Vec<Value>) {
+        out.extend(self.backward_hooks.take().map(Value::Obj));
+    }
 
     /// Deallocation: drops the `_base` reference and the storage reference.
     pub fn release(
@@ -157,7 +172,14 @@ impl TensorData {
         mut drop_ref: impl FnMut(Value),
         dropped_storage_refs: &mut Vec<StorageId>,
     ) {
-        for held in [self.base, self.grad_fn, self.grad].into_iter().flatten() {
+        let held = [
+            self.base,
+            self.grad_fn,
+            self.grad,
+            self.backward_hooks,
+            self.cpp_hook_dict,
+        ];
+        for held in held.into_iter().flatten() {
             drop_ref(Value::Obj(held));
         }
         dropped_storage_refs.push(self.storage);

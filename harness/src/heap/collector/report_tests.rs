@@ -44,6 +44,8 @@ fn tensor(h: &mut Heap, n: u32) -> ObjId {
         grad: None,
         is_param: false,
         contiguous: true,
+        backward_hooks: None,
+        cpp_hook_dict: None,
     }))
 }
 

@@ -184,6 +184,8 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "Module") => C::Module,
             ("torch.nn", "Linear") => C::Linear,
             ("torch.nn", "ReLU") => C::ReLU,
+            ("torch.nn", "Dropout") => C::Dropout,
+            ("torch.nn", "Identity") => C::Identity,
             ("torch.nn", "Sequential") => C::Sequential,
             ("torch.nn", "MSELoss") => C::MseLoss,
             ("torch.nn", "Embedding") => C::Embedding,

@@ -96,7 +96,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Releases storages whose last tensor died; `freed` collects the device storages freed.
-    pub(super) fn release_dropped_storages(
+    pub(in crate::python) fn release_dropped_storages(
         &mut self,
         mut freed: Option<&mut Vec<(StorageId, Storage)>>,
     ) {
@@ -202,6 +202,8 @@ impl<'a> Interpreter<'a> {
             grad: None,
             is_param: false,
             contiguous: true,
+            backward_hooks: None,
+            cpp_hook_dict: None,
         }));
         Ok(Value::Obj(id))
     }

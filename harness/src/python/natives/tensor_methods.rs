@@ -457,6 +457,7 @@ pub(super) fn tensor_method(
         "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs" | "neg" | "sqrt" | "clamp"
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
+        "register_hook" => it.register_tensor_hook(id, p),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)

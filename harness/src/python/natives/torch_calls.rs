@@ -257,6 +257,48 @@ pub(in crate::python) fn call_torch_native(
                 _ => it.error("TypeError: expects two arguments"),
             }
         }
+        Dropout => {
+            // F.dropout(input, p=0.5, training=True, inplace=False); torch.dropout(input, p,
+            // train).
+            let input = a.kw(it, "input").or(p.first().copied()).unwrap_or(Value::None);
+            let prob = match a.kw(it, "p").or(p.get(1).copied()) {
+                Some(v) => match float_of(v) {
+                    Some(f) => f,
+                    None => return it.error("TypeError: dropout(): p must be a number"),
+                },
+                None => 0.5,
+            };
+            let training = match a.kw(it, "training").or(a.kw(it, "train")).or(p.get(2).copied()) {
+                Some(v) => it.truth(v)?,
+                None => true,
+            };
+            let inplace = match a.kw(it, "inplace").or(p.get(3).copied()) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            if inplace {
+                return it.unsupported(
+                    "dropout(inplace=True) (its noise tensor is not modelled); use inplace=False",
+                );
+            }
+            it.dropout(input, prob, training)
+        }
+        SoftmaxFn | LogSoftmaxFn | GeluFn | LogFn | AbsFn | SqrtFn | NegFn => {
+            // The function forms of the tensor methods: same node, same saves.
+            let op = match n {
+                SoftmaxFn => "softmax",
+                LogSoftmaxFn => "log_softmax",
+                GeluFn => "gelu",
+                LogFn => "log",
+                AbsFn => "abs",
+                SqrtFn => "sqrt",
+                _ => "neg",
+            };
+            match a.kw(it, "input").or(p.first().copied()) {
+                Some(Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => tensor_unary(it, t, op),
+                _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
+            }
+        }
         Relu | Sigmoid | Tanh | Exp => match p.as_slice() {
             [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
                 let op = match n {
