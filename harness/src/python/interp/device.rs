@@ -96,7 +96,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Releases storages whose last tensor died; `freed` collects the device storages freed.
-    pub(super) fn release_dropped_storages(
+    pub(in crate::python) fn release_dropped_storages(
         &mut self,
         mut freed: Option<&mut Vec<(StorageId, Storage)>>,
     ) {

@@ -149,6 +149,8 @@ pub struct Interpreter<'a> {
     pub(super) budget: super::budget::Budget,
     /// Compiled bodies of generator functions by code index (`vm/`).
     pub(super) vm_codes: FxHashMap<u32, Rc<super::vm::VmCode<'a>>>,
+    /// The asyncio event loop while `asyncio.run` runs (`vm/event_loop.rs`).
+    pub(super) event_loop: Option<Box<super::vm::EventLoop>>,
     pub(super) data_depth: super::depth::DepthGuard,
 }
 
@@ -196,6 +198,7 @@ impl<'a> Interpreter<'a> {
             budget: Default::default(),
             data_depth: Default::default(),
             vm_codes: FxHashMap::default(),
+            event_loop: None,
             heap,
             names,
             codes,
