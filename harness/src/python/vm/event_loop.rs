@@ -147,6 +147,9 @@ impl<'a> Interpreter<'a> {
                     children.push(self.new_task(c));
                 }
                 Value::Obj(f) if matches!(self.heap.kind(f), ObjKind::Future(_)) => {
+                    // CPython wraps `sleep(d)` (a coroutine) in a task that starts its timer;
+                    // the model starts the timer itself (no task object).
+                    self.arm_sleep(f)?;
                     self.heap.incref(a);
                     children.push(f);
                 }
@@ -375,28 +378,50 @@ impl<'a> Interpreter<'a> {
             _ => None,
         };
         match sleep {
-            // `sleep(0)` is a bare yield in CPython: the sleep future is resolved at once.
+            // `sleep(0)` is a bare yield in CPython: the task runs again after the callbacks
+            // already ready.
             Some(delay) if delay <= 0.0 => {
                 self.resolve(future, FutureState::Done(Value::None));
                 self.call_soon(Callback::Step(task));
             }
-            Some(delay) => {
+            Some(_) => {
                 self.add_done_callback(future, Callback::Step(task));
-                self.heap.incref(Value::Obj(future));
-                let l = self.running_loop()?;
-                let deadline = l.clock + delay;
-                let order = l.timers_made;
-                l.timers_made += 1;
-                let at = l
-                    .timers
-                    .iter()
-                    .position(|t| (t.0, t.1) > (deadline, order))
-                    .unwrap_or(l.timers.len());
-                l.timers.insert(at, (deadline, order, future));
+                self.arm_sleep(future)?;
             }
             None => self.add_done_callback(future, Callback::Step(task)),
         }
         self.heap.decref_id(future);
+        Ok(())
+    }
+
+    /// Starts the timer of an `asyncio.sleep` future that has not started (`call_later`): it
+    /// is resolved when the virtual clock reaches its deadline; `sleep(0)` is resolved now.
+    fn arm_sleep(&mut self, future: ObjId) -> R<()> {
+        let delay = match self.heap.kind_mut(future) {
+            ObjKind::Future(f) => match f.role {
+                FutureRole::Sleep { delay } if f.state == FutureState::Pending => {
+                    f.role = FutureRole::Plain;
+                    delay
+                }
+                _ => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        if delay <= 0.0 {
+            self.resolve(future, FutureState::Done(Value::None));
+            return Ok(());
+        }
+        self.heap.incref(Value::Obj(future));
+        let l = self.running_loop()?;
+        let deadline = l.clock + delay;
+        let order = l.timers_made;
+        l.timers_made += 1;
+        let at = l
+            .timers
+            .iter()
+            .position(|t| (t.0, t.1) > (deadline, order))
+            .unwrap_or(l.timers.len());
+        l.timers.insert(at, (deadline, order, future));
         Ok(())
     }
 

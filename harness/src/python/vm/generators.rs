@@ -386,8 +386,16 @@ impl<'a> Interpreter<'a> {
                     stack.push(Value::Int(0));
                     ip += 1;
                 }
-                Instr::YieldFromStart(e) | Instr::GetIter(e) => {
+                Instr::YieldFromStart(e) => {
                     let iterable = self.eval(e)?;
+                    stack.push(iterable);
+                    stack.push(Value::Int(0));
+                    ip += 1;
+                }
+                Instr::GetIter(e) => {
+                    let iterable = self.eval(e)?;
+                    let iterable = self.user_iter(iterable)?;
+                    self.claim_iteration_loop(iterable);
                     stack.push(iterable);
                     stack.push(Value::Int(0));
                     ip += 1;
@@ -435,9 +443,16 @@ impl<'a> Interpreter<'a> {
                     let (iterable, Value::Int(i)) = (stack[n - 2], stack[n - 1]) else {
                         unreachable!("GetIter pushes an iterable and its position")
                     };
+                    let marks = self.vm_iteration_loop == Some(iterable);
+                    if marks && i > 0 {
+                        self.close_iteration(true);
+                    }
                     match self.next_item(iterable, i as usize)? {
                         Some(v) => {
                             stack[n - 1] = Value::Int(i + 1);
+                            if marks {
+                                self.open_iteration(i as u32);
+                            }
                             self.store(target, v)?;
                             ip += 1;
                         }
@@ -447,6 +462,7 @@ impl<'a> Interpreter<'a> {
                 Instr::PopIter => {
                     stack.pop();
                     if let Some(v) = stack.pop() {
+                        self.release_iteration_loop(v);
                         self.heap.decref(v);
                     }
                     ip += 1;
@@ -519,6 +535,26 @@ impl<'a> Interpreter<'a> {
                         return Ok(Stop::Returned(v));
                     };
                 }
+            }
+        }
+    }
+
+    /// A compiled `for` loop that is the workload's first loop outside any other marks the
+    /// iterations, as the evaluator's loops do (its iterable identifies it while it runs).
+    fn claim_iteration_loop(&mut self, iterable: Value) {
+        if self.loop_depth == 0 && !self.iteration_loop_seen && matches!(iterable, Value::Obj(_)) {
+            self.iteration_loop_seen = true;
+            self.vm_iteration_loop = Some(iterable);
+        }
+    }
+
+    /// The iteration loop ends (exhausted or left by `break`): an iteration still open
+    /// completed (`break` ends its pass as the evaluator's loops count it).
+    fn release_iteration_loop(&mut self, iterable: Value) {
+        if self.vm_iteration_loop == Some(iterable) {
+            self.vm_iteration_loop = None;
+            if self.recorder.iteration().is_some() {
+                self.close_iteration(true);
             }
         }
     }
