@@ -388,3 +388,44 @@ except RecursionError:
     pass
 ");
 }
+
+#[test]
+fn stop_iteration_inside_a_generator_becomes_runtime_error() {
+    // PEP 479; the script asserts CPython's behaviour and runs on installed CPythons too.
+    let script = "
+def inner():
+    yield 1
+def g():
+    it = inner()
+    yield next(it)
+    yield next(it)
+out = []
+try:
+    for v in g():
+        out.append(v)
+    assert False, 'RuntimeError expected'
+except RuntimeError as e:
+    assert str(e) == 'generator raised StopIteration', str(e)
+    assert isinstance(e.__cause__, StopIteration)
+assert out == [1]
+def h():
+    yield 1
+it = h()
+next(it)
+try:
+    it.throw(StopIteration())
+    assert False
+except RuntimeError:
+    pass
+";
+    ok(script);
+    for minor in [8u8, 11, 13] {
+        if let Some(python) = probes::interpreter(minor) {
+            let out = std::process::Command::new(python)
+                .args(["-c", script])
+                .output()
+                .expect("runs python");
+            assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
+        }
+    }
+}

@@ -157,6 +157,7 @@ impl<'a> Interpreter<'a> {
         };
         g.state = GenState::Running;
         let code = g.code;
+        let coroutine = g.coroutine;
         let ip = g.ip;
         let mut stack = std::mem::take(&mut g.stack);
         let mut handlers = std::mem::take(&mut g.handlers);
@@ -204,9 +205,63 @@ impl<'a> Interpreter<'a> {
             }
             Err(e) => {
                 self.finish_generator(generator, frame, stack);
-                Err(e)
+                Err(self.pep479(e, coroutine))
             }
         }
+    }
+
+    /// PEP 479: a `StopIteration` leaving a generator's or coroutine's frame becomes
+    /// `RuntimeError: generator raised StopIteration` (its `__cause__` and `__context__`).
+    fn pep479(&mut self, e: Box<Exc>, coroutine: bool) -> Box<Exc> {
+        let message = if coroutine {
+            "coroutine raised StopIteration"
+        } else {
+            "generator raised StopIteration"
+        };
+        let Some(stop) = Self::raised_exception(&e) else {
+            // Nothing could catch it: the run stops with CPython's message.
+            return match *e {
+                Exc::Error { message: ref m, .. } if m.starts_with("StopIteration") => {
+                    match self.error::<()>(format!("RuntimeError: {message}")) {
+                        Err(converted) => converted,
+                        Ok(()) => unreachable!("error() fails"),
+                    }
+                }
+                _ => e,
+            };
+        };
+        let stop_class = self.builtin_exception("StopIteration");
+        let is_stop = match (self.heap.kind(stop), stop_class) {
+            (ObjKind::Exception(d), Some(Value::Obj(class))) => {
+                self.class_derives_from(d.class, class)
+            }
+            _ => false,
+        };
+        let Some(Value::Obj(runtime)) = self.builtin_exception("RuntimeError") else {
+            return e;
+        };
+        if !is_stop {
+            return e;
+        }
+        let text = self.new_str(message);
+        let error = self.new_exception(runtime, vec![text]);
+        let raised = self.raising(error);
+        // The in-flight reference to the StopIteration becomes `__cause__`; one more for
+        // `__context__` (replacing what `raising` set).
+        self.heap.incref(Value::Obj(stop));
+        let old_context = match self.heap.kind_mut(error) {
+            ObjKind::Exception(d) => {
+                d.cause = Some(stop);
+                d.suppress_context = true;
+                d.context.replace(stop)
+            }
+            _ => None,
+        };
+        if let Some(old) = old_context {
+            self.heap.decref_id(old);
+        }
+        drop(e);
+        raised
     }
 
     /// Releases a generator's frame as a returning call's frame is released: a frame object
