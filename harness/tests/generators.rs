@@ -241,15 +241,63 @@ fn yield_inside_a_larger_expression_is_refused_located() {
     );
     let err = probes::run(
         "3.11",
-        "def g():\n    try:\n        yield 1\n    except ValueError:\n        pass\nlist(g())\n",
+        "def g():\n    for i in range(2):\n        try:\n            yield 1\n        except ValueError:\n            break\nlist(g())\n",
     )
     .expect_err("refused");
     assert!(
-        err.to_string()
-            .contains("`yield` inside `try` with `except`"),
+        err.to_string().contains("inside an `except` clause"),
         "{err}"
     );
-    assert!(err.to_string().contains("t.yaml:6:7"), "{err}");
+    assert!(
+        err.to_string().contains("t.yaml:7:11"),
+        "located at the `try`: {err}"
+    );
+}
+
+#[test]
+fn yield_inside_try_except_catches_thrown_and_raised_exceptions() {
+    let script = "
+log = []
+def g():
+    for i in range(3):
+        try:
+            got = yield i
+            if got == 'bad':
+                raise KeyError('k')
+        except ValueError as e:
+            log.append('value ' + str(e))
+        except KeyError:
+            log.append('key')
+        else:
+            log.append('fine')
+    try:
+        yield 'last'
+    except GeneratorExit:
+        log.append('closed')
+        raise
+it = g()
+assert next(it) == 0
+assert it.throw(ValueError('v')) == 1
+assert it.send('bad') == 2
+assert next(it) == 'last'
+it.close()
+assert log == ['value v', 'key', 'fine', 'closed'], log
+try:
+    e
+    assert False, 'the `as` name is deleted'
+except NameError:
+    pass
+";
+    ok(script);
+    for minor in [8u8, 11, 13] {
+        if let Some(python) = probes::interpreter(minor) {
+            let out = std::process::Command::new(python)
+                .args(["-c", script])
+                .output()
+                .expect("runs python");
+            assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
+        }
+    }
 }
 
 #[test]
@@ -339,4 +387,45 @@ try:
 except RecursionError:
     pass
 ");
+}
+
+#[test]
+fn stop_iteration_inside_a_generator_becomes_runtime_error() {
+    // PEP 479; the script asserts CPython's behaviour and runs on installed CPythons too.
+    let script = "
+def inner():
+    yield 1
+def g():
+    it = inner()
+    yield next(it)
+    yield next(it)
+out = []
+try:
+    for v in g():
+        out.append(v)
+    assert False, 'RuntimeError expected'
+except RuntimeError as e:
+    assert str(e) == 'generator raised StopIteration', str(e)
+    assert isinstance(e.__cause__, StopIteration)
+assert out == [1]
+def h():
+    yield 1
+it = h()
+next(it)
+try:
+    it.throw(StopIteration())
+    assert False
+except RuntimeError:
+    pass
+";
+    ok(script);
+    for minor in [8u8, 11, 13] {
+        if let Some(python) = probes::interpreter(minor) {
+            let out = std::process::Command::new(python)
+                .args(["-c", script])
+                .output()
+                .expect("runs python");
+            assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
+        }
+    }
 }

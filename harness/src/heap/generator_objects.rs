@@ -23,6 +23,8 @@ pub struct GeneratorData {
     pub func: ObjId,
     pub code: u32,
     pub name: Sym,
+    /// A coroutine (`async def`): the same frame machinery, awaited rather than iterated.
+    pub coroutine: bool,
     pub state: GenState,
     /// Index of the next instruction of the compiled body.
     pub ip: u32,

@@ -14,6 +14,7 @@
 mod collector;
 mod exception_objects;
 mod free_threaded;
+mod future_objects;
 mod generator_objects;
 mod incremental;
 mod profile;
@@ -21,6 +22,7 @@ mod schedule;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
+pub use future_objects::{Callback, FutureData, FutureRole, FutureState};
 pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
@@ -123,12 +125,8 @@ pub enum ObjKind {
         func: ObjId,
         receiver: Value,
     },
-    /// A coroutine not yet awaited: the `async def` function and its bound arguments.
-    Coroutine {
-        func: ObjId,
-        args: Vec<Value>,
-        done: bool,
-    },
+    /// An asyncio future, task or gathering future (`future_objects.rs`).
+    Future(Box<FutureData>),
     Tensor(TensorData),
     /// A generator with its suspended frame (`generator_objects.rs`).
     Generator(Box<GeneratorData>),
@@ -203,7 +201,7 @@ impl ObjKind {
             ObjKind::List(_) => "list",
             ObjKind::Dict(_) => "dict",
             ObjKind::BoundMethod { .. } => "method",
-            ObjKind::Coroutine { .. } => "coroutine",
+            ObjKind::Future(f) => f.type_name(),
             ObjKind::Tensor(_) => "Tensor",
             ObjKind::GradNode(n) => n.name,
             ObjKind::GradFn { .. } => "grad_fn",
@@ -213,6 +211,7 @@ impl ObjKind {
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
+            ObjKind::Generator(g) if g.coroutine => "coroutine",
             ObjKind::Generator(_) => "generator",
             ObjKind::Wrapper(WrapperKind::StaticMethod, _) => "staticmethod",
             ObjKind::Wrapper(WrapperKind::ClassMethod, _) => "classmethod",
@@ -844,12 +843,7 @@ impl Heap {
                 value(Value::Obj(*func), Edge::Role("__func__"));
                 value(*receiver, Edge::Role("__self__"));
             }
-            ObjKind::Coroutine { func, args, .. } => {
-                value(Value::Obj(*func), Edge::Role("cr_code"));
-                for a in args {
-                    value(*a, Edge::Role("cr_frame"));
-                }
-            }
+            ObjKind::Future(f) => f.traverse(&mut value),
             ObjKind::Tensor(t) => {
                 t.traverse(&mut value);
                 // THPVariable_traverse visits a custom Function's ctx (the PyNode's object)
@@ -916,7 +910,7 @@ impl Heap {
             }
             // A bound method's references are cleared when it is deallocated.
             ObjKind::BoundMethod { .. } => {}
-            ObjKind::Coroutine { args, .. } => out.append(args),
+            ObjKind::Future(f) => f.clear(out),
             ObjKind::Tensor(t) => t.clear_python_references(out),
             ObjKind::GradFn { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. } => {}
             ObjKind::Range { .. } | ObjKind::Size(_) => {}
@@ -985,10 +979,7 @@ fn owned_references(
             push(Value::Obj(func));
             push(receiver);
         }
-        ObjKind::Coroutine { func, args, .. } => {
-            push(Value::Obj(func));
-            args.into_iter().for_each(&mut push);
-        }
+        ObjKind::Future(f) => f.references(&mut push),
         ObjKind::Tensor(t) => {
             *tensors_alive -= 1;
             t.release(&mut push, dropped_storage_refs);

@@ -191,7 +191,6 @@ fn object_bytes(kind: &ObjKind) -> u64 {
     let items = match kind {
         ObjKind::Tuple(v) | ObjKind::List(v) => v.capacity() as u64 * slot,
         ObjKind::Dict(v) => v.capacity() as u64 * 2 * slot,
-        ObjKind::Coroutine { args, .. } => args.capacity() as u64 * slot,
         ObjKind::Size(d) => d.capacity() as u64 * 8,
         ObjKind::CppHandle { held, .. } => held.capacity() as u64 * slot,
         _ => 0,

@@ -422,12 +422,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             Ok(Value::None)
         }
         GcGetFreezeCount => Ok(Value::Int(it.heap.generation_sizes()[3] as i64)),
-        AsyncioRun => match p.as_slice() {
-            [Value::Obj(c)] if matches!(it.heap.kind(*c), ObjKind::Coroutine { .. }) => {
-                it.run_coroutine(*c)
-            }
-            _ => it.error("ValueError: a coroutine was expected"),
-        },
+        AsyncioRun | AsyncioGather | AsyncioSleep | AsyncioCreateTask => {
+            it.asyncio_call(n, p, &a.kw)
+        }
         _ => super::natives::call_torch_native(it, n, a),
     }
 }

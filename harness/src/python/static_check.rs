@@ -347,9 +347,14 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Stmt::ImportFrom(i) => self.check_import_from(i),
             Stmt::FunctionDef(d) => {
                 // A generator body is judged by the compiler that will run it, in its words.
-                if !d.is_async
-                    && super::vm::is_generator_body(&d.body)
-                    && let Err(refusal) = super::vm::compile(&d.body)
+                let generator = super::vm::is_generator_body(&d.body);
+                if d.is_async && generator {
+                    self.findings.push(Finding {
+                        offset: d.range.start().to_u32(),
+                        what: "async generators (`yield` inside `async def`)".to_string(),
+                    });
+                } else if (d.is_async || generator)
+                    && let Err(refusal) = super::vm::compile(&d.body, d.is_async)
                 {
                     self.findings.push(Finding {
                         offset: refusal.offset,

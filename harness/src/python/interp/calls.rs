@@ -135,19 +135,18 @@ impl<'a> Interpreter<'a> {
         };
         let code = f.code;
         let bound = self.bind_arguments(func, args, kwargs)?;
-        if self.codes.get(code).is_generator && !self.codes.get(code).is_async {
-            let frame = self.build_frame(func, bound);
-            return self.new_generator(func, code, frame);
+        let (is_generator, is_async) = (
+            self.codes.get(code).is_generator,
+            self.codes.get(code).is_async,
+        );
+        if is_generator && is_async {
+            self.heap.decref_all(bound);
+            return self.unsupported("async generators (`yield` inside `async def`)");
         }
-        if self.codes.get(code).is_async {
-            // Calling an `async def` only creates the coroutine; `await` runs it.
-            self.heap.incref(Value::Obj(func));
-            let coroutine = self.alloc(ObjKind::Coroutine {
-                func,
-                args: bound,
-                done: false,
-            });
-            return Ok(Value::Obj(coroutine));
+        if is_generator || is_async {
+            // The frame goes into a generator or coroutine object; nothing runs yet.
+            let frame = self.build_frame(func, bound);
+            return self.new_generator(func, code, frame, is_async);
         }
         self.invoke(func, bound)
     }
@@ -303,19 +302,6 @@ impl<'a> Interpreter<'a> {
         } else if let Some((_, in_use)) = self.frames_of_code.get_mut(&code) {
             *in_use = false;
         }
-    }
-
-    /// Runs an awaited coroutine to completion.
-    pub(in crate::python) fn run_coroutine(&mut self, coroutine: ObjId) -> R<Value> {
-        let ObjKind::Coroutine { func, args, done } = self.heap.kind_mut(coroutine) else {
-            return self.error("TypeError: object can't be used in 'await' expression");
-        };
-        if *done {
-            return self.error("RuntimeError: cannot reuse already awaited coroutine");
-        }
-        *done = true;
-        let (func, args) = (*func, std::mem::take(args));
-        self.invoke(func, args)
     }
 
     /// Calls a class: an argument tuple (CPython's `tp_call`), the instance, `__init__`.

@@ -210,13 +210,13 @@ impl<'a> Interpreter<'a> {
 
     // ----- iterations -----------------------------------------------------------------------
 
-    pub(super) fn open_iteration(&mut self, i: u32) {
+    pub(in crate::python) fn open_iteration(&mut self, i: u32) {
         let s = self.allocator.stats();
         let (a, r) = (s.allocated_bytes, s.reserved_bytes);
         self.recorder.begin_iteration(i, a, r);
     }
 
-    pub(super) fn close_iteration(&mut self, completed: bool) {
+    pub(in crate::python) fn close_iteration(&mut self, completed: bool) {
         self.release_dropped_storages(None);
         let s = self.allocator.stats();
         let (a, r) = (s.allocated_bytes, s.reserved_bytes);

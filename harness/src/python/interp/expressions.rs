@@ -194,12 +194,7 @@ impl<'a> Interpreter<'a> {
             Expr::Await(a) => {
                 let v = self.eval(&a.value)?;
                 self.at(e);
-                let Value::Obj(id) = v else {
-                    return self.error("TypeError: object can't be used in 'await' expression");
-                };
-                let r = self.run_coroutine(id);
-                self.heap.decref(v);
-                r
+                self.await_to_end(v)
             }
             Expr::Named(n) => {
                 let v = self.eval(&n.value)?;

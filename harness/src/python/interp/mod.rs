@@ -119,8 +119,8 @@ pub struct Interpreter<'a> {
     /// The keyword arguments of the call being dispatched and their offsets, so that a
     /// refused keyword is reported at the argument.
     pub(super) call_keywords: Vec<(Sym, u32)>,
-    loop_depth: u32,
-    iteration_loop_seen: bool,
+    pub(super) loop_depth: u32,
+    pub(super) iteration_loop_seen: bool,
     pub(super) device_storages_alive: u64,
     /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
     /// a frame object that outlived its call) is using it.
@@ -151,6 +151,10 @@ pub struct Interpreter<'a> {
     pub(super) vm_codes: FxHashMap<u32, Rc<super::vm::VmCode<'a>>>,
     /// Constant tuples by AST node address, kept for the run like `co_consts`.
     pub(super) constants: FxHashMap<usize, crate::heap::ObjId>,
+    /// The asyncio event loop while `asyncio.run` runs (`vm/event_loop.rs`).
+    pub(super) event_loop: Option<Box<super::vm::EventLoop>>,
+    /// The iterable of the compiled `for` loop that marks the iterations, while it runs.
+    pub(super) vm_iteration_loop: Option<Value>,
     pub(super) data_depth: super::depth::DepthGuard,
 }
 
@@ -199,6 +203,8 @@ impl<'a> Interpreter<'a> {
             data_depth: Default::default(),
             vm_codes: FxHashMap::default(),
             constants: FxHashMap::default(),
+            event_loop: None,
+            vm_iteration_loop: None,
             heap,
             names,
             codes,

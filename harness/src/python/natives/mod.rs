@@ -83,6 +83,9 @@ natives!(
     GcGetFreezeCount,
     // asyncio
     AsyncioRun,
+    AsyncioGather,
+    AsyncioSleep,
+    AsyncioCreateTask,
     // torch factories and functions
     Zeros,
     Ones,
@@ -490,6 +493,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModGc, "unfreeze") => GcUnfreeze,
         (ModGc, "get_freeze_count") => GcGetFreezeCount,
         (ModAsyncio, "run") => AsyncioRun,
+        (ModAsyncio, "gather") => AsyncioGather,
+        (ModAsyncio, "sleep") => AsyncioSleep,
+        (ModAsyncio, "create_task" | "ensure_future") => AsyncioCreateTask,
         (ModSys, "exc_info") => SysExcInfo,
         (ModFunctools, "partial") => FunctoolsPartial,
         (ModFunctools, "wraps") => FunctoolsWraps,

@@ -30,11 +30,14 @@ pub(in crate::python) enum Instr<'a> {
     },
     /// `yield from`: pushes the sub-iterator and its position.
     YieldFromStart(&'a Expr),
+    /// `await`: pushes the awaitable's iterator (a coroutine, a future, or what a user
+    /// `__await__` returns) and its position; `YieldFromStep` then delegates to it.
+    GetAwaitable(&'a Expr),
     /// Takes the next item of the sub-iterator on the stack (a sub-generator receives the
     /// sent value) and suspends with it, staying on this instruction; when it is exhausted,
     /// pops it and stores its return value to `target`.
     YieldFromStep {
-        target: Option<&'a Expr>,
+        target: Dest<'a>,
         at: u32,
     },
     /// Evaluates the test and jumps when it is false.
@@ -59,6 +62,26 @@ pub(in crate::python) enum Instr<'a> {
     PopFinally,
     /// Ends a `finally` block entered by an exception: re-raises it.
     EndFinally,
+    /// An `except` clause: when the exception being handled matches `class` (any when
+    /// absent) it is bound to `name` and the clause runs; otherwise jumps to `next`.
+    MatchExcept {
+        class: Option<&'a Expr>,
+        name: Option<&'a ast::Identifier>,
+        next: u32,
+    },
+    /// Ends an `except` clause: the exception is handled (`name = None; del name`).
+    EndExcept {
+        name: Option<&'a ast::Identifier>,
+    },
+}
+
+/// Where the result of a `yield from`/`await` goes.
+#[derive(Clone, Copy)]
+pub(in crate::python) enum Dest<'a> {
+    Drop,
+    Store(&'a Expr),
+    /// `return await x`: the frame returns it.
+    Return,
 }
 
 /// A compiled body.
@@ -121,11 +144,15 @@ impl<'b> Visitor<'b> for YieldFinder {
     }
 }
 
-/// Compiles a generator function's body.
-pub(in crate::python) fn compile<'a>(body: &'a [Stmt]) -> Result<VmCode<'a>, Refusal> {
+/// Compiles a generator function's or coroutine's (`coroutine`) body.
+pub(in crate::python) fn compile<'a>(
+    body: &'a [Stmt],
+    coroutine: bool,
+) -> Result<VmCode<'a>, Refusal> {
     let mut c = Compiler {
         instrs: Vec::new(),
         loops: Vec::new(),
+        coroutine,
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -142,6 +169,8 @@ struct LoopCtx {
 struct Compiler<'a> {
     instrs: Vec<Instr<'a>>,
     loops: Vec<LoopCtx>,
+    /// Compiling a coroutine: statement-level `await`s are suspension points.
+    coroutine: bool,
 }
 
 fn offset(node: &impl Ranged) -> u32 {
@@ -166,11 +195,38 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// Whether the statement holds a suspension point the VM compiles: a `yield`, or in a
+    /// coroutine an `await` in a position [`awaits_at_statement`] accepts.
+    fn suspends(&self, s: &Stmt) -> bool {
+        suspends_stmt(s) || (self.coroutine && awaits_at_statement(s))
+    }
+
     fn stmt(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
-        if !suspends_stmt(s) {
+        if !self.suspends(s) {
             return self.leaf(s);
         }
         match s {
+            Stmt::Expr(e) if matches!(&*e.value, Expr::Await(_)) => {
+                self.await_(&e.value, Dest::Drop);
+                Ok(())
+            }
+            Stmt::Assign(a)
+                if a.targets.len() == 1
+                    && matches!(&*a.value, Expr::Await(_))
+                    && !suspends_expr(&a.value) =>
+            {
+                self.await_(&a.value, Dest::Store(&a.targets[0]));
+                Ok(())
+            }
+            Stmt::Return(r)
+                if r.value
+                    .as_deref()
+                    .is_some_and(|v| matches!(v, Expr::Await(_)))
+                    && !r.value.as_deref().is_some_and(suspends_expr) =>
+            {
+                self.await_(r.value.as_deref().expect("checked"), Dest::Return);
+                Ok(())
+            }
             Stmt::Expr(e) => match &*e.value {
                 Expr::Yield(y) => {
                     self.instrs.push(Instr::Yield {
@@ -180,21 +236,21 @@ impl<'a> Compiler<'a> {
                     });
                     Ok(())
                 }
-                Expr::YieldFrom(y) => self.yield_from(y, None),
+                Expr::YieldFrom(y) => self.yield_from(y, Dest::Drop),
                 _ => Err(refuse_inner(&e.value)),
             },
             Stmt::Assign(a) if a.targets.len() == 1 && !suspends_expr(&a.targets[0]) => {
-                let target = Some(&a.targets[0]);
+                let target = &a.targets[0];
                 match &*a.value {
                     Expr::Yield(y) => {
                         self.instrs.push(Instr::Yield {
                             value: y.value.as_deref(),
-                            target,
+                            target: Some(target),
                             at: offset(y),
                         });
                         Ok(())
                     }
-                    Expr::YieldFrom(y) => self.yield_from(y, target),
+                    Expr::YieldFrom(y) => self.yield_from(y, Dest::Store(target)),
                     other => Err(refuse_inner(other)),
                 }
             }
@@ -267,7 +323,7 @@ impl<'a> Compiler<'a> {
                     Ok(())
                 }
             },
-            Stmt::Try(t) => self.try_finally(t),
+            Stmt::Try(t) => self.try_stmt(t),
             Stmt::With(_) => Err(Refusal {
                 offset: offset(s),
                 construct: "`yield` inside `with` (the workload VM does not compile context managers yet)",
@@ -279,32 +335,39 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// `try: ... finally: ...` around a suspension point: the `finally` block is compiled
-    /// twice, once after the body and once as the handler that re-raises.
-    fn try_finally(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
+    /// `try` around a suspension point. With a `finally`, the `finally` block is compiled
+    /// twice: once after the body (and its handlers), once as the handler that re-raises.
+    fn try_stmt(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
         let refuse = |construct| {
             Err(Refusal {
                 offset: offset(t),
                 construct,
             })
         };
-        if !t.handlers.is_empty() || !t.orelse.is_empty() || t.finalbody.is_empty() {
-            return refuse(
-                "`yield` inside `try` with `except` or `else` (the workload VM compiles `try`/`finally` only)",
-            );
+        if t.is_star {
+            return refuse("`except*` around `yield` or `await`");
+        }
+        if t.finalbody.is_empty() {
+            return self.try_except(t);
         }
         if t.finalbody.iter().any(suspends_stmt) {
             return refuse("`yield` inside `finally`");
         }
         if t.body.iter().any(leaves_block) {
             return refuse(
-                "`return`, `break` or `continue` inside a `try`/`finally` that contains `yield`",
+                "`return`, `break` or `continue` inside a `try`/`finally` that contains `yield` or `await`",
             );
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        self.block(&t.body)?;
-        self.instrs.push(Instr::PopFinally);
+        if t.handlers.is_empty() {
+            self.block(&t.body)?;
+            self.instrs.push(Instr::PopFinally);
+            self.block(&t.orelse)?;
+        } else {
+            self.try_except(t)?;
+            self.instrs.push(Instr::PopFinally);
+        }
         self.block(&t.finalbody)?;
         let skip = self.instrs.len();
         self.instrs.push(Instr::Jump(NO_LOOP));
@@ -317,11 +380,78 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    fn yield_from(
-        &mut self,
-        y: &'a ast::ExprYieldFrom,
-        target: Option<&'a Expr>,
-    ) -> Result<(), Refusal> {
+    /// `try`/`except`/`else` (the `finally` part is [`Self::try_stmt`]'s): the clauses are
+    /// tried in order at the handler; none matching re-raises.
+    fn try_except(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
+        let refuse = |construct| {
+            Err(Refusal {
+                offset: offset(t),
+                construct,
+            })
+        };
+        if t.body.iter().any(breaks_loop) {
+            return refuse("`break` or `continue` inside a `try` that contains `yield` or `await`");
+        }
+        let clauses = || {
+            t.handlers.iter().map(|h| {
+                let ast::ExceptHandler::ExceptHandler(h) = h;
+                h
+            })
+        };
+        if clauses().any(|h| h.body.iter().any(leaves_block)) {
+            return refuse(
+                "`return`, `break` or `continue` inside an `except` clause of a `try` that contains `yield` or `await`",
+            );
+        }
+        let setup = self.instrs.len();
+        self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
+        self.block(&t.body)?;
+        self.instrs.push(Instr::PopFinally);
+        self.block(&t.orelse)?;
+        let mut to_end = vec![self.instrs.len()];
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        let handler = self.here();
+        self.instrs[setup] = Instr::SetupFinally { handler };
+        for h in clauses() {
+            let at = self.instrs.len();
+            self.instrs.push(Instr::MatchExcept {
+                class: h.type_.as_deref(),
+                name: h.name.as_ref(),
+                next: NO_LOOP,
+            });
+            self.block(&h.body)?;
+            self.instrs.push(Instr::EndExcept {
+                name: h.name.as_ref(),
+            });
+            to_end.push(self.instrs.len());
+            self.instrs.push(Instr::Jump(NO_LOOP));
+            let next = self.here();
+            if let Instr::MatchExcept { next: n, .. } = &mut self.instrs[at] {
+                *n = next;
+            }
+        }
+        // No clause matched: the exception goes on.
+        self.instrs.push(Instr::EndFinally);
+        let end = self.here();
+        for j in to_end {
+            self.instrs[j] = Instr::Jump(end);
+        }
+        Ok(())
+    }
+
+    /// `await x` at statement level (`x` holds no suspension point of its own).
+    fn await_(&mut self, e: &'a Expr, target: Dest<'a>) {
+        let Expr::Await(a) = e else {
+            unreachable!("checked by the caller")
+        };
+        self.instrs.push(Instr::GetAwaitable(&a.value));
+        self.instrs.push(Instr::YieldFromStep {
+            target,
+            at: offset(a),
+        });
+    }
+
+    fn yield_from(&mut self, y: &'a ast::ExprYieldFrom, target: Dest<'a>) -> Result<(), Refusal> {
         if suspends_expr(&y.value) {
             return Err(refuse_inner(&y.value));
         }
@@ -414,6 +544,61 @@ impl<'a> Compiler<'a> {
         }
         Ok(())
     }
+}
+
+/// Whether a coroutine statement awaits where the VM suspends: `await x`, `y = await x` and
+/// `return await x` as statements, also inside `if`/`while`/`for` and `try` blocks (not
+/// `finally`). An `await` anywhere else (inside a larger expression, a `finally` or `with`
+/// block) is evaluated by the evaluator, which runs the awaitable to its end and
+/// refuses, located, one that would suspend to the event loop.
+fn awaits_at_statement(s: &Stmt) -> bool {
+    let any = |body: &[Stmt]| body.iter().any(awaits_at_statement);
+    match s {
+        Stmt::Expr(e) => matches!(&*e.value, Expr::Await(_)),
+        Stmt::Assign(a) => a.targets.len() == 1 && matches!(&*a.value, Expr::Await(_)),
+        Stmt::Return(r) => matches!(r.value.as_deref(), Some(Expr::Await(_))),
+        Stmt::If(i) => any(&i.body) || i.elif_else_clauses.iter().any(|c| any(&c.body)),
+        Stmt::While(w) => any(&w.body) || any(&w.orelse),
+        Stmt::For(f) => !f.is_async && (any(&f.body) || any(&f.orelse)),
+        Stmt::Try(t) => {
+            !t.is_star
+                && (any(&t.body)
+                    || any(&t.orelse)
+                    || t.handlers.iter().any(|h| {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        any(&h.body)
+                    }))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a statement contains `break` or `continue` of a loop around it.
+fn breaks_loop(s: &Stmt) -> bool {
+    leaves_block(s) && !returns_only(s)
+}
+
+/// Whether every way out of the block that `leaves_block` found is a `return`.
+fn returns_only(s: &Stmt) -> bool {
+    struct Finder(bool, u32);
+    impl<'b> Visitor<'b> for Finder {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            match stmt {
+                Stmt::Break(_) | Stmt::Continue(_) if self.1 == 0 => self.0 = true,
+                Stmt::For(_) | Stmt::While(_) => {
+                    self.1 += 1;
+                    walk_stmt(self, stmt);
+                    self.1 -= 1;
+                }
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                _ => walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, _: &'b Expr) {}
+    }
+    let mut f = Finder(false, 0);
+    f.visit_stmt(s);
+    !f.0
 }
 
 /// Whether a statement contains `return`, `break` or `continue` of the current scope.

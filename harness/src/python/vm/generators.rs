@@ -13,10 +13,10 @@
 //! to its end releases its ≤ 3.10 frame object (−1, to the code's zombie frame or the
 //! frame free list). Generator expressions are not compiled here yet.
 
-use super::compile::{Instr, NO_LOOP, VmCode};
+use super::compile::{Dest, Instr, NO_LOOP, VmCode};
 use crate::heap::{FrameRelease, GenState, GeneratorData, ObjId, ObjKind, Value};
 use crate::python::interp::{Exc, Flow, Frame, Interpreter, R};
-use crate::python::scope::Body;
+use crate::python::scope::{Body, symbol};
 use crate::python::small_map::SmallMap;
 use std::rc::Rc;
 
@@ -52,7 +52,7 @@ impl<'a> Interpreter<'a> {
             Body::Def(d) => d,
             Body::Lambda(_) => return self.unsupported("`yield` in a lambda"),
         };
-        match super::compile::compile(&def.body) {
+        match super::compile::compile(&def.body, self.codes.get(code).is_async) {
             Ok(c) => {
                 let c = Rc::new(c);
                 self.vm_codes.insert(code, Rc::clone(&c));
@@ -72,6 +72,7 @@ impl<'a> Interpreter<'a> {
         func: ObjId,
         code: u32,
         frame: Frame,
+        coroutine: bool,
     ) -> R<Value> {
         if let Err(e) = self.vm_code(code) {
             self.drop_frame_contents(frame);
@@ -92,6 +93,7 @@ impl<'a> Interpreter<'a> {
             func,
             code,
             name: frame.name,
+            coroutine,
             state: GenState::Created,
             ip: 0,
             line: frame.line,
@@ -124,7 +126,11 @@ impl<'a> Interpreter<'a> {
                 return self.error("ValueError: generator already executing");
             }
             (GenState::Closed, Resume::Send(_)) => {
+                let coroutine = g.coroutine;
                 self.drop_resume(how);
+                if coroutine {
+                    return self.error("RuntimeError: cannot reuse already awaited coroutine");
+                }
                 return Ok(Step::Returned(Value::None));
             }
             (GenState::Closed, Resume::Throw(_)) => {
@@ -151,6 +157,7 @@ impl<'a> Interpreter<'a> {
         };
         g.state = GenState::Running;
         let code = g.code;
+        let coroutine = g.coroutine;
         let ip = g.ip;
         let mut stack = std::mem::take(&mut g.stack);
         let mut handlers = std::mem::take(&mut g.handlers);
@@ -198,9 +205,63 @@ impl<'a> Interpreter<'a> {
             }
             Err(e) => {
                 self.finish_generator(generator, frame, stack);
-                Err(e)
+                Err(self.pep479(e, coroutine))
             }
         }
+    }
+
+    /// PEP 479: a `StopIteration` leaving a generator's or coroutine's frame becomes
+    /// `RuntimeError: generator raised StopIteration` (its `__cause__` and `__context__`).
+    fn pep479(&mut self, e: Box<Exc>, coroutine: bool) -> Box<Exc> {
+        let message = if coroutine {
+            "coroutine raised StopIteration"
+        } else {
+            "generator raised StopIteration"
+        };
+        let Some(stop) = Self::raised_exception(&e) else {
+            // Nothing could catch it: the run stops with CPython's message.
+            return match *e {
+                Exc::Error { message: ref m, .. } if m.starts_with("StopIteration") => {
+                    match self.error::<()>(format!("RuntimeError: {message}")) {
+                        Err(converted) => converted,
+                        Ok(()) => unreachable!("error() fails"),
+                    }
+                }
+                _ => e,
+            };
+        };
+        let stop_class = self.builtin_exception("StopIteration");
+        let is_stop = match (self.heap.kind(stop), stop_class) {
+            (ObjKind::Exception(d), Some(Value::Obj(class))) => {
+                self.class_derives_from(d.class, class)
+            }
+            _ => false,
+        };
+        let Some(Value::Obj(runtime)) = self.builtin_exception("RuntimeError") else {
+            return e;
+        };
+        if !is_stop {
+            return e;
+        }
+        let text = self.new_str(message);
+        let error = self.new_exception(runtime, vec![text]);
+        let raised = self.raising(error);
+        // The in-flight reference to the StopIteration becomes `__cause__`; one more for
+        // `__context__` (replacing what `raising` set).
+        self.heap.incref(Value::Obj(stop));
+        let old_context = match self.heap.kind_mut(error) {
+            ObjKind::Exception(d) => {
+                d.cause = Some(stop);
+                d.suppress_context = true;
+                d.context.replace(stop)
+            }
+            _ => None,
+        };
+        if let Some(old) = old_context {
+            self.heap.decref_id(old);
+        }
+        drop(e);
+        raised
     }
 
     /// Releases a generator's frame as a returning call's frame is released: a frame object
@@ -373,8 +434,23 @@ impl<'a> Interpreter<'a> {
                         return Ok(Stop::Suspended(v));
                     };
                 }
-                Instr::YieldFromStart(e) | Instr::GetIter(e) => {
+                Instr::GetAwaitable(e) => {
+                    let awaitable = self.eval(e)?;
+                    let iterator = self.awaitable_iterator(awaitable)?;
+                    stack.push(iterator);
+                    stack.push(Value::Int(0));
+                    ip += 1;
+                }
+                Instr::YieldFromStart(e) => {
                     let iterable = self.eval(e)?;
+                    stack.push(iterable);
+                    stack.push(Value::Int(0));
+                    ip += 1;
+                }
+                Instr::GetIter(e) => {
+                    let iterable = self.eval(e)?;
+                    let iterable = self.user_iter(iterable)?;
+                    self.claim_iteration_loop(iterable);
                     stack.push(iterable);
                     stack.push(Value::Int(0));
                     ip += 1;
@@ -389,9 +465,15 @@ impl<'a> Interpreter<'a> {
                         }
                         None => {
                             let result = stack.pop().unwrap_or(Value::None);
+                            // The statement ends: storages whose last tensor died go now.
+                            self.release_dropped_storages(None);
                             match target {
-                                Some(t) => self.store(t, result)?,
-                                None => self.heap.decref(result),
+                                Dest::Store(t) => self.store(t, result)?,
+                                Dest::Drop => self.heap.decref(result),
+                                Dest::Return => {
+                                    *ip_out = ip;
+                                    return Ok(Stop::Returned(result));
+                                }
                             }
                             ip += 1;
                         }
@@ -416,9 +498,16 @@ impl<'a> Interpreter<'a> {
                     let (iterable, Value::Int(i)) = (stack[n - 2], stack[n - 1]) else {
                         unreachable!("GetIter pushes an iterable and its position")
                     };
+                    let marks = self.vm_iteration_loop == Some(iterable);
+                    if marks && i > 0 {
+                        self.close_iteration(true);
+                    }
                     match self.next_item(iterable, i as usize)? {
                         Some(v) => {
                             stack[n - 1] = Value::Int(i + 1);
+                            if marks {
+                                self.open_iteration(i as u32);
+                            }
                             self.store(target, v)?;
                             ip += 1;
                         }
@@ -428,6 +517,7 @@ impl<'a> Interpreter<'a> {
                 Instr::PopIter => {
                     stack.pop();
                     if let Some(v) = stack.pop() {
+                        self.release_iteration_loop(v);
                         self.heap.decref(v);
                     }
                     ip += 1;
@@ -450,6 +540,46 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
+                Instr::MatchExcept { class, name, next } => {
+                    let Some(exception) = pending_exc.as_deref().and_then(Self::raised_exception)
+                    else {
+                        unreachable!("a handler is entered with the exception it handles")
+                    };
+                    let matched = match class {
+                        None => true,
+                        Some(class) => {
+                            let spec = self.eval(class)?;
+                            self.at(class);
+                            let m = self.exception_matches(exception, spec);
+                            self.heap.decref(spec);
+                            m?
+                        }
+                    };
+                    if !matched {
+                        ip = next;
+                        continue;
+                    }
+                    if let Some(n) = name {
+                        let sym = symbol(&n.node_index, n.as_str(), &mut self.names);
+                        self.heap.incref(Value::Obj(exception));
+                        self.store_name(sym, Value::Obj(exception));
+                    }
+                    ip += 1;
+                }
+                Instr::EndExcept { name } => {
+                    if let Some(e) = pending_exc.take() {
+                        self.end_handling();
+                        self.discard(e);
+                    }
+                    // `except E as name:` ends with `name = None; del name`.
+                    if let Some(n) = name {
+                        let sym = symbol(&n.node_index, n.as_str(), &mut self.names);
+                        if let Some(v) = self.take_name(sym) {
+                            self.heap.decref(v);
+                        }
+                    }
+                    ip += 1;
+                }
                 Instr::Return(value) => {
                     let v = match value {
                         Some(e) => self.eval(e)?,
@@ -464,20 +594,54 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// A compiled `for` loop that is the workload's first loop outside any other marks the
+    /// iterations, as the evaluator's loops do (its iterable identifies it while it runs).
+    fn claim_iteration_loop(&mut self, iterable: Value) {
+        if self.loop_depth == 0 && !self.iteration_loop_seen && matches!(iterable, Value::Obj(_)) {
+            self.iteration_loop_seen = true;
+            self.vm_iteration_loop = Some(iterable);
+        }
+    }
+
+    /// The iteration loop ends (exhausted or left by `break`): an iteration still open
+    /// completed (`break` ends its pass as the evaluator's loops count it).
+    fn release_iteration_loop(&mut self, iterable: Value) {
+        if self.vm_iteration_loop == Some(iterable) {
+            self.vm_iteration_loop = None;
+            if self.recorder.iteration().is_some() {
+                self.close_iteration(true);
+            }
+        }
+    }
+
     /// One step of `yield from`: the sub-iterator's next item, or `None` when it is
     /// exhausted, leaving its result (a sub-generator's return value) on the stack in place
     /// of the sub-iterator and its position.
-    fn delegate(&mut self, stack: &mut Vec<Value>, how: Resume) -> R<Option<Value>> {
+    pub(super) fn delegate(&mut self, stack: &mut Vec<Value>, how: Resume) -> R<Option<Value>> {
         let n = stack.len();
         let (sub, Value::Int(i)) = (stack[n - 2], stack[n - 1]) else {
             unreachable!("YieldFromStart pushes an iterator and its position")
         };
-        let is_generator =
-            matches!(sub, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Generator(_)));
+        let (is_generator, is_future) = match sub {
+            Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Generator(_) => (true, false),
+                ObjKind::Future(_) => (false, true),
+                _ => (false, false),
+            },
+            _ => (false, false),
+        };
         let result = if let (true, Value::Obj(id)) = (is_generator, sub) {
             match self.resume_generator(id, how)? {
                 Step::Yielded(v) => return Ok(Some(v)),
                 Step::Returned(v) => v,
+            }
+        } else if let (true, Value::Obj(id)) = (is_future, sub) {
+            match self.future_await_step(id, i, how)? {
+                Some(v) => {
+                    stack[n - 1] = Value::Int(i + 1);
+                    return Ok(Some(v));
+                }
+                None => self.future_outcome(id)?,
             }
         } else {
             match how {

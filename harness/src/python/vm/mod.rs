@@ -8,10 +8,17 @@
 //! suspension point (`if`, `while`, `for`, `break`, `continue`, `return`) is real
 //! instructions with resolved jump targets. Later stages move expressions and every
 //! function body onto instructions, so that the evaluator's statement walker goes away.
-//! Not compiled yet (refused, located): `yield` inside `try`/`with`, or nested in a larger
-//! expression.
+//! Coroutines (`async def`) are compiled the same way: `await` at statement level is a
+//! suspension point that delegates as `yield from` does (`coroutines.rs`), and the asyncio
+//! event loop that drives them is `event_loop.rs`.
+//! Not compiled yet (refused, located): `yield` inside `with` or `finally`, or nested in a
+//! larger expression; an `await` there runs its awaitable to the end, refused if it would
+//! suspend.
 
 mod compile;
+mod coroutines;
+mod event_loop;
 mod generators;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
+pub(super) use event_loop::EventLoop;

@@ -1,0 +1,136 @@
+//! asyncio's futures and tasks as model objects: a `Future` holds its result (or exception)
+//! until it is freed, a `Task` is a future that owns the coroutine it drives, and a
+//! gathering future holds its children. What they reference keeps memory alive exactly as
+//! CPython's `_asyncio.Future`/`Task` and `_GatheringFuture` do: a finished task keeps its
+//! result (a tensor) alive while anything keeps the task.
+
+use super::{Edge, ObjId, Value};
+
+/// Where a future is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FutureState {
+    Pending,
+    /// Holds the result (owned).
+    Done(Value),
+    /// Holds the exception object (owned).
+    Failed(ObjId),
+}
+
+/// What a future stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FutureRole {
+    /// A plain future, resolved by the event loop (`asyncio.sleep(d)`'s timer).
+    Plain,
+    /// `asyncio.sleep(delay)` before its first suspension: awaiting it arms the timer.
+    Sleep { delay: f64 },
+    /// A task: drives its coroutine (owned) until it finishes.
+    Task { coroutine: ObjId },
+    /// `asyncio.gather`: the children (owned) and how many are not finished yet.
+    Gather { children: Vec<ObjId>, pending: u32 },
+}
+
+/// What the event loop runs when a future finishes: a callback registered on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Callback {
+    /// Step the task (owned reference): resume its coroutine.
+    Step(ObjId),
+    /// A gather child finished: tell the gathering future (owned reference).
+    GatherChild(ObjId),
+}
+
+impl Callback {
+    pub fn target(self) -> ObjId {
+        match self {
+            Callback::Step(t) | Callback::GatherChild(t) => t,
+        }
+    }
+}
+
+/// A future or task.
+#[derive(Debug, Clone)]
+pub struct FutureData {
+    pub state: FutureState,
+    pub role: FutureRole,
+    /// Callbacks run (scheduled with `call_soon`) when it finishes; each holds a reference.
+    pub callbacks: Vec<Callback>,
+}
+
+impl FutureData {
+    pub fn new(role: FutureRole) -> Self {
+        FutureData {
+            state: FutureState::Pending,
+            role,
+            callbacks: Vec::new(),
+        }
+    }
+
+    pub fn is_task(&self) -> bool {
+        matches!(self.role, FutureRole::Task { .. })
+    }
+
+    /// The type name Python shows.
+    pub fn type_name(&self) -> &'static str {
+        match self.role {
+            FutureRole::Task { .. } => "Task",
+            FutureRole::Gather { .. } => "_GatheringFuture",
+            FutureRole::Plain | FutureRole::Sleep { .. } => "Future",
+        }
+    }
+
+    /// The references `FutureObj_traverse`/`TaskObj_traverse` visit.
+    pub fn traverse(&self, value: &mut impl FnMut(Value, Edge)) {
+        match self.state {
+            FutureState::Done(v) => value(v, Edge::Role("_result")),
+            FutureState::Failed(e) => value(Value::Obj(e), Edge::Role("_exception")),
+            FutureState::Pending => {}
+        }
+        match &self.role {
+            FutureRole::Task { coroutine } => value(Value::Obj(*coroutine), Edge::Role("_coro")),
+            FutureRole::Gather { children, .. } => {
+                for &c in children {
+                    value(Value::Obj(c), Edge::Role("_children"));
+                }
+            }
+            FutureRole::Plain | FutureRole::Sleep { .. } => {}
+        }
+        for c in &self.callbacks {
+            value(Value::Obj(c.target()), Edge::Role("_callbacks"));
+        }
+    }
+
+    /// Drops its references (the collector's `tp_clear`).
+    pub fn clear(&mut self, out: &mut Vec<Value>) {
+        let role = std::mem::replace(&mut self.role, FutureRole::Plain);
+        let state = std::mem::replace(&mut self.state, FutureState::Pending);
+        let callbacks = std::mem::take(&mut self.callbacks);
+        Self::push_all(state, role, callbacks, &mut |v| out.push(v));
+    }
+
+    /// Every reference it owns, when it is freed.
+    pub fn references(self, push: &mut impl FnMut(Value)) {
+        Self::push_all(self.state, self.role, self.callbacks, push);
+    }
+
+    fn push_all(
+        state: FutureState,
+        role: FutureRole,
+        callbacks: Vec<Callback>,
+        push: &mut impl FnMut(Value),
+    ) {
+        match state {
+            FutureState::Done(v) => push(v),
+            FutureState::Failed(e) => push(Value::Obj(e)),
+            FutureState::Pending => {}
+        }
+        match role {
+            FutureRole::Task { coroutine } => push(Value::Obj(coroutine)),
+            FutureRole::Gather { children, .. } => {
+                children.into_iter().for_each(|c| push(Value::Obj(c)))
+            }
+            FutureRole::Plain | FutureRole::Sleep { .. } => {}
+        }
+        callbacks
+            .into_iter()
+            .for_each(|c| push(Value::Obj(c.target())));
+    }
+}

@@ -1,0 +1,280 @@
+//! Coroutines run by the workload VM and the modelled asyncio loop: `await` suspends and
+//! delegates as `yield from` does, tasks run round-robin in creation order, `sleep` orders by
+//! a virtual clock, gather collects results in argument order, exceptions travel from a task
+//! to the one awaiting it; a suspended coroutine keeps its tensors alive, a coroutine in a
+//! cycle is collected, and the objects a coroutine counts for the collector match CPython.
+//!
+//! The pure-Python scripts here are also run on every installed CPython 3.8+ (they assert
+//! their own results), so the order of events is checked against the real event loop.
+
+mod probes;
+
+use probes::{interpreter, ok};
+use std::process::Command;
+
+/// Runs `script` on the model (3.10, 3.11, 3.12) and on each installed CPython 3.8 – 3.13;
+/// every run must pass the script's own asserts.
+fn agrees_with_cpython(script: &str) {
+    ok(script);
+    let mut compared = 0;
+    for minor in 8..=13u8 {
+        let Some(python) = interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        let out = Command::new(&python)
+            .args(["-c", &format!("import asyncio\n{script}")])
+            .output()
+            .expect("runs python");
+        assert!(
+            out.status.success(),
+            "CPython 3.{minor} disagrees with the script: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        compared += 1;
+    }
+    if compared == 0 {
+        eprintln!("skipped: no CPython installed; the scripts were checked on the model only");
+    }
+}
+
+/// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
+/// (`PRELUDE + probe + MEASURE + print(d)`, as `generators.rs` does). A coroutine counts
+/// as a generator: its ≤ 3.10 frame comes from the warm frame free list here; the last
+/// probe exhausts that free list and shows the frame objects.
+const PROBES: &[probes::Probe] = &[
+    (
+        "coroutine created, kept",
+        "async def c():\n    return 1\ndef probe():\n    co = c()\n    keep.append(co)\n    co.close()\n",
+        1,
+        1,
+    ),
+    (
+        "coroutine suspended in a user awaitable, kept",
+        "class Suspend:\n    def __await__(self):\n        yield\nasync def c():\n    await Suspend()\n    return 1\ndef probe():\n    co = c()\n    co.send(None)\n    keep.append(co)\n",
+        3,
+        3,
+    ),
+    (
+        "coroutine awaiting a coroutine, suspended, kept",
+        "class Suspend:\n    def __await__(self):\n        yield\nasync def inner():\n    await Suspend()\nasync def outer():\n    await inner()\ndef probe():\n    co = outer()\n    co.send(None)\n    keep.append(co)\n",
+        4,
+        4,
+    ),
+    (
+        "coroutine created and closed",
+        "async def c():\n    return 1\ndef probe():\n    c().close()\n",
+        0,
+        0,
+    ),
+    (
+        "300 coroutines closed, kept (closing returns each frame to the free list)",
+        "async def c():\n    return 1\ndef probe():\n    for i in range(300):\n        co = c()\n        keep.append(co)\n        co.close()\n",
+        300,
+        300,
+    ),
+    (
+        "300 coroutines kept (≤ 3.10: the frame free list runs out)",
+        "async def c():\n    return 1\ndef probe():\n    for i in range(300):\n        keep.append(c())\n",
+        600,
+        300,
+    ),
+];
+
+#[test]
+fn coroutine_objects_are_counted_as_cpython_counts_them() {
+    probes::model_matches_table(PROBES);
+}
+
+#[test]
+fn measured_counts_match_installed_interpreters() {
+    probes::table_matches_installed_interpreters(PROBES);
+}
+
+#[test]
+fn gather_runs_tasks_round_robin_in_creation_order() {
+    agrees_with_cpython(
+        "
+order = []
+async def worker(name, n):
+    for i in range(n):
+        order.append(name + str(i))
+        await asyncio.sleep(0)
+    return name
+async def main():
+    r = await asyncio.gather(worker('a', 2), worker('b', 3))
+    order.append('gathered')
+    return r
+assert asyncio.run(main()) == ['a', 'b']
+assert order == ['a0', 'b0', 'a1', 'b1', 'b2', 'gathered'], order
+",
+    );
+}
+
+#[test]
+fn sleep_orders_by_deadline_then_creation_on_a_virtual_clock() {
+    agrees_with_cpython(
+        "
+timeline = []
+async def sleeper(name, d):
+    await asyncio.sleep(d)
+    timeline.append(name)
+    return d
+async def main():
+    t = asyncio.create_task(sleeper('late', 0.3))
+    r = await asyncio.gather(sleeper('mid', 0.2), sleeper('early', 0.1), sleeper('early2', 0.1))
+    timeline.append('gathered')
+    assert not t.done()
+    x = await t
+    assert t.done() and t.result() == 0.3
+    return r, x
+r, x = asyncio.run(main())
+assert r == [0.2, 0.1, 0.1] and x == 0.3
+assert timeline == ['early', 'early2', 'mid', 'gathered', 'late'], timeline
+",
+    );
+}
+
+#[test]
+fn await_delegates_to_coroutines_and_user_awaitables() {
+    agrees_with_cpython(
+        "
+class Ready:
+    def __await__(self):
+        yield
+        return 42
+async def inner():
+    v = await Ready()
+    return v + 1
+async def outer():
+    return await inner()
+assert asyncio.run(outer()) == 43
+async def plain():
+    return 2
+async def nested():
+    # An await inside a larger expression whose awaitable does not suspend.
+    return (await plain()) * (await plain())
+assert asyncio.run(nested()) == 4
+",
+    );
+}
+
+#[test]
+fn an_exception_in_a_gathered_task_reaches_the_awaiting_task() {
+    agrees_with_cpython(
+        "
+async def bad():
+    await asyncio.sleep(0)
+    raise ValueError('boom')
+async def good():
+    await asyncio.sleep(0)
+    return 1
+async def main():
+    caught = None
+    try:
+        await asyncio.gather(bad(), good())
+    except ValueError as e:
+        caught = str(e)
+    else:
+        caught = 'none'
+    return caught
+assert asyncio.run(main()) == 'boom'
+",
+    );
+}
+
+#[test]
+fn a_suspended_coroutine_keeps_its_tensors_alive() {
+    ok("
+MiB = 1024 * 1024
+async def holder():
+    x = torch.zeros(MiB, device='cuda')
+    await asyncio.sleep(1)
+    return 0
+async def main():
+    t = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    assert torch.cuda.memory_allocated() == 4 * MiB
+    await t
+    assert torch.cuda.memory_allocated() == 0
+asyncio.run(main())
+");
+}
+
+#[test]
+fn a_finished_task_keeps_its_result_while_the_task_is_kept() {
+    ok("
+MiB = 1024 * 1024
+async def make():
+    return torch.zeros(MiB, device='cuda')
+async def main():
+    t = asyncio.create_task(make())
+    await t
+    assert torch.cuda.memory_allocated() == 4 * MiB
+    return t
+t = asyncio.run(main())
+assert torch.cuda.memory_allocated() == 4 * MiB
+del t
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+#[test]
+fn a_coroutine_in_a_cycle_is_collected() {
+    ok("
+import gc
+MiB = 1024 * 1024
+class Suspend:
+    def __await__(self):
+        yield
+class Box:
+    pass
+async def c(box):
+    x = torch.zeros(MiB, device='cuda')
+    await Suspend()
+box = Box()
+box.co = c(box)
+box.co.send(None)
+del box
+gc.collect()
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+#[test]
+fn awaiting_errors_follow_python() {
+    ok("
+async def f():
+    return 1
+async def main():
+    co = f()
+    await co
+    try:
+        await co
+        assert False
+    except RuntimeError:
+        pass
+    try:
+        await 3
+        assert False
+    except TypeError:
+        pass
+    return 'ok'
+assert asyncio.run(main()) == 'ok'
+");
+    let err = probes::run(
+        "3.11",
+        "async def main():\n    return 1 + (await asyncio.sleep(0))\nasyncio.run(main())\n",
+    )
+    .expect_err("refused");
+    let text = err.to_string();
+    assert!(text.contains("suspends to the event loop"), "{text}");
+    // Workload line 2 is line 6 of the scenario file; the `await` is at column 17 + 2.
+    assert!(text.contains("t.yaml:6:19"), "located at the await: {text}");
+    let err = probes::run(
+        "3.11",
+        "async def agen():\n    yield 1\nasync def main():\n    return agen()\nasyncio.run(main())\n",
+    )
+    .expect_err("refused");
+    assert!(err.to_string().contains("async generators"), "{err}");
+}
