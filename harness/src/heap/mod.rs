@@ -356,11 +356,7 @@ impl Heap {
             list_free: FreeList::new(profile::LIST_FREE_LIST),
             tuple_free: [FreeList::new(profile::TUPLE_FREE_LIST); 20],
             frame_free: FreeList::new(profile::FRAME_FREE_LIST),
-            method_free: FreeList::new(if profile.method_free_list {
-                profile::METHOD_FREE_LIST
-            } else {
-                0
-            }),
+            method_free: FreeList::new(profile.method_free_list_capacity),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),

@@ -3,7 +3,8 @@
 Usage: python probe.py WORKLOAD_FILE [NAME=INT ...]
 
 The stand-in tensor is a `__slots__` class (one GC object per tensor, no free list, like
-torch.Tensor); `view` returns a new stand-in. The script collects, runs the workload at module
+torch.Tensor); `view` returns a new stand-in. Its calls allocate what calls of torch's C
+bindings allocate: an argument tuple and a keyword dict. The script collects, runs the workload at module
 level (its first statement records the collector's state), and logs every collection from a gc callback
 without allocating GC objects between collections. It prints one JSON object.
 """
@@ -18,20 +19,28 @@ ALIVE = [0]
 class StandInTensor:
     __slots__ = ("n", "base")
 
-    def __init__(self, n, base=None):
-        self.n = n
-        self.base = base
+    def __init__(self):
         ALIVE[0] += 1
 
     def __del__(self):
         ALIVE[0] -= 1
 
+    # torch's C functions and Tensor methods are METH_VARARGS | METH_KEYWORDS: a call packs
+    # its positional arguments into a tuple and its keywords into a dict. `*args`/`**kwargs`
+    # allocate the same (the dict even when no keyword is passed: every workload passes one to
+    # the factories), and the tensor is made without an argument tuple of its own.
     def view(self, *shape):
-        return StandInTensor(self.n, self)
+        t = StandInTensor()
+        t.n = self.n
+        t.base = self
+        return t
 
 
-def zeros(n, device=None):
-    return StandInTensor(n)
+def zeros(*args, **kwargs):
+    t = StandInTensor()
+    t.n = args[0]
+    t.base = None
+    return t
 
 
 class StandInTorch:

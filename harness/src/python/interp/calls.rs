@@ -321,7 +321,13 @@ impl<'a> Interpreter<'a> {
             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
             return Ok(v);
         }
-        let tuple_len = args.len();
+        let specialized = self.heap.profile.class_call_without_tuple
+            && kwargs.is_empty()
+            && match self.class_lookup(class, self.sym_init) {
+                Some(Value::Obj(init)) => self.takes_exactly(init, args.len() + 1),
+                _ => false,
+            };
+        let tuple_len = if specialized { 0 } else { args.len() };
         self.argument_tuple_begin(tuple_len);
         let attrs = if self.heap.profile.instance_dict_object {
             Attrs::Dict(None)
@@ -365,6 +371,25 @@ impl<'a> Interpreter<'a> {
         Ok(Value::Obj(instance))
     }
 
+    /// Whether `function` is a `def` with exactly `n` positional parameters and no `*args`,
+    /// `**kwargs` or keyword-only ones (`function_kind`'s SIMPLE_FUNCTION with a matching
+    /// `co_argcount`, Python/specialize.c).
+    fn takes_exactly(&self, function: ObjId, n: usize) -> bool {
+        let ObjKind::Function(f) = self.heap.kind(function) else {
+            return false;
+        };
+        match &self.codes.get(f.code).body {
+            Body::Def(d) => {
+                let p = &d.parameters;
+                p.vararg.is_none()
+                    && p.kwarg.is_none()
+                    && p.kwonlyargs.is_empty()
+                    && p.posonlyargs.len() + p.args.len() == n
+            }
+            Body::Lambda(_) => false,
+        }
+    }
+
     /// A class call's argument tuple lives from before the instance exists until `__init__`
     /// returns (CPython's `type_call`); it is not kept as an object.
     pub(super) fn argument_tuple_begin(&mut self, len: usize) {
@@ -376,6 +401,28 @@ impl<'a> Interpreter<'a> {
     pub(super) fn argument_tuple_end(&mut self, len: usize) {
         if len > 0 {
             self.heap.count_tuple_deallocation(len);
+        }
+    }
+
+    /// A call into a C function declared `METH_VARARGS | METH_KEYWORDS`, as every `torch.*`
+    /// function and `Tensor` method of PyTorch's generated bindings is: CPython packs the
+    /// positional arguments into a tuple and the keywords into a dict that live for the call
+    /// (`_PyObject_MakeTpCall`, Objects/call.c; `method_vectorcall_VARARGS_KEYWORDS`,
+    /// Objects/descrobject.c). Both come from their free lists, so they move the counter only
+    /// when something else holds those free lists' objects (a closure's cell tuple, a kept
+    /// instance dict). Returns what [`Interpreter::varargs_call_end`] frees.
+    pub(in crate::python) fn varargs_call_begin(&mut self, positional: usize, keywords: usize) {
+        self.argument_tuple_begin(positional);
+        if keywords > 0 && self.heap.count_allocation(&ObjKind::Dict(Vec::new())) {
+            self.collection_due();
+        }
+    }
+
+    /// Frees the tuple and dict of [`Interpreter::varargs_call_begin`], tuple first.
+    pub(in crate::python) fn varargs_call_end(&mut self, positional: usize, keywords: usize) {
+        self.argument_tuple_end(positional);
+        if keywords > 0 {
+            self.heap.count_deallocation(&ObjKind::Dict(Vec::new()));
         }
     }
 
@@ -553,12 +600,46 @@ impl<'a> Interpreter<'a> {
         }
         if let Value::Module(_) = recv {
             let f = self.get_attr(recv, name)?;
+            let varargs = torch_c_function(recv, f).then_some((args.len(), kwargs.len()));
+            if let Some((p, k)) = varargs {
+                self.varargs_call_begin(p, k);
+            }
             let r = self.call(f, args, kwargs);
+            if let Some((p, k)) = varargs {
+                self.varargs_call_end(p, k);
+            }
             self.heap.decref(f);
             return r;
         }
+        // `Tensor.backward`, `register_hook`, `split` and `norm` are Python functions in
+        // torch/_tensor.py; the other methods are C.
+        let python_defined = matches!(
+            &*self.names.name_rc(name),
+            "backward" | "register_hook" | "split" | "norm"
+        );
+        let varargs =
+            (self.is_tensor(recv) && !python_defined).then_some((args.len(), kwargs.len()));
+        if let Some((p, k)) = varargs {
+            self.varargs_call_begin(p, k);
+        }
         let result = natives::call_method(self, recv, name, args, kwargs);
+        if let Some((p, k)) = varargs {
+            self.varargs_call_end(p, k);
+        }
         self.eval_breaker();
         result
     }
+}
+
+/// Whether `module.attr` is one of torch's C functions (`torch.zeros`, `torch.cat`, the
+/// `torch.device` type): the grad-mode managers are Python classes in PyTorch.
+fn torch_c_function(module: Value, attr: Value) -> bool {
+    let Value::Module(m) = module else {
+        return false;
+    };
+    Native::from_id(m) == Some(Native::ModTorch)
+        && matches!(attr, Value::Native(n) if !matches!(
+            Native::from_id(n),
+            Some(Native::NoGrad | Native::EnableGrad | Native::InferenceMode) | None
+        ))
 }

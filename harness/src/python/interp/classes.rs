@@ -118,7 +118,7 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        self.count_untracked_allocations(1);
+        self.count_untracked_allocations(1 + self.heap.profile.class_statement_extra);
         let temporary_dicts = if self.heap.profile.frame_objects {
             2
         } else {
