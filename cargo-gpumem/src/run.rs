@@ -28,7 +28,7 @@ pub struct RunArgs {
     /// GPU: the model's segments become real allocations), a preset, or a capacity.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
-    /// Budgets of the run over the scenario's `limits:`: `steps=N,memory=2GiB,seconds=S`.
+    /// Budgets of the run over the scenario's `limits:`: `steps=N,memory=2GiB,seconds=S,records=48MiB`.
     #[arg(long, value_name = "KEY=VALUE,...")]
     pub limits: Option<String>,
     /// Run each variant under every CPython collector the model knows (3.8 - 3.15, 3.14.0 -

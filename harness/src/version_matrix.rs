@@ -40,11 +40,11 @@ fn summary(timeline: &Timeline) -> String {
             Some(i) => format!("OOM at iteration {i}"),
             None => "OOM".to_string(),
         },
-        None => format!("completed {} iterations", timeline.iterations.len()),
+        None => format!("completed {} iterations", timeline.iteration_count()),
     };
-    let automatic = timeline.gc_events.iter().filter(|e| e.automatic).count();
-    let explicit = timeline.gc_events.len() - automatic;
-    let freed: u64 = timeline.gc_events.iter().map(|e| e.bytes_freed).sum();
+    let automatic: u64 = (0..3).map(|g| timeline.collections(true, g)).sum();
+    let explicit = timeline.collections_total() - automatic;
+    let freed = timeline.collector_freed().1;
     format!(
         "{outcome:<28} peak {:>10}  collections {automatic:>4} automatic {explicit:>4} explicit  cycle-freed {}",
         crate::units::Bytes(timeline.peak_allocated()).to_string(),

@@ -88,6 +88,7 @@ fn check(text: &str) {
         steps: Some(20_000),
         memory: Some(64 << 20),
         seconds: Some(5.0),
+        records: None,
     };
     for variant in scenario.variants().iter().take(2) {
         match run_trial(&scenario, variant) {

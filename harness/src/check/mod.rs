@@ -272,12 +272,11 @@ fn cycles_none(timeline: &Timeline) -> (bool, String) {
             true,
             format!(
                 "the cycle collector freed no device memory in {} collections",
-                timeline.gc_events.len()
+                timeline.collections_total()
             ),
         );
     };
-    let bytes: u64 = freeing.iter().map(|g| g.bytes_freed).sum();
-    let tensors: u64 = freeing.iter().map(|g| g.device_tensors_freed).sum();
+    let (tensors, bytes) = timeline.collector_freed();
     let when = locate::gc_event_label(timeline, first);
     let trigger = if first.automatic {
         "automatic"

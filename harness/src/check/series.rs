@@ -11,9 +11,10 @@ pub struct Boundary {
 }
 
 /// The boundaries of the completed iterations, in order. The iteration an OOM interrupted is
-/// left out: it has no end.
+/// left out: it has no end. A long run's folded iterations are represented by each summary's
+/// lowest, highest and last ends (the timeline's approximations say so).
 pub fn completed_boundaries(timeline: &Timeline) -> Vec<Boundary> {
-    timeline
+    let mut boundaries: Vec<Boundary> = timeline
         .iterations
         .iter()
         .filter(|m| m.completed)
@@ -21,7 +22,24 @@ pub fn completed_boundaries(timeline: &Timeline) -> Vec<Boundary> {
             iteration: m.iteration,
             allocated: m.allocated_at_end,
         })
-        .collect()
+        .collect();
+    let spans = timeline.folded_spans();
+    if !spans.is_empty() {
+        for span in spans {
+            for (iteration, allocated) in [span.lowest_end, span.highest_end, span.last_end]
+                .into_iter()
+                .flatten()
+            {
+                boundaries.push(Boundary {
+                    iteration,
+                    allocated,
+                });
+            }
+        }
+        boundaries.sort_by_key(|b| b.iteration);
+        boundaries.dedup_by_key(|b| b.iteration);
+    }
+    boundaries
 }
 
 /// Too few completed iterations to judge: a check must fail rather than pass vacuously.

@@ -75,6 +75,17 @@ impl Interpreter<'_> {
     /// Replaces the default budget (call before [`Interpreter::run`]).
     pub fn set_limits(&mut self, limits: Limits) {
         self.budget = Budget::new(limits);
+        // The records count in the memory budget: a small budget keeps fewer of them in full
+        // (an eighth of it at each end), so that a long run folds instead of failing.
+        let retention = match (limits.records, limits.memory) {
+            (Some(bytes), _) => Some(bytes),
+            (None, Some(memory)) => Some((memory / 8).min(crate::timeline::HEAD_BYTES as u64)),
+            (None, None) => None,
+        };
+        if let Some(bytes) = retention {
+            let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+            self.recorder.set_retention(bytes, bytes);
+        }
     }
 
     /// Counts one step (a statement, a loop pass); checks the budget now and then.

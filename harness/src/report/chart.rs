@@ -17,6 +17,20 @@ pub fn render(
     width: usize,
     height: usize,
 ) -> Vec<String> {
+    let last_x = (first_x as u64 + values.len() as u64).saturating_sub(1);
+    render_range(values, first_x, last_x, x_name, width, height)
+}
+
+/// Like [`render`] for a series resampled to evenly spaced x positions from `first_x` to
+/// `last_x` (a long run's folded iterations).
+pub fn render_range(
+    values: &[u64],
+    first_x: u32,
+    last_x: u64,
+    x_name: &str,
+    width: usize,
+    height: usize,
+) -> Vec<String> {
     if values.is_empty() || width == 0 || height == 0 {
         return Vec::new();
     }
@@ -54,7 +68,6 @@ pub fn render(
         axis_label(0, unit),
         "-".repeat(columns.len())
     ));
-    let last_x = first_x as u64 + values.len() as u64 - 1;
     let (left, right) = (first_x.to_string(), last_x.to_string());
     let gap = columns
         .len()

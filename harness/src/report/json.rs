@@ -44,6 +44,10 @@ pub struct JsonReport {
     /// at every iteration end the model's reserved bytes next to the driver's in-use bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<crate::timeline::DriverObservation>,
+    /// A long run's folded iterations (`iterations` and `gc_events` then list only the kept
+    /// ones; see `approximations`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folded: Option<crate::timeline::Folded>,
 }
 
 /// The `vary` values as a JSON object, in `vary` order when serialized directly.
@@ -239,6 +243,7 @@ impl JsonReport {
                 .collect(),
             approximations: timeline.approximations.clone(),
             driver: timeline.driver.clone(),
+            folded: timeline.folded.clone(),
         }
     }
 }
@@ -288,14 +293,8 @@ pub fn iterations(timeline: &Timeline) -> Vec<JsonIteration> {
 
 /// Totals over the collections that freed device memory.
 pub fn cycle_freed(timeline: &Timeline) -> CycleFreed {
-    CycleFreed {
-        tensors: timeline
-            .gc_events
-            .iter()
-            .map(|g| g.device_tensors_freed)
-            .sum(),
-        bytes: timeline.gc_events.iter().map(|g| g.bytes_freed).sum(),
-    }
+    let (tensors, bytes) = timeline.collector_freed();
+    CycleFreed { tensors, bytes }
 }
 
 fn gc_event(timeline: &Timeline, g: &GcEvent) -> JsonGcEvent {

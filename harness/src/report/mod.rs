@@ -18,6 +18,8 @@ mod sites;
 mod tracked;
 
 #[cfg(test)]
+mod folded_tests;
+#[cfg(test)]
 mod tests;
 
 pub use json::{

@@ -184,7 +184,7 @@ pub fn collections(out: &mut Lines, timeline: &Timeline) {
             .iter()
             .filter(|g| g.automatic == automatic && g.generation == generation)
             .collect();
-        if runs.is_empty() && !automatic {
+        if runs.is_empty() && !automatic && timeline.collections(false, generation) == 0 {
             continue;
         }
         let mut first: Vec<String> = Vec::new();
@@ -206,10 +206,10 @@ pub fn collections(out: &mut Lines, timeline: &Timeline) {
         };
         out.push(format!(
             "{kind:<9} gen{generation}  {:>6}{listed}",
-            runs.len()
+            timeline.collections(automatic, generation)
         ));
     }
-    if timeline.gc_events.iter().all(|g| g.automatic) {
+    if (0..3).all(|generation| timeline.collections(false, generation) == 0) {
         out.push("explicit  none".to_string());
     }
     let freed = super::json::cycle_freed(timeline);
@@ -296,6 +296,10 @@ pub fn cycle_paths(out: &mut Lines, timeline: &Timeline) {
 }
 
 pub fn allocated_chart(out: &mut Lines, timeline: &Timeline) {
+    if !timeline.folded_spans().is_empty() {
+        out.extend(folded_chart(timeline));
+        return;
+    }
     let values: Vec<u64> = timeline
         .iterations
         .iter()
@@ -318,6 +322,54 @@ pub fn allocated_chart(out: &mut Lines, timeline: &Timeline) {
         out.push("nothing allocated".to_string());
     }
     out.extend(lines);
+}
+
+/// Points of a long run's chart: each the highest allocated bytes of the kept iterations and
+/// folded summaries that overlap its stretch of iterations.
+const FOLDED_CHART_POINTS: u64 = (CHART_WIDTH * 8) as u64;
+
+/// The chart of a run whose iterations were partly folded: kept iterations and summaries
+/// resampled over the whole range of iterations.
+fn folded_chart(timeline: &Timeline) -> Lines {
+    let mut stretches: Vec<(u32, u32, u64)> = timeline
+        .iterations
+        .iter()
+        .map(|m| (m.iteration, m.iteration, m.peak_allocated))
+        .chain(
+            timeline
+                .folded_spans()
+                .iter()
+                .map(|s| (s.first_iteration, s.last_iteration, s.peak_allocated)),
+        )
+        .collect();
+    stretches.sort_unstable();
+    let (Some(first), Some(last)) = (
+        stretches.first().map(|s| s.0),
+        stretches.iter().map(|s| s.1).max(),
+    ) else {
+        return vec!["nothing allocated".to_string()];
+    };
+    let range = (last - first) as u64 + 1;
+    let points = range.min(FOLDED_CHART_POINTS);
+    let mut values = vec![0u64; points as usize];
+    for (start, end, peak) in stretches {
+        let at = |i: u32| ((i - first) as u64 * points / range) as usize;
+        for value in &mut values[at(start)..=at(end)] {
+            *value = (*value).max(peak);
+        }
+    }
+    let lines = chart::render_range(
+        &values,
+        first,
+        last as u64,
+        "iteration (highest allocated; folded iterations summarised)",
+        CHART_WIDTH,
+        CHART_HEIGHT,
+    );
+    if lines.is_empty() {
+        return vec!["nothing allocated".to_string()];
+    }
+    lines
 }
 
 pub fn top_sites(out: &mut Lines, timeline: &Timeline) {

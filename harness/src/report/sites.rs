@@ -26,7 +26,22 @@ pub fn live_at_peak(timeline: &Timeline) -> Vec<Site> {
         return Vec::new();
     };
     let mut live: HashMap<u64, (u64, StackId, Option<Category>)> = HashMap::new();
-    for event in timeline.events.iter().take(peak + 1) {
+    // A long run's replay jumps over folded iterations: it resumes from the live blocks the
+    // recorder carried across each fold.
+    let mut resumes = timeline
+        .folded
+        .as_ref()
+        .map_or(&[][..], |f| &f.resumes[..])
+        .iter()
+        .peekable();
+    for (index, event) in timeline.events.iter().enumerate().take(peak + 1) {
+        if let Some(resume) = resumes.next_if(|r| r.event_index <= index) {
+            live = resume
+                .live
+                .iter()
+                .map(|b| (b.addr, (b.size, b.stack, b.category)))
+                .collect();
+        }
         match event.action {
             Action::Alloc => {
                 live.insert(event.addr, (event.size, event.stack, event.category));

@@ -1,4 +1,5 @@
-//! `limits: { steps: N, memory: "2 GiB", seconds: S }`: how much a workload may run.
+//! `limits: { steps: N, memory: "2 GiB", seconds: S, records: "48 MiB" }`: how much a workload
+//! may run, and how much of a long run's timeline is kept in full.
 //!
 //! Scenario files come from bug reports and colleagues, so every run has a budget whether or
 //! not the file gives one: the defaults (in `crate::python::budget`) are generous for real
@@ -11,7 +12,7 @@ use crate::error::Error;
 use serde::Serialize;
 
 /// The keys of `limits`.
-pub const LIMIT_KEYS: &[&str] = &["steps", "memory", "seconds"];
+pub const LIMIT_KEYS: &[&str] = &["steps", "memory", "seconds", "records"];
 
 /// Budgets a scenario sets; `None` keeps the default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -22,6 +23,9 @@ pub struct Limits {
     pub memory: Option<u64>,
     /// Wall-clock seconds (not deterministic: a safety net, off unless given).
     pub seconds: Option<f64>,
+    /// Bytes of full-detail records kept at each end of a long run (the iterations between
+    /// are folded into summaries; see `timeline::Recorder`).
+    pub records: Option<u64>,
 }
 
 impl Limits {
@@ -31,6 +35,7 @@ impl Limits {
             steps: self.steps.or(base.steps),
             memory: self.memory.or(base.memory),
             seconds: self.seconds.or(base.seconds),
+            records: self.records.or(base.records),
         }
     }
 
@@ -40,7 +45,7 @@ impl Limits {
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let Some((key, value)) = part.split_once('=') else {
                 return Err(format!(
-                    "`{part}`: expected KEY=VALUE with KEY one of steps, memory, seconds"
+                    "`{part}`: expected KEY=VALUE with KEY one of steps, memory, seconds, records"
                 ));
             };
             let value = value.trim();
@@ -50,6 +55,7 @@ impl Limits {
                     limits.memory = Some(parse_memory(value)?);
                 }
                 "seconds" => limits.seconds = Some(parse_seconds(value)?),
+                "records" => limits.records = Some(parse_records(value)?),
                 other => {
                     return Err(format!(
                         "unknown limit `{other}`; expected one of: {}",
@@ -77,6 +83,15 @@ fn parse_memory(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("memory: expected a size above 0 such as \"2 GiB\", found `{text}`"))
 }
 
+fn parse_records(text: &str) -> Result<u64, String> {
+    crate::units::parse_bytes(text)
+        .ok()
+        .filter(|&b| b > 0)
+        .ok_or_else(|| {
+            format!("records: expected a size above 0 such as \"48 MiB\", found `{text}`")
+        })
+}
+
 fn parse_seconds(text: &str) -> Result<f64, String> {
     text.parse::<f64>()
         .ok()
@@ -101,6 +116,7 @@ pub(crate) fn parse_limits(cx: &Context<'_>, node: &Node) -> Result<Limits, Erro
         let parsed = match key {
             "steps" => parse_count(&text).map(|n| limits.steps = Some(n)),
             "memory" => parse_memory(&text).map(|b| limits.memory = Some(b)),
+            "records" => parse_records(&text).map(|b| limits.records = Some(b)),
             _ => parse_seconds(&text).map(|s| limits.seconds = Some(s)),
         };
         parsed.map_err(|message| cx.error(value.at, format!("limits.{message}")))?;

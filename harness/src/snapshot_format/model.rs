@@ -146,7 +146,7 @@ impl TraceAction {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AllocatorSettings {
     /// The raw `PYTORCH_CUDA_ALLOC_CONF` string ("" when unset).
-    pub alloc_conf: String,
+    pub alloc_conf: std::sync::Arc<str>,
     /// `None` when unlimited (recorded as -1).
     pub max_split_size: Option<u64>,
     pub garbage_collection_threshold: f64,
@@ -158,7 +158,8 @@ pub struct AllocatorSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Annotation {
     pub device: u32,
-    pub stage: String,
-    pub name: String,
+    /// Shared like frame strings: one allocation per distinct string of the pickle.
+    pub stage: std::sync::Arc<str>,
+    pub name: std::sync::Arc<str>,
     pub time_us: Option<i64>,
 }

@@ -97,8 +97,8 @@ struct ConvertState {
     /// (its trace entry was converted) is still found here when another entry shares it.
     stack_of_list: Vec<u32>,
     scratch: Vec<u32>,
-    /// Frame strings (by string slot): a string the memo references from many frames is
-    /// allocated once and shared (see [`Frame`]).
+    /// Frame and annotation strings (by string slot): a string the memo references from many
+    /// frames or annotations is allocated once and shared (see [`Frame`]).
     shared_strings: HashMap<usize, std::sync::Arc<str>, BuildHasherDefault<FastHasher>>,
     /// Bytes of the input read so far (shared with the reader that counts them).
     input_bytes: std::rc::Rc<std::cell::Cell<u64>>,
@@ -279,8 +279,8 @@ impl<'d> Converter<'d, '_> {
                 let path = format!("external_annotations[{i}]");
                 snapshot.annotations.push(Annotation {
                     device: self.opt_u32(*a, "device", &path)?.unwrap_or(0),
-                    stage: self.opt_str(*a, "stage", &path)?.unwrap_or_default(),
-                    name: self.opt_str(*a, "name", &path)?.unwrap_or_default(),
+                    stage: self.opt_shared_str(*a, "stage", &path)?.unwrap_or_default(),
+                    name: self.opt_shared_str(*a, "name", &path)?.unwrap_or_default(),
                     time_us: self.opt_int(*a, "time_us", &path)?,
                 });
             }
@@ -421,8 +421,9 @@ impl<'d> Converter<'d, '_> {
         }
     }
 
-    /// A str field of a frame dict, shared with every other frame that names the same
-    /// string of the pickle (memo references included); only the first use is charged.
+    /// A str field of a frame, annotation or settings dict, shared with every other use of
+    /// the same string of the pickle (memo references included); only the first use is
+    /// charged.
     fn opt_shared_str(
         &mut self,
         dict: Value,
@@ -670,7 +671,7 @@ impl<'d> Converter<'d, '_> {
         Ok(entry)
     }
 
-    fn settings(&self, s: Value) -> Result<AllocatorSettings, Error> {
+    fn settings(&mut self, s: Value) -> Result<AllocatorSettings, Error> {
         let path = "allocator_settings";
         let mut divisions = [0u64; 16];
         if let Some(d) = self.doc.get(s, "roundup_power2_divisions")
@@ -699,7 +700,7 @@ impl<'d> Converter<'d, '_> {
         };
         Ok(AllocatorSettings {
             alloc_conf: self
-                .opt_str(s, "PYTORCH_CUDA_ALLOC_CONF", path)?
+                .opt_shared_str(s, "PYTORCH_CUDA_ALLOC_CONF", path)?
                 .unwrap_or_default(),
             max_split_size: self
                 .opt_int(s, "max_split_size", path)?

@@ -5,10 +5,12 @@
 //! allocator events in order (with the workload stack that caused each), the iteration
 //! boundaries, the collector's runs, and the reference paths that kept collected tensors alive.
 
+mod folded;
 mod recorder;
 mod stacks;
 
-pub use recorder::Recorder;
+pub use folded::{Folded, FoldedSpan, LiveBlock, MAX_SPANS, Resume};
+pub use recorder::{EventSeq, HEAD_BYTES, Recorder, TAIL_BYTES};
 
 pub use stacks::{Frame, StackId, StackNode, StackTable, StackTrie};
 
@@ -93,7 +95,8 @@ pub struct MemoryEvent {
 pub struct IterationMark {
     /// Counts from 0, like the loop variable.
     pub iteration: u32,
-    /// Index into [`Timeline::events`] of the first event of this iteration.
+    /// Index into [`Timeline::events`] of the first event of this iteration (of the retained
+    /// events: see [`Timeline::folded`]).
     pub first_event: usize,
     /// Allocated and reserved bytes when the iteration began.
     pub allocated_at_start: u64,
@@ -128,7 +131,8 @@ pub struct GcEvent {
     /// Device storages released because of this collection, and their bytes.
     pub device_tensors_freed: u64,
     pub bytes_freed: u64,
-    /// Index into [`Timeline::events`] where the collection happened.
+    /// Index into [`Timeline::events`] where the collection happened (of the retained events:
+    /// a run kept from a folded iteration points at the first event after the fold).
     pub event_index: usize,
     /// Workload line whose execution triggered it (the `gc.collect()` call, or the allocation).
     pub line: Option<u32>,
@@ -186,6 +190,10 @@ pub struct Timeline {
     /// What the CUDA driver reported when the run drove a real device (`device: cuda`). Not
     /// part of the golden text (it depends on the machine); the human and JSON reports show it.
     pub driver: Option<DriverObservation>,
+    /// A long run's iterations folded into summaries (`None`: every event is here). Not part
+    /// of the golden text; the approximations say what folding changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folded: Option<Folded>,
 }
 
 /// The driver's view of a run on a real device, next to the model's.
@@ -224,9 +232,61 @@ impl Timeline {
         self.events.iter().map(|e| e.reserved).max().unwrap_or(0)
     }
 
-    /// Iterations that ran to completion.
+    /// Iterations that ran to completion (folded ones included).
     pub fn iterations_completed(&self) -> u32 {
         self.iterations.iter().filter(|m| m.completed).count() as u32
+            + self.folded_spans().iter().map(|s| s.completed).sum::<u32>()
+    }
+
+    /// Iterations begun (folded ones included).
+    pub fn iteration_count(&self) -> u32 {
+        self.iterations.len() as u32
+            + self
+                .folded_spans()
+                .iter()
+                .map(|s| s.iterations)
+                .sum::<u32>()
+    }
+
+    /// The summaries of folded iterations (empty for a timeline that kept everything).
+    pub fn folded_spans(&self) -> &[FoldedSpan] {
+        self.folded.as_ref().map_or(&[], |f| &f.spans)
+    }
+
+    /// Collector runs of one kind, folded ones included.
+    pub fn collections(&self, automatic: bool, generation: u8) -> u64 {
+        let kept = self
+            .gc_events
+            .iter()
+            .filter(|g| g.automatic == automatic && g.generation == generation)
+            .count() as u64;
+        let folded: u64 = self
+            .folded_spans()
+            .iter()
+            .map(|s| s.collections[automatic as usize][generation.min(2) as usize])
+            .sum();
+        kept + folded
+    }
+
+    /// Collector runs of every kind, folded ones included.
+    pub fn collections_total(&self) -> u64 {
+        self.gc_events.len() as u64
+            + self
+                .folded_spans()
+                .iter()
+                .map(FoldedSpan::collections_total)
+                .sum::<u64>()
+    }
+
+    /// Device tensors and bytes the collector freed, folded runs included.
+    pub fn collector_freed(&self) -> (u64, u64) {
+        let mut tensors: u64 = self.gc_events.iter().map(|g| g.device_tensors_freed).sum();
+        let mut bytes: u64 = self.gc_events.iter().map(|g| g.bytes_freed).sum();
+        for span in self.folded_spans() {
+            tensors += span.device_tensors_freed;
+            bytes += span.bytes_freed;
+        }
+        (tensors, bytes)
     }
 
     /// Index of the event where allocated memory first reached its peak.

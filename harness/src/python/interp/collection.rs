@@ -63,7 +63,7 @@ impl<'a> Interpreter<'a> {
     /// Runs one collection and records it; returns CPython's `collected`.
     pub(in crate::python) fn collect(&mut self, generation: u8, automatic: bool) -> u64 {
         self.release_dropped_storages(None);
-        let event_index = self.recorder.events_len();
+        let at = self.recorder.next_event();
         let counts_before = self.heap.counts;
         let mut paths: FxHashMap<StorageId, (Rc<str>, Rc<str>)> = FxHashMap::default();
         let names = &self.names;
@@ -109,20 +109,23 @@ impl<'a> Interpreter<'a> {
             self.cycle_totals[index].0 += 1;
         }
         let line = self.frames.last().map(|f| f.line);
-        self.recorder.gc_event(GcEvent {
-            iteration: self.recorder.iteration(),
-            iterations_begun: self.recorder.iterations_begun(),
-            generation: outcome.generation,
-            automatic,
-            objects_collected: outcome.collected,
-            tensors_alive_before: outcome.tensors_before,
-            tensors_alive_after: outcome.tensors_after,
-            device_tensors_freed,
-            bytes_freed,
-            event_index,
-            line,
-            counts_before,
-        });
+        self.recorder.gc_event(
+            GcEvent {
+                iteration: self.recorder.iteration(),
+                iterations_begun: self.recorder.iterations_begun(),
+                generation: outcome.generation,
+                automatic,
+                objects_collected: outcome.collected,
+                tensors_alive_before: outcome.tensors_before,
+                tensors_alive_after: outcome.tensors_after,
+                device_tensors_freed,
+                bytes_freed,
+                event_index: 0,
+                line,
+                counts_before,
+            },
+            at,
+        );
         outcome.collected
     }
 }
