@@ -218,6 +218,7 @@ natives!(
     RandomUniform,
     NullContext,
     GetLogger,
+    Deque,
 );
 
 impl Native {

@@ -161,7 +161,7 @@ pub(in crate::python) fn subscript<'a>(
 
 pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
     match it.heap.kind(id) {
-        ObjKind::List(items) | ObjKind::Tuple(items) => {
+        ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
             let Value::Int(i) = key else {
                 return it.error("TypeError: indices must be integers");
             };
