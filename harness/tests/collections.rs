@@ -141,6 +141,8 @@ assert torch.cuda.memory_allocated() == 2 * 4 * mib
 del x
 assert torch.cuda.memory_allocated() == 4 * mib
 history.append(torch.zeros(mib, device='cuda'))
+history[0] = torch.zeros(mib, device='cuda')
+assert torch.cuda.memory_allocated() == 2 * 4 * mib, 'the replaced tensor is freed'
 del history
 assert torch.cuda.memory_allocated() == 0, torch.cuda.memory_allocated()
 ");
