@@ -97,6 +97,22 @@ seen = []
 for x in d:
     seen.append(x)
 assert seen == [-2, -1, 1, 2, 3, 5, 6]
+d.rotate(2)
+assert list(d) == [5, 6, -2, -1, 1, 2, 3], list(d)
+d.rotate(-3)
+assert list(d) == [-1, 1, 2, 3, 5, 6, -2], list(d)
+d.reverse()
+assert list(d) == [-2, 6, 5, 3, 2, 1, -1], list(d)
+d.append(5)
+assert d.count(5) == 2 and d.count(7) == 0
+d.remove(5)
+assert list(d) == [-2, 6, 3, 2, 1, -1, 5], list(d)
+try:
+    d.remove(7)
+except ValueError:
+    pass
+else:
+    assert False, 'remove of a missing item'
 d.clear()
 assert len(d) == 0 and not d
 try:
@@ -140,6 +156,9 @@ x = history.popleft()
 assert torch.cuda.memory_allocated() == 2 * 4 * mib
 del x
 assert torch.cuda.memory_allocated() == 4 * mib
+history.remove(history[0])
+assert torch.cuda.memory_allocated() == 0, 'remove frees the item'
+history.append(torch.zeros(mib, device='cuda'))
 history.append(torch.zeros(mib, device='cuda'))
 history[0] = torch.zeros(mib, device='cuda')
 assert torch.cuda.memory_allocated() == 2 * 4 * mib, 'the replaced tensor is freed'

@@ -139,6 +139,47 @@ impl<'a> Interpreter<'a> {
                     None => self.error("IndexError: pop from an empty deque"),
                 }
             }
+            ("rotate", rest) => {
+                let n = match rest {
+                    [] => 1,
+                    [n] => int_arg(self, *n, "rotate")?,
+                    _ => return self.error("TypeError: rotate expected at most 1 argument"),
+                };
+                if let ObjKind::Deque { items, .. } = self.heap.kind_mut(id)
+                    && !items.is_empty()
+                {
+                    let shift = n.rem_euclid(items.len() as i64) as usize;
+                    items.rotate_right(shift);
+                }
+                Ok(Value::None)
+            }
+            ("reverse", []) => {
+                if let ObjKind::Deque { items, .. } = self.heap.kind_mut(id) {
+                    items.reverse();
+                }
+                Ok(Value::None)
+            }
+            ("count" | "remove", [v]) => {
+                let items = match self.heap.kind(id) {
+                    ObjKind::Deque { items, .. } => items.clone(),
+                    _ => Vec::new(),
+                };
+                let matches: Vec<usize> = (0..items.len())
+                    .filter(|&i| self.values_equal(items[i], *v))
+                    .collect();
+                if method == "count" {
+                    return Ok(Value::Int(matches.len() as i64));
+                }
+                let Some(&at) = matches.first() else {
+                    return self.error("ValueError: deque.remove(x): x not in deque");
+                };
+                let ObjKind::Deque { items, .. } = self.heap.kind_mut(id) else {
+                    unreachable!("a deque method on a deque")
+                };
+                let removed = items.remove(at);
+                self.heap.decref(removed);
+                Ok(Value::None)
+            }
             ("clear", []) => {
                 let ObjKind::Deque { items, .. } = self.heap.kind_mut(id) else {
                     unreachable!("a deque method on a deque")

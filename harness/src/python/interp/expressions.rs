@@ -358,7 +358,7 @@ impl<'a> Interpreter<'a> {
 
     /// `a == b` for values whose equality does not need tensor data: numbers, strings, and
     /// tuples, lists and `torch.Size` item by item (a `Size` equals a tuple of its dims).
-    fn values_equal(&self, a: Value, b: Value) -> bool {
+    pub(in crate::python) fn values_equal(&self, a: Value, b: Value) -> bool {
         let Some(_level) = self.data_depth.enter() else {
             return false;
         };
