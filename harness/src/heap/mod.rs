@@ -162,6 +162,12 @@ pub enum ObjKind {
     /// A builtin wrapper around callables: `staticmethod(f)`, `classmethod(f)`,
     /// `property(fget, fset)`, `functools.partial(f, args, kwargs)`.
     Wrapper(WrapperKind, Vec<Value>),
+    /// `collections.deque`: a GC object holding its items, oldest first; with a `maxlen`
+    /// an append past it drops the item at the other end (and the reference it held).
+    Deque {
+        items: Vec<Value>,
+        maxlen: Option<usize>,
+    },
 }
 
 /// What an [`ObjKind::Wrapper`] is.
@@ -224,6 +230,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
+            ObjKind::Deque { .. } => "deque",
         }
     }
 }
@@ -867,6 +874,11 @@ impl Heap {
                     value(*v, Edge::Role("__func__"));
                 }
             }
+            ObjKind::Deque { items, .. } => {
+                for (i, v) in items.iter().enumerate() {
+                    value(*v, Edge::Index(i as u32));
+                }
+            }
         }
     }
 
@@ -915,6 +927,7 @@ impl Heap {
             ObjKind::Frame(f) => exception_objects::clear_frame(f, out),
             ObjKind::Generator(g) => g.clear_frame(out),
             ObjKind::Wrapper(_, items) => out.append(items),
+            ObjKind::Deque { items, .. } => out.append(items),
         }
     }
 }
@@ -989,5 +1002,6 @@ fn owned_references(
         ObjKind::Frame(f) => exception_objects::frame_references(*f, &mut push),
         ObjKind::Generator(g) => g.references(&mut push),
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
+        ObjKind::Deque { items, .. } => items.into_iter().for_each(&mut push),
     }
 }

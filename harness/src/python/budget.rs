@@ -200,7 +200,9 @@ fn object_bytes(kind: &ObjKind) -> u64 {
     let slot = std::mem::size_of::<Value>() as u64;
     let node = std::mem::size_of::<ObjKind>() as u64 + 32;
     let items = match kind {
-        ObjKind::Tuple(v) | ObjKind::List(v) => v.capacity() as u64 * slot,
+        ObjKind::Tuple(v) | ObjKind::List(v) | ObjKind::Deque { items: v, .. } => {
+            v.capacity() as u64 * slot
+        }
         ObjKind::Dict(v) => v.capacity() as u64 * 2 * slot,
         ObjKind::Size(d) => d.capacity() as u64 * 8,
         ObjKind::CppHandle { held, .. } => held.capacity() as u64 * slot,

@@ -96,7 +96,8 @@ impl<'a> Interpreter<'a> {
         let counted = match iterable {
             Value::Obj(o) => match self.heap.kind(o) {
                 ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
-                ObjKind::Dict(_) => true,
+                // `_collections._deque_iterator` is always GC-allocated.
+                ObjKind::Dict(_) | ObjKind::Deque { .. } => true,
                 _ => false,
             },
             _ => false,

@@ -16,6 +16,7 @@ mod builtin_calls;
 mod builtins_iter;
 mod call_binding;
 mod checkpoint;
+mod collections_deque;
 pub mod constructs;
 mod cuda_memory;
 mod depth;

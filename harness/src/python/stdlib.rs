@@ -71,6 +71,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModRandom, "randint") => f(RandomRandint),
         (ModRandom, "uniform") => f(RandomUniform),
         (ModContextlib, "nullcontext") => f(NullContext),
+        (ModCollections, "deque") => f(Deque),
         (ModLogging, "getLogger") => f(GetLogger),
         (
             ModLogging,

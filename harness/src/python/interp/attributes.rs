@@ -121,6 +121,9 @@ impl<'a> Interpreter<'a> {
                     )),
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                ObjKind::Deque { .. } if self.names.name(name) == "maxlen" => {
+                    Ok(self.deque_maxlen(id))
+                }
                 ObjKind::Exception(_) | ObjKind::Traceback(_) | ObjKind::Frame(_) => {
                     self.exception_object_attr(obj, id, name)
                 }

@@ -24,7 +24,9 @@ impl<'a> Interpreter<'a> {
             Value::Float(f) => f != 0.0,
             Value::Str(s) => !self.names.name(s).is_empty(),
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::List(items) | ObjKind::Tuple(items) => !items.is_empty(),
+                ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
+                    !items.is_empty()
+                }
                 ObjKind::Dict(items) => !items.is_empty(),
                 ObjKind::Tensor(t) if t.numel() != 1 => {
                     return self.error("RuntimeError: Boolean value of Tensor with more than one value is ambiguous");
@@ -327,9 +329,9 @@ impl<'a> Interpreter<'a> {
                 }
                 let found = match r {
                     Value::Obj(id) => match self.heap.kind(id) {
-                        ObjKind::List(items) | ObjKind::Tuple(items) => {
-                            items.iter().any(|&v| equal(self, l, v))
-                        }
+                        ObjKind::List(items)
+                        | ObjKind::Tuple(items)
+                        | ObjKind::Deque { items, .. } => items.iter().any(|&v| equal(self, l, v)),
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
                         _ => return self.unsupported("`in` on this object"),
                     },
@@ -351,7 +353,7 @@ impl<'a> Interpreter<'a> {
 
     /// `a == b` for values whose equality does not need tensor data: numbers, strings, and
     /// tuples, lists and `torch.Size` item by item (a `Size` equals a tuple of its dims).
-    fn values_equal(&self, a: Value, b: Value) -> bool {
+    pub(in crate::python) fn values_equal(&self, a: Value, b: Value) -> bool {
         let Some(_level) = self.data_depth.enter() else {
             return false;
         };

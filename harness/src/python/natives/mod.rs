@@ -229,6 +229,7 @@ natives!(
     RandomUniform,
     NullContext,
     GetLogger,
+    Deque,
 );
 
 impl Native {

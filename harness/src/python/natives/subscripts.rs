@@ -161,7 +161,7 @@ pub(in crate::python) fn subscript<'a>(
 
 pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
     match it.heap.kind(id) {
-        ObjKind::List(items) | ObjKind::Tuple(items) => {
+        ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
             let Value::Int(i) = key else {
                 return it.error("TypeError: indices must be integers");
             };
@@ -309,7 +309,7 @@ pub(in crate::python) fn store_subscript<'a>(
             it.dict_set(id, key, value);
             Ok(())
         }
-        ObjKind::List(items) => {
+        ObjKind::List(items) | ObjKind::Deque { items, .. } => {
             let n = items.len() as i64;
             let Value::Int(i) = key else {
                 it.heap.decref(value);
@@ -320,7 +320,7 @@ pub(in crate::python) fn store_subscript<'a>(
                 it.heap.decref(value);
                 return it.error("IndexError: list assignment index out of range");
             }
-            let ObjKind::List(items) = it.heap.kind_mut(id) else {
+            let (ObjKind::List(items) | ObjKind::Deque { items, .. }) = it.heap.kind_mut(id) else {
                 unreachable!()
             };
             let old = std::mem::replace(&mut items[at as usize], value);

@@ -513,7 +513,9 @@ pub(in crate::python) fn set_tensor_attr(
 pub(in crate::python) fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
     match v {
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::List(items) | ObjKind::Tuple(items) => Ok(items.clone()),
+            ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
+                Ok(items.clone())
+            }
             ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
             &ObjKind::Range { start, stop, step } => {
@@ -537,7 +539,9 @@ pub(in crate::python) fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
     Ok(match v {
         Value::Str(s) => it.names.name(s).chars().count() as i64,
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::List(items) | ObjKind::Tuple(items) => items.len() as i64,
+            ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
+                items.len() as i64
+            }
             ObjKind::Dict(items) => items.len() as i64,
             ObjKind::Size(dims) => dims.len() as i64,
             ObjKind::Tensor(t) => match t.shape.first() {
