@@ -118,7 +118,7 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        self.count_untracked_allocations(1 + self.heap.profile.class_statement_extra);
+        self.count_untracked_allocations(1);
         let temporary_dicts = if self.heap.profile.frame_objects {
             2
         } else {
