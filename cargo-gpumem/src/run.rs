@@ -99,6 +99,14 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             export_file::write_export(&path, &export_timeline(&timeline))?;
             // On stderr, so that `--json` output stays one object per line.
             eprintln!("wrote {}", path.display());
+            if let Some(folded) = &timeline.folded {
+                let iterations: u64 = folded.spans.iter().map(|s| s.iterations as u64).sum();
+                eprintln!(
+                    "note: {} holds only the kept events of a long run: {iterations} iterations \
+                     were folded into summaries (raise limits.records to keep more)",
+                    path.display()
+                );
+            }
         }
         all_held &= report.all_held;
         if args.json {

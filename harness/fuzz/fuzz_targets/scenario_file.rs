@@ -26,11 +26,13 @@ fuzz_target!(|data: &[u8]| {
         steps: Some(20_000),
         memory: Some(64 << 20),
         seconds: Some(2.0),
+        records: None,
     };
     scenario.limits = Limits {
         steps: scenario.limits.steps.map(|s| s.min(20_000)),
         memory: scenario.limits.memory.map(|m| m.min(64 << 20)),
         seconds: Some(2.0),
+        records: scenario.limits.records.map(|r| r.min(8 << 20)),
     }
     .merged_over(small);
     for variant in scenario.variants().iter().take(4) {

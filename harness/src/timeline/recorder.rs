@@ -407,6 +407,7 @@ impl Recorder {
             middle,
             tail,
             live,
+            head_bytes: kept_bytes,
             ..
         } = self;
         let mut folded = Folded::default();
@@ -447,7 +448,9 @@ impl Recorder {
             append(&mut timeline, chunk);
         }
         if !folded.spans.is_empty() {
-            timeline.approximations.push(folding_note(&folded.spans));
+            timeline
+                .approximations
+                .push(folding_note(&folded.spans, kept_bytes));
             timeline.folded = Some(folded);
         }
         timeline
@@ -655,19 +658,19 @@ fn sorted_blocks(live: &FxHashMap<u64, LiveBlock>) -> Vec<LiveBlock> {
 }
 
 /// The note a folded timeline carries in its approximations.
-fn folding_note(spans: &[FoldedSpan]) -> String {
+fn folding_note(spans: &[FoldedSpan], kept_bytes: usize) -> String {
     let iterations: u64 = spans.iter().map(|s| s.iterations as u64).sum();
     let events: u64 = spans.iter().map(|s| s.events).sum();
     let runs: u64 = spans.iter().map(FoldedSpan::collections_total).sum();
     format!(
-        "long run: full detail is kept for the first and last iterations (up to {} MiB of \
+        "long run: full detail is kept for the first and last iterations (up to {} of \
          records each) and for those where allocated and reserved memory first \
          peaked; {iterations} other iterations ({events} allocator events, {runs} collector \
          runs) are folded into {} summaries. Iteration-end tables, charts and the steady-state \
          and growth checks use each summary's lowest, highest and last iteration ends; \
          collection counts and freed totals include the folded runs; an exported snapshot \
          holds only the kept events",
-        HEAD_BYTES >> 20,
+        crate::units::Bytes(kept_bytes as u64),
         spans.len()
     )
 }
