@@ -580,40 +580,32 @@ fn breaks_loop(s: &Stmt) -> bool {
 
 /// Whether every way out of the block that `leaves_block` found is a `return`.
 fn returns_only(s: &Stmt) -> bool {
-    struct Finder(bool, u32);
-    impl<'b> Visitor<'b> for Finder {
-        fn visit_stmt(&mut self, stmt: &'b Stmt) {
-            match stmt {
-                Stmt::Break(_) | Stmt::Continue(_) if self.1 == 0 => self.0 = true,
-                Stmt::For(_) | Stmt::While(_) => {
-                    self.1 += 1;
-                    walk_stmt(self, stmt);
-                    self.1 -= 1;
-                }
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                _ => walk_stmt(self, stmt),
-            }
-        }
-        fn visit_expr(&mut self, _: &'b Expr) {}
-    }
-    let mut f = Finder(false, 0);
-    f.visit_stmt(s);
-    !f.0
+    !contains_exit(s, false)
 }
 
 /// Whether a statement contains `return`, `break` or `continue` of the current scope.
 fn leaves_block(s: &Stmt) -> bool {
-    /// Found, and the depth of loops entered inside the block.
-    struct Finder(bool, u32);
+    contains_exit(s, true)
+}
+
+/// Whether `s` holds a `break` or `continue` of the enclosing loop or, when `returns` is
+/// set, a `return`; nested functions and classes are other scopes and are not searched.
+fn contains_exit(s: &Stmt, returns: bool) -> bool {
+    struct Finder {
+        returns: bool,
+        found: bool,
+        /// Depth of the loops entered inside the block: their `break`s stay inside it.
+        loops: u32,
+    }
     impl<'b> Visitor<'b> for Finder {
         fn visit_stmt(&mut self, stmt: &'b Stmt) {
             match stmt {
-                Stmt::Return(_) => self.0 = true,
-                Stmt::Break(_) | Stmt::Continue(_) if self.1 == 0 => self.0 = true,
+                Stmt::Return(_) if self.returns => self.found = true,
+                Stmt::Break(_) | Stmt::Continue(_) if self.loops == 0 => self.found = true,
                 Stmt::For(_) | Stmt::While(_) => {
-                    self.1 += 1;
+                    self.loops += 1;
                     walk_stmt(self, stmt);
-                    self.1 -= 1;
+                    self.loops -= 1;
                 }
                 Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
                 _ => walk_stmt(self, stmt),
@@ -621,9 +613,13 @@ fn leaves_block(s: &Stmt) -> bool {
         }
         fn visit_expr(&mut self, _: &'b Expr) {}
     }
-    let mut f = Finder(false, 0);
-    f.visit_stmt(s);
-    f.0
+    let mut finder = Finder {
+        returns,
+        found: false,
+        loops: 0,
+    };
+    finder.visit_stmt(s);
+    finder.found
 }
 
 fn refuse_inner(e: &Expr) -> Refusal {
