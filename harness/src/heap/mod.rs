@@ -193,6 +193,14 @@ pub enum WrapperKind {
     SeqIter,
     /// `zip(a, b, ...)`: one iterator per source.
     Zip,
+    /// A `@contextlib.contextmanager` function: its closure tuple (a cell holding the
+    /// generator function) and its `__dict__`.
+    ContextManagerFunction,
+    /// `_GeneratorContextManager`: the generator, then the function, argument tuple and
+    /// keyword dict of the call (`None` after `__enter__`).
+    GeneratorContextManager,
+    /// `contextlib.suppress(*exceptions)`: the tuple of exceptions.
+    Suppress,
 }
 
 impl ObjKind {
@@ -230,6 +238,9 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
+            ObjKind::Wrapper(WrapperKind::ContextManagerFunction, _) => "function",
+            ObjKind::Wrapper(WrapperKind::GeneratorContextManager, _) => "_GeneratorContextManager",
+            ObjKind::Wrapper(WrapperKind::Suppress, _) => "suppress",
             ObjKind::Deque { .. } => "deque",
         }
     }

@@ -233,7 +233,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::With,
         construct: "`with`",
         support: Support::Partly,
-        notes: "torch's grad modes, `contextlib.nullcontext` and objects with `__enter__`/`__exit__`; other managers are refused when they run",
+        notes: "torch's grad modes, `contextlib.nullcontext`, `contextlib.contextmanager` (generator-based: the suspended generator holds its frame during the body), `contextlib.suppress` and objects with `__enter__`/`__exit__`; other managers are refused when they run",
         what: "",
         runs: "with torch.no_grad():\n    pass\n",
         refused: "",

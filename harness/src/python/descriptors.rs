@@ -172,6 +172,7 @@ impl<'a> Interpreter<'a> {
                 self.call(items[0], all, kw)
             }
             WrapperKind::StaticMethod => self.call(items[0], args, kwargs),
+            WrapperKind::ContextManagerFunction => self.contextmanager_call(id, args, kwargs),
             _ => {
                 self.heap.decref_all(args);
                 self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));

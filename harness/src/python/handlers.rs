@@ -239,7 +239,7 @@ impl<'a> Interpreter<'a> {
         self.with_items(&w.items, &w.body)
     }
 
-    fn with_items(&mut self, items: &'a [ast::WithItem], body: &'a [Stmt]) -> R<Flow> {
+    pub(super) fn with_items(&mut self, items: &'a [ast::WithItem], body: &'a [Stmt]) -> R<Flow> {
         let Some((item, rest)) = items.split_first() else {
             return self.exec_block(body);
         };
@@ -269,6 +269,9 @@ impl<'a> Interpreter<'a> {
                 None => self.heap.decref(enter),
             }
             return self.with_items(rest, body);
+        }
+        if self.is_contextlib_manager(manager) {
+            return self.contextlib_with(manager, item, rest, body);
         }
         if !self.is_context_manager(manager) {
             self.heap.decref(manager);

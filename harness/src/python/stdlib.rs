@@ -71,6 +71,8 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModRandom, "randint") => f(RandomRandint),
         (ModRandom, "uniform") => f(RandomUniform),
         (ModContextlib, "nullcontext") => f(NullContext),
+        (ModContextlib, "contextmanager") => f(ContextManager),
+        (ModContextlib, "suppress") => f(Suppress),
         (ModCollections, "deque") => f(Deque),
         (ModLogging, "getLogger") => f(GetLogger),
         (

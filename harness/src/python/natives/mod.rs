@@ -230,6 +230,8 @@ natives!(
     NullContext,
     GetLogger,
     Deque,
+    ContextManager,
+    Suppress,
 );
 
 impl Native {

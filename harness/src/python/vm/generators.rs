@@ -14,7 +14,7 @@
 //! frame free list). Generator expressions are not compiled here yet.
 
 use super::compile::{Dest, Instr, NO_LOOP, VmCode};
-use crate::heap::{FrameRelease, GenState, GeneratorData, ObjId, ObjKind, Value};
+use crate::heap::{FrameRelease, GenState, GeneratorData, ObjId, ObjKind, Value, WrapperKind};
 use crate::python::interp::{Exc, Flow, Frame, Interpreter, R};
 use crate::python::scope::{Body, symbol};
 use crate::python::small_map::SmallMap;
@@ -450,6 +450,7 @@ impl<'a> Interpreter<'a> {
                 Instr::GetIter(e) => {
                     let iterable = self.eval(e)?;
                     let iterable = self.user_iter(iterable)?;
+                    let iterable = self.hidden_loop_iterator(iterable);
                     self.claim_iteration_loop(iterable);
                     stack.push(iterable);
                     stack.push(Value::Int(0));
@@ -591,6 +592,27 @@ impl<'a> Interpreter<'a> {
                     };
                 }
             }
+        }
+    }
+
+    /// `GET_ITER` of a compiled `for` loop: over a list or tuple (≤ 3.13; 3.14's virtual
+    /// iterators skip it), a dict or a deque, CPython's loop holds a GC-allocated iterator,
+    /// as [`Interpreter::count_loop_iterator`] counts for the evaluator's loops. Here it is
+    /// a real iterator object on the frame's value stack, so that a generator suspended in
+    /// the loop keeps it (and it goes with the frame, however the frame ends).
+    fn hidden_loop_iterator(&mut self, iterable: Value) -> Value {
+        let wrapped = match iterable {
+            Value::Obj(o) => match self.heap.kind(o) {
+                ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
+                ObjKind::Dict(_) | ObjKind::Deque { .. } => true,
+                _ => false,
+            },
+            _ => false,
+        };
+        if wrapped {
+            self.new_wrapper(WrapperKind::SeqIter, vec![iterable, Value::Int(0)])
+        } else {
+            iterable
         }
     }
 

@@ -16,6 +16,7 @@
 //! suspend.
 
 mod compile;
+mod contextlib;
 mod coroutines;
 mod event_loop;
 mod generators;

@@ -1,0 +1,218 @@
+//! `contextlib` managers (`@contextmanager`, `suppress`, `nullcontext`) and the hidden
+//! iterators of `for` loops in VM-compiled (generator) bodies: semantics checked against
+//! CPython where installed, objects counted against a table measured with CPython 3.8–3.15,
+//! and the tensors a suspended manager's generator keeps alive.
+
+#[allow(dead_code)]
+mod probes;
+
+use probes::{MEASURE, PRELUDE, interpreter, ok, run};
+use std::process::Command;
+
+/// Enter/exit ordering, exceptions thrown in and suppressed or propagated, CPython's
+/// `RuntimeError`s, `return` through a manager, `suppress` and `nullcontext`.
+const SEMANTICS: &str = "
+import contextlib
+log = []
+@contextlib.contextmanager
+def timer(tag, big=None):
+    log.append('enter ' + tag)
+    try:
+        yield tag.upper()
+    except KeyError:
+        log.append('caught')
+    finally:
+        log.append('exit ' + tag)
+with timer('a') as t:
+    log.append('body ' + t)
+with timer('b'):
+    raise KeyError('k')
+log.append('after b')
+try:
+    with timer('c'):
+        raise ValueError('v')
+except ValueError as e:
+    log.append('propagated ' + str(e))
+@contextlib.contextmanager
+def no_yield():
+    if False:
+        yield
+try:
+    with no_yield():
+        pass
+except RuntimeError as e:
+    log.append(str(e))
+@contextlib.contextmanager
+def twice():
+    yield 1
+    yield 2
+try:
+    with twice():
+        pass
+except RuntimeError as e:
+    log.append(str(e))
+with contextlib.suppress(KeyError, IndexError):
+    [][1]
+log.append('suppressed')
+try:
+    with contextlib.suppress(KeyError):
+        raise ValueError('not this one')
+except ValueError:
+    log.append('not suppressed')
+def f():
+    with timer('r'):
+        return 'returned'
+log.append(f())
+with contextlib.nullcontext(5) as n:
+    log.append(n)
+assert log == ['enter a', 'body A', 'exit a', 'enter b', 'caught', 'exit b', 'after b', 'enter c', 'exit c', 'propagated v', \"generator didn't yield\", \"generator didn't stop\", 'suppressed', 'not suppressed', 'enter r', 'exit r', 'returned', 5], log
+";
+
+#[test]
+fn contextmanager_enters_exits_and_handles_exceptions_as_python() {
+    ok(SEMANTICS);
+    for minor in 8..=15u8 {
+        let Some(python) = interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        let out = Command::new(python)
+            .args(["-c", SEMANTICS])
+            .output()
+            .expect("runs python");
+        assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
+    }
+}
+
+#[test]
+fn a_managers_generator_keeps_its_frame_and_tensors_during_the_body() {
+    ok("
+import contextlib
+import torch
+MiB = 1024 * 1024
+@contextlib.contextmanager
+def scratch(n):
+    buf = torch.zeros(n, 1024, 256, device='cuda')
+    yield buf
+    assert torch.cuda.memory_allocated() == 4 * MiB
+with scratch(4) as b:
+    assert torch.cuda.memory_allocated() == 4 * MiB
+    del b
+    # The suspended generator's frame still holds `buf`.
+    assert torch.cuda.memory_allocated() == 4 * MiB
+assert torch.cuda.memory_allocated() == 0
+# An exception thrown in and not caught: the frame goes with the generator.
+try:
+    with scratch(8):
+        raise KeyError('k')
+except KeyError:
+    pass
+assert torch.cuda.memory_allocated() == 0
+# A manager created and never entered keeps its generator (not started: its arguments only).
+x = torch.zeros(1024, 1024, device='cuda')
+@contextlib.contextmanager
+def holds(t):
+    yield
+pending = holds(x)
+del x
+assert torch.cuda.memory_allocated() == 4 * MiB
+del pending
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+/// (name, probe, objects counted on 3.8, ..., 3.15), measured with `PRELUDE + probe +
+/// MEASURE`, `contextlib` imported first, on CPython 3.8.18 – 3.15.2.
+const PER_RELEASE: &[(&str, &str, [i64; 8])] = &[
+    (
+        "decorating with contextmanager, kept",
+        "def cm():\n    yield 1\ndef probe():\n    keep.append(contextlib.contextmanager(cm))\n",
+        [2, 2, 2, 2, 2, 2, 2, 2],
+    ),
+    (
+        "a contextmanager call, kept",
+        "@contextlib.contextmanager\ndef cm():\n    yield 1\ndef probe():\n    keep.append(cm())\n",
+        [2, 2, 2, 2, 2, 2, 2, 2],
+    ),
+    (
+        "a contextmanager with an argument, used, kept",
+        "@contextlib.contextmanager\ndef cm(x):\n    yield x\ndef probe():\n    c = cm(1)\n    with c:\n        pass\n    keep.append(c)\n",
+        [2, 2, 2, 2, 2, 2, 2, 2],
+    ),
+    (
+        "with a contextmanager",
+        "@contextlib.contextmanager\ndef cm():\n    yield 1\ndef probe():\n    with cm():\n        pass\n",
+        [0, 0, 0, 0, 0, 0, 0, 0],
+    ),
+    (
+        "suppress, kept",
+        "def probe():\n    keep.append(contextlib.suppress(KeyError))\n",
+        [1, 1, 1, 1, 1, 1, 1, 1],
+    ),
+    (
+        "with suppress",
+        "def probe():\n    with contextlib.suppress(KeyError):\n        pass\n",
+        [0, 0, 0, 0, 0, 0, 0, 0],
+    ),
+    (
+        "generator suspended in a for over a list",
+        "items = [1, 2]\ndef g(xs):\n    for x in xs:\n        yield x\ndef probe():\n    it = g(items)\n    next(it)\n    keep.append(it)\n",
+        [2, 2, 2, 2, 2, 2, 1, 1],
+    ),
+    (
+        "generator suspended in a for over a dict",
+        "items = {1: 1, 2: 2}\ndef g(xs):\n    for x in xs:\n        yield x\ndef probe():\n    it = g(items)\n    next(it)\n    keep.append(it)\n",
+        [2, 2, 2, 2, 2, 2, 2, 2],
+    ),
+    (
+        "generator suspended in a for over a range",
+        "def g(n):\n    for x in range(n):\n        yield x\ndef probe():\n    it = g(3)\n    next(it)\n    keep.append(it)\n",
+        [1, 1, 1, 1, 1, 1, 1, 1],
+    ),
+    (
+        "generator over a tuple exhausted by a for, kept (its loop's iterator freed)",
+        "items = (1, 2)\ndef g(xs):\n    for x in xs:\n        yield x\ndef probe():\n    it = g(items)\n    for x in it:\n        pass\n    keep.append(it)\n",
+        [1, 1, 1, 1, 1, 1, 1, 1],
+    ),
+];
+
+#[test]
+fn objects_are_counted_as_cpython_counts_them() {
+    for &(name, probe, counts) in PER_RELEASE {
+        // The model starts at 3.9.
+        for minor in 9..=15u8 {
+            let expected = counts[minor as usize - 8];
+            let workload =
+                format!("import contextlib\n{PRELUDE}{probe}{MEASURE}assert d == {expected}, d\n");
+            if let Err(e) = run(&format!("3.{minor}"), &workload) {
+                panic!("{name} on 3.{minor}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn measured_counts_match_installed_interpreters() {
+    let mut mismatches = Vec::new();
+    for minor in 8..=15u8 {
+        let Some(python) = interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        for &(name, probe, counts) in PER_RELEASE {
+            let script = format!("import contextlib\n{PRELUDE}{probe}{MEASURE}print(d)\n");
+            let out = Command::new(&python)
+                .args(["-c", &script])
+                .output()
+                .expect("runs python");
+            let real: i64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name}: no count from 3.{minor}: {out:?}"));
+            if real != counts[minor as usize - 8] {
+                mismatches.push(format!("{name} on 3.{minor}: {real}"));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}
