@@ -68,20 +68,111 @@ with contextlib.nullcontext(5) as n:
 assert log == ['enter a', 'body A', 'exit a', 'enter b', 'caught', 'exit b', 'after b', 'enter c', 'exit c', 'propagated v', \"generator didn't yield\", \"generator didn't stop\", 'suppressed', 'not suppressed', 'enter r', 'exit r', 'returned', 5], log
 ";
 
-#[test]
-fn contextmanager_enters_exits_and_handles_exceptions_as_python() {
-    ok(SEMANTICS);
+/// `yield` and `await` inside `with` blocks of generator and coroutine bodies: entering,
+/// exiting on resumption, on an exception thrown in (suppressed or not) and on `close()`.
+const WITH_AROUND_YIELD: &str = "
+import asyncio
+import contextlib
+log = []
+class Tag:
+    def __init__(self, name):
+        self.name = name
+    def __enter__(self):
+        log.append('enter ' + self.name)
+        return self.name
+    def __exit__(self, t, v, tb):
+        log.append('exit ' + self.name + (' clean' if t is None else ' raised'))
+        return t is KeyError
+def g():
+    with Tag('a') as a, Tag('b'):
+        x = yield a
+        log.append('got ' + str(x))
+        yield 'second'
+    yield 'after'
+it = g()
+assert next(it) == 'a'
+assert it.send(1) == 'second'
+assert next(it) == 'after'
+it = g()
+next(it)
+assert it.throw(KeyError('k')) == 'after'
+it = g()
+next(it)
+it.close()
+it = g()
+next(it)
+try:
+    it.throw(ValueError('v'))
+    assert False
+except ValueError:
+    log.append('propagated')
+@contextlib.contextmanager
+def outer():
+    with Tag('o'):
+        yield 'inner value'
+with outer() as v:
+    log.append(v)
+async def main():
+    with Tag('c'):
+        await asyncio.sleep(0)
+        log.append('in c')
+    return 'done'
+assert asyncio.run(main()) == 'done'
+assert log == ['enter a', 'enter b', 'got 1', 'exit b clean', 'exit a clean', 'enter a', 'enter b', 'exit b raised', 'exit a clean', 'enter a', 'enter b', 'exit b raised', 'exit a raised', 'enter a', 'enter b', 'exit b raised', 'exit a raised', 'propagated', 'enter o', 'inner value', 'exit o clean', 'enter c', 'in c', 'exit c clean'], log
+";
+
+/// Runs `script` on the model and on every installed CPython.
+fn runs_as_python(script: &str) {
+    ok(script);
     for minor in 8..=15u8 {
         let Some(python) = interpreter(minor) else {
             eprintln!("skipped: CPython 3.{minor} is not installed");
             continue;
         };
         let out = Command::new(python)
-            .args(["-c", SEMANTICS])
+            .args(["-c", script])
             .output()
             .expect("runs python");
         assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
     }
+}
+
+#[test]
+fn contextmanager_enters_exits_and_handles_exceptions_as_python() {
+    runs_as_python(SEMANTICS);
+}
+
+#[test]
+fn yield_and_await_inside_with_blocks_enter_and_exit_as_python() {
+    runs_as_python(WITH_AROUND_YIELD);
+}
+
+#[test]
+fn a_grad_mode_entered_by_a_suspended_generator_stays_set_until_it_exits() {
+    // The grad mode is thread state: a generator suspended inside `no_grad` leaves it off
+    // for its caller, as in PyTorch.
+    ok("
+import contextlib
+import torch
+w = torch.zeros(1024, 1024, device='cuda', requires_grad=True)
+def gen():
+    with torch.no_grad():
+        yield (w * 2).requires_grad
+    yield (w * 2).requires_grad
+it = gen()
+assert next(it) is False
+assert not (w * 2).requires_grad
+assert next(it) is True
+assert (w * 2).requires_grad
+@contextlib.contextmanager
+def inference():
+    with torch.no_grad():
+        yield
+with inference():
+    y = (w * 2).sum()
+assert not y.requires_grad
+assert (w * 2).requires_grad
+");
 }
 
 #[test]

@@ -80,18 +80,20 @@ fn the_pass_reports_every_finding_at_once_located() {
 #[test]
 fn generator_bodies_are_judged_by_the_vm_compiler_before_the_run() {
     // A generator the VM compiles passes; one it cannot compile (a `yield` inside a
-    // `with`) and a `yield` in a lambda are both reported before anything runs.
+    // `finally`) and a `yield` in a lambda are both reported before anything runs.
     let s = scenario_of("def ok():\n    x = yield 1\n    yield x\nx = 1\n");
     assert!(check_scenario(&s).is_ok());
-    let s = scenario_of("def gen():\n    with m:\n        yield 1\nf = lambda: (yield 2)\n");
+    let s = scenario_of(
+        "def gen():\n    try:\n        yield 1\n    finally:\n        yield 2\nf = lambda: (yield 2)\n",
+    );
     let text = check_scenario(&s).unwrap_err().to_string();
     assert!(text.starts_with("2 problems"), "{text}");
     assert!(
         text.contains("t.yaml:6:"),
-        "the generator's `with` is located: {text}"
+        "the generator's `try` is located: {text}"
     );
     assert!(
-        text.contains("t.yaml:8:"),
+        text.contains("t.yaml:10:"),
         "the lambda's yield is located: {text}"
     );
 }

@@ -282,7 +282,7 @@ impl<'a> Interpreter<'a> {
         self.with_manager(manager, item, rest, body)
     }
 
-    fn is_context_manager(&mut self, v: Value) -> bool {
+    pub(super) fn is_context_manager(&mut self, v: Value) -> bool {
         let Value::Obj(id) = v else { return false };
         let ObjKind::Instance { class, .. } = self.heap.kind(id) else {
             return false;

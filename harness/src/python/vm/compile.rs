@@ -73,6 +73,14 @@ pub(in crate::python) enum Instr<'a> {
     EndExcept {
         name: Option<&'a ast::Identifier>,
     },
+    /// `with` around a suspension point (`BEFORE_WITH`): evaluates the manager, enters it,
+    /// pushes what its exit needs and stores the entered value to the item's target.
+    WithEnter(&'a ast::WithItem),
+    /// The `with` body ended normally: pops the exit and calls it with no exception.
+    WithExit,
+    /// The handler of a `with` body (`WITH_EXCEPT_START`): pops the exit and calls it with
+    /// the exception; a true result suppresses it, otherwise it is re-raised.
+    WithExitExc,
 }
 
 /// Where the result of a `yield from`/`await` goes.
@@ -324,10 +332,7 @@ impl<'a> Compiler<'a> {
                 }
             },
             Stmt::Try(t) => self.try_stmt(t),
-            Stmt::With(_) => Err(Refusal {
-                offset: offset(s),
-                construct: "`yield` inside `with` (the workload VM does not compile context managers yet)",
-            }),
+            Stmt::With(w) => self.with_stmt(w),
             _ => Err(Refusal {
                 offset: offset(s),
                 construct: "`yield` in this statement",
@@ -375,6 +380,49 @@ impl<'a> Compiler<'a> {
         self.instrs[setup] = Instr::SetupFinally { handler };
         self.block(&t.finalbody)?;
         self.instrs.push(Instr::EndFinally);
+        let end = self.here();
+        self.instrs[skip] = Instr::Jump(end);
+        Ok(())
+    }
+
+    /// `with a, b: body` around a suspension point: each item enters its manager and
+    /// guards the rest with a handler that calls its exit with the exception.
+    fn with_stmt(&mut self, w: &'a ast::StmtWith) -> Result<(), Refusal> {
+        let refuse = |construct| {
+            Err(Refusal {
+                offset: offset(w),
+                construct,
+            })
+        };
+        if w.is_async {
+            return refuse("`async with`");
+        }
+        if w.body.iter().any(leaves_block) {
+            return refuse(
+                "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
+            );
+        }
+        if let Some(e) = w.items.iter().find(|i| suspends_expr(&i.context_expr)) {
+            return Err(refuse_inner(&e.context_expr));
+        }
+        self.with_items(&w.items, &w.body)
+    }
+
+    fn with_items(&mut self, items: &'a [ast::WithItem], body: &'a [Stmt]) -> Result<(), Refusal> {
+        let Some((item, rest)) = items.split_first() else {
+            return self.block(body);
+        };
+        self.instrs.push(Instr::WithEnter(item));
+        let setup = self.instrs.len();
+        self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
+        self.with_items(rest, body)?;
+        self.instrs.push(Instr::PopFinally);
+        self.instrs.push(Instr::WithExit);
+        let skip = self.instrs.len();
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        let handler = self.here();
+        self.instrs[setup] = Instr::SetupFinally { handler };
+        self.instrs.push(Instr::WithExitExc);
         let end = self.here();
         self.instrs[skip] = Instr::Jump(end);
         Ok(())
@@ -547,8 +595,8 @@ impl<'a> Compiler<'a> {
 }
 
 /// Whether a coroutine statement awaits where the VM suspends: `await x`, `y = await x` and
-/// `return await x` as statements, also inside `if`/`while`/`for` and `try` blocks (not
-/// `finally`). An `await` anywhere else (inside a larger expression, a `finally` or `with`
+/// `return await x` as statements, also inside `if`/`while`/`for`/`with` and `try` blocks
+/// (not `finally`). An `await` anywhere else (inside a larger expression or a `finally`
 /// block) is evaluated by the evaluator, which runs the awaitable to its end and
 /// refuses, located, one that would suspend to the event loop.
 fn awaits_at_statement(s: &Stmt) -> bool {
@@ -560,6 +608,7 @@ fn awaits_at_statement(s: &Stmt) -> bool {
         Stmt::If(i) => any(&i.body) || i.elif_else_clauses.iter().any(|c| any(&c.body)),
         Stmt::While(w) => any(&w.body) || any(&w.orelse),
         Stmt::For(f) => !f.is_async && (any(&f.body) || any(&f.orelse)),
+        Stmt::With(w) => !w.is_async && any(&w.body),
         Stmt::Try(t) => {
             !t.is_star
                 && (any(&t.body)

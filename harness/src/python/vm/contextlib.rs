@@ -194,7 +194,7 @@ impl<'a> Interpreter<'a> {
 
     /// `__enter__`: a generator manager drops its stored call (`del self.args, self.kwds,
     /// self.func`) and runs the generator to its first `yield`.
-    fn contextlib_enter(&mut self, id: ObjId) -> R<Value> {
+    pub(super) fn contextlib_enter(&mut self, id: ObjId) -> R<Value> {
         let (kind, generator, stored) = match self.heap.kind_mut(id) {
             ObjKind::Wrapper(kind, items) if *kind == WrapperKind::GeneratorContextManager => {
                 let stored: Vec<Value> = items[1..]
@@ -231,7 +231,7 @@ impl<'a> Interpreter<'a> {
 
     /// `__exit__`, with the exception being handled (`None` on a normal exit); returns
     /// whether the exception is suppressed.
-    fn contextlib_exit(&mut self, id: ObjId, exception: Option<ObjId>) -> R<bool> {
+    pub(super) fn contextlib_exit(&mut self, id: ObjId, exception: Option<ObjId>) -> R<bool> {
         let (kind, first) = match self.heap.kind(id) {
             ObjKind::Wrapper(kind, items) => (*kind, items[0]),
             _ => unreachable!("checked by is_contextlib_manager"),

@@ -581,6 +581,48 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
+                Instr::WithEnter(item) => {
+                    self.at(&item.context_expr);
+                    let manager = self.eval(&item.context_expr)?;
+                    let (exit, entered) = self.vm_enter_with(manager)?;
+                    stack.push(exit);
+                    match &item.optional_vars {
+                        Some(target) => self.store(target, entered)?,
+                        None => self.heap.decref(entered),
+                    }
+                    ip += 1;
+                }
+                Instr::WithExit => {
+                    let exit = stack.pop().expect("WithEnter pushes the exit");
+                    self.vm_exit_with(exit, None)?;
+                    ip += 1;
+                }
+                Instr::WithExitExc => {
+                    let exit = stack.pop().expect("WithEnter pushes the exit");
+                    let exception = pending_exc.as_deref().and_then(Self::raised_exception);
+                    let suppressed = match self.vm_exit_with(exit, exception) {
+                        Ok(s) => s,
+                        Err(err) => {
+                            if let Some(e) = pending_exc.take() {
+                                self.end_handling();
+                                self.discard(e);
+                            }
+                            *ip_out = ip;
+                            return Err(err);
+                        }
+                    };
+                    if suppressed {
+                        if let Some(e) = pending_exc.take() {
+                            self.end_handling();
+                            self.discard(e);
+                        }
+                    } else if let Some(e) = pending_exc.take() {
+                        self.end_handling();
+                        *ip_out = ip;
+                        return Err(e);
+                    }
+                    ip += 1;
+                }
                 Instr::Return(value) => {
                     let v = match value {
                         Some(e) => self.eval(e)?,

@@ -11,15 +11,17 @@
 //! Coroutines (`async def`) are compiled the same way: `await` at statement level is a
 //! suspension point that delegates as `yield from` does (`coroutines.rs`), and the asyncio
 //! event loop that drives them is `event_loop.rs`.
-//! Not compiled yet (refused, located): `yield` inside `with` or `finally`, or nested in a
-//! larger expression; an `await` there runs its awaitable to the end, refused if it would
-//! suspend.
+//! `with` around a suspension point enters its manager and keeps what its exit needs on
+//! the frame's value stack (`with_blocks.rs`). Not compiled yet (refused, located): `yield`
+//! inside `finally`, or nested in a larger expression; an `await` there runs its awaitable
+//! to the end, refused if it would suspend.
 
 mod compile;
 mod contextlib;
 mod coroutines;
 mod event_loop;
 mod generators;
+mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub(super) use event_loop::EventLoop;
