@@ -429,3 +429,110 @@ except RuntimeError:
         }
     }
 }
+
+/// PEP 442: a generator dropped while suspended in a `try` or `with` runs `close()` first
+/// (`finally`, `except GeneratorExit`, `__exit__`), once; its `finally` may resurrect
+/// objects; one never started or already finished runs nothing.
+const FINALISATION: &str = "
+log = []
+def g(tag):
+    try:
+        yield 1
+    finally:
+        log.append('finally ' + tag)
+it = g('a')
+next(it)
+del it
+assert log == ['finally a'], log
+it = g('b')
+next(it)
+it = None
+assert log == ['finally a', 'finally b'], log
+g('never started')
+it = g('exhausted')
+for x in it:
+    pass
+del it
+assert log == ['finally a', 'finally b', 'finally exhausted'], log
+def stubborn():
+    try:
+        yield 1
+    except GeneratorExit:
+        log.append('GeneratorExit caught')
+    yield 2
+it = stubborn()
+next(it)
+del it
+assert log[-1] == 'GeneratorExit caught', log
+class Tag:
+    def __enter__(self):
+        log.append('enter')
+    def __exit__(self, t, v, tb):
+        log.append('exit ' + ('clean' if t is None else 'GeneratorExit' if t is GeneratorExit else 'other'))
+def in_with():
+    with Tag():
+        yield 1
+it = in_with()
+next(it)
+del it
+assert log[-2:] == ['enter', 'exit GeneratorExit'], log
+saved = []
+def resurrects():
+    x = [1, 2, 3]
+    try:
+        yield
+    finally:
+        saved.append(x)
+it = resurrects()
+next(it)
+del it
+assert saved == [[1, 2, 3]], saved
+";
+
+#[test]
+fn a_dropped_suspended_generator_is_finalised_as_python() {
+    ok(FINALISATION);
+    for minor in 8..=15u8 {
+        let Some(python) = probes::interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        let out = std::process::Command::new(python)
+            .args(["-c", FINALISATION])
+            .output()
+            .expect("runs python");
+        assert!(out.status.success(), "CPython 3.{minor}: {out:?}");
+    }
+}
+
+#[test]
+fn finalising_a_dropped_generator_frees_or_keeps_tensors_and_restores_grad_mode() {
+    ok("
+import torch
+MiB = 1024 * 1024
+w = torch.zeros(1024, 1024, device='cuda', requires_grad=True)
+def inference():
+    with torch.no_grad():
+        yield
+it = inference()
+next(it)
+assert not (w * 2).requires_grad
+del it
+assert (w * 2).requires_grad
+saved = []
+def loader():
+    batch = torch.zeros(1024, 1024, device='cuda')
+    try:
+        yield 1
+    finally:
+        saved.append(batch)
+it = loader()
+next(it)
+assert torch.cuda.memory_allocated() == 8 * MiB
+del it
+# Resurrected by the `finally` block.
+assert torch.cuda.memory_allocated() == 8 * MiB
+saved.clear()
+assert torch.cuda.memory_allocated() == 4 * MiB
+");
+}

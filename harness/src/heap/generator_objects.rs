@@ -43,9 +43,18 @@ pub struct GeneratorData {
     /// freeing it settles the collector's bookkeeping. `None` from 3.11, where the frame
     /// is embedded in the generator object.
     pub frame_release: Option<FrameRelease>,
+    /// Its finalizer (PEP 442's `tp_finalize`: `close()` when dropped while suspended) ran.
+    pub finalized: bool,
 }
 
 impl GeneratorData {
+    /// Whether dropping it must first run its finalizer: suspended inside a `try` or `with`
+    /// block, so `close()` runs code (`finally`, `except GeneratorExit`, `__exit__`).
+    /// Suspended elsewhere, `close()` only releases the frame, as deallocation does.
+    pub fn needs_finalizer(&self) -> bool {
+        !self.finalized && self.state == GenState::Suspended && !self.handlers.is_empty()
+    }
+
     /// The references `gen_traverse` visits (the code and the frame's contents).
     pub fn traverse(&self, value: &mut impl FnMut(Value, Edge)) {
         value(Value::Obj(self.func), Edge::Role("gi_code"));

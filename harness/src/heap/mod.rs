@@ -352,6 +352,10 @@ pub struct Heap {
     dealloc_children: Vec<ObjId>,
     /// Buffers the collector reuses.
     collect_scratch: collector::Scratch,
+    /// PEP 442: generators whose count reached zero while suspended inside a `try` or
+    /// `with`, resurrected (one reference, owned by this list) until the interpreter runs
+    /// their finalizer (`close()`) and drops that reference.
+    pub pending_finalizers: Vec<ObjId>,
 }
 
 impl Heap {
@@ -381,6 +385,7 @@ impl Heap {
             zombie_frames_returned: Vec::new(),
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
+            pending_finalizers: Vec::new(),
         }
     }
 
@@ -462,6 +467,19 @@ impl Heap {
         stack.push(first);
         let mut children = std::mem::take(&mut self.dealloc_children);
         while let Some(id) = stack.pop() {
+            if let Some(Object {
+                kind: ObjKind::Generator(g),
+                refcount,
+                ..
+            }) = self.objects[id.0 as usize].as_mut()
+                && g.needs_finalizer()
+            {
+                // `tp_finalize` runs once, before the object goes (PEP 442).
+                g.finalized = true;
+                *refcount = 1;
+                self.pending_finalizers.push(id);
+                continue;
+            }
             let obj = self.objects[id.0 as usize]
                 .take()
                 .expect("dealloc of live object");

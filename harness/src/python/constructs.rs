@@ -287,7 +287,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::Generators,
         construct: "generators (`yield`, `yield from`)",
         support: Support::Partly,
-        notes: "`yield v`, `x = yield v`, `yield from it` and `x = yield from it` as statements of a `def` body, around `if`/`while`/`for`/`try` (with `except`/`else`/`finally`); `next`/`send`/`throw`/`close`; inside `with` (its manager held by the suspended frame, exited on resumption, exception or `close()`); not inside a larger expression or a `finally`; no async generators; PEP 442 finalisation not modelled",
+        notes: "`yield v`, `x = yield v`, `yield from it` and `x = yield from it` as statements of a `def` body, around `if`/`while`/`for`/`try` (with `except`/`else`/`finally`); `next`/`send`/`throw`/`close`; inside `with` (its manager held by the suspended frame, exited on resumption, exception or `close()`); not inside a larger expression or a `finally`; no async generators; PEP 442 finalisation (`close()` of a generator dropped while suspended in a `try` or `with`) runs when its count reaches zero, at the end of that statement, not yet for a generator in a collected cycle",
         what: "`yield` here (the workload VM suspends at `yield` statements of a `def` body; async generators and `yield` in a lambda are not modelled)",
         runs: "def f():\n    x = yield 1\n    yield x\ng = f()\nassert next(g) == 1\nassert g.send(2) == 2\n",
         refused: "f = lambda: (yield 1)\nf()\n",

@@ -29,6 +29,7 @@ impl<'a> Interpreter<'a> {
         }
         self.budget_step()?;
         let flow = self.exec_inner(stmt)?;
+        self.run_pending_finalizers()?;
         self.release_dropped_storages(None);
         Ok(flow)
     }

@@ -103,6 +103,7 @@ impl<'a> Interpreter<'a> {
             handlers: Vec::new(),
             frame_object: None,
             frame_release,
+            finalized: false,
         };
         let id = self.alloc(ObjKind::Generator(Box::new(data)));
         Ok(Value::Obj(id))
@@ -869,6 +870,29 @@ impl<'a> Interpreter<'a> {
         };
         self.heap.decref_all(stack);
         self.release_generator_frame(frame, release);
+        Ok(())
+    }
+
+    /// PEP 442: runs the finalizer of each generator dropped while suspended in a `try` or
+    /// `with` (`close()`: `GeneratorExit` at its `yield`, its `finally` blocks and exits
+    /// run), then drops the reference that kept it. CPython runs it inside the decref; the
+    /// model runs it when the statement that dropped it ends. An exception it raises is
+    /// reported as CPython's "Exception ignored in" and swallowed.
+    pub(in crate::python) fn run_pending_finalizers(&mut self) -> R<()> {
+        while !self.heap.pending_finalizers.is_empty() {
+            let id = self.heap.pending_finalizers.remove(0);
+            // The finalizer's caller catches what it raises (`PyErr_WriteUnraisable`).
+            self.exc.handler_depth += 1;
+            let r = self.close_generator(id);
+            self.exc.handler_depth -= 1;
+            self.heap.decref_id(id);
+            if let Err(e) = r {
+                if Self::raised_exception(&e).is_none() {
+                    return Err(e);
+                }
+                self.discard(e);
+            }
+        }
         Ok(())
     }
 
