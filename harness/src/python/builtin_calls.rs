@@ -21,6 +21,11 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
+        CopyDeepcopy | CopyCopy => match p.as_slice() {
+            [x] if n == CopyDeepcopy => it.deepcopy(*x),
+            [x] => it.shallow_copy(*x),
+            _ => it.error("TypeError: copy functions take exactly one argument"),
+        },
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
             let kind = match n {

@@ -139,6 +139,13 @@ impl Interpreter<'_> {
                 self.optimizer_step(recv, kind)?;
                 Value::None
             }
+            "state_dict" if is_optimizer => self.optimizer_state_dict(recv)?,
+            "load_state_dict" if is_optimizer => {
+                let Some(&sd) = args.first().or(kwargs.first().map(|(_, v)| v)) else {
+                    return self.error("TypeError: load_state_dict() missing 'state_dict'");
+                };
+                self.optimizer_load_state_dict(recv, sd)?
+            }
             "save_for_backward" if kind == TorchClass::FunctionCtx => {
                 for &a in args {
                     self.heap.incref(a);

@@ -230,6 +230,10 @@ natives!(
     NullContext,
     GetLogger,
     Deque,
+    // copy (deepcopy.rs)
+    ModCopy,
+    CopyDeepcopy,
+    CopyCopy,
 );
 
 impl Native {

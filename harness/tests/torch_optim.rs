@@ -1,0 +1,156 @@
+//! Optimizers in the workload model: `state_dict()` / `load_state_dict()` and
+//! `copy.deepcopy`, the per-parameter state each optimizer creates, and the step's
+//! temporaries, checked with `torch.cuda.memory_allocated()` and `max_memory_allocated()`.
+
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+
+fn run(workload: &str) -> Result<(), String> {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
+    for v in s.variants() {
+        run_variant(&s, &v).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn ok(workload: &str) {
+    if let Err(e) = run(workload) {
+        panic!("{e}");
+    }
+}
+
+fn fails_with(workload: &str, needle: &str) {
+    match run(workload) {
+        Ok(()) => panic!("expected an error containing {needle:?}"),
+        Err(e) => assert!(e.contains(needle), "{e}"),
+    }
+}
+
+/// One 4 MiB parameter with a gradient, and an Adam optimizer on it.
+const ADAM: &str = "import copy
+M = 1024 * 1024
+w = torch.zeros(M, device='cuda', requires_grad=True)
+w.grad = torch.zeros(M, device='cuda')
+opt = torch.optim.Adam([w], lr=0.1)
+opt.step()
+base = torch.cuda.memory_allocated()
+";
+
+#[test]
+fn state_dict_snapshots_share_the_live_state_tensors() {
+    ok(&format!(
+        "{ADAM}kept = []
+for epoch in range(5):
+    opt.step()
+    kept.append(opt.state_dict())
+assert torch.cuda.memory_allocated() == base
+assert kept[0]['state'][0]['exp_avg'] is kept[4]['state'][0]['exp_avg']
+assert kept[0]['state'][0] is kept[1]['state'][0]
+assert kept[0] is not kept[1]
+assert kept[0]['param_groups'][0]['params'] == [0]
+"
+    ));
+}
+
+#[test]
+fn deepcopy_of_a_state_dict_copies_every_state_tensor() {
+    ok(&format!(
+        "{ADAM}best = []
+for epoch in range(3):
+    opt.step()
+    best.append(copy.deepcopy(opt.state_dict()))
+# exp_avg and exp_avg_sq (4 MiB each) per copy; `step` is a CPU tensor.
+assert torch.cuda.memory_allocated() - base == 3 * 8 * M
+assert best[0]['state'][0]['exp_avg'] is not best[1]['state'][0]['exp_avg']
+best = None
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}
+
+#[test]
+fn load_state_dict_on_the_same_device_shares_the_loaded_tensors_and_frees_the_old_state() {
+    ok(&format!(
+        "{ADAM}snapshot = copy.deepcopy(opt.state_dict())
+assert torch.cuda.memory_allocated() - base == 8 * M
+opt.load_state_dict(snapshot)
+# The optimizer now holds the snapshot's tensors; its own old state was freed.
+assert torch.cuda.memory_allocated() - base == 8 * M - 8 * M
+assert opt.state_dict()['state'][0]['exp_avg'] is snapshot['state'][0]['exp_avg']
+snapshot = None
+assert torch.cuda.memory_allocated() == base
+opt.step()
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}
+
+#[test]
+fn load_state_dict_of_cpu_state_allocates_device_copies() {
+    ok(&format!(
+        "{ADAM}cpu_state = {{'state': {{0: {{'step': torch.tensor(3.0), 'exp_avg': torch.zeros(M), 'exp_avg_sq': torch.zeros(M)}}}}, 'param_groups': [{{'lr': 0.1, 'params': [0]}}]}}
+opt.load_state_dict(cpu_state)
+# The old device state (8 MiB) is freed, new device copies of the CPU tensors take its place.
+assert torch.cuda.memory_allocated() == base
+assert opt.state_dict()['state'][0]['exp_avg'] is not cpu_state['state'][0]['exp_avg']
+assert opt.state_dict()['state'][0]['step'] is cpu_state['state'][0]['step']
+cpu_state = None
+assert torch.cuda.memory_allocated() == base
+"
+    ));
+}
+
+#[test]
+fn load_state_dict_refuses_a_group_of_another_size() {
+    fails_with(
+        &format!(
+            "{ADAM}sd = opt.state_dict()
+sd['param_groups'][0]['params'] = [0, 1]
+opt.load_state_dict(sd)
+"
+        ),
+        "doesn't match the size of optimizer's group",
+    );
+}
+
+#[test]
+fn deepcopy_copies_a_views_whole_storage_once_and_refuses_non_leaves() {
+    ok("import copy
+M = 1024 * 1024
+base = torch.zeros(4 * M, device='cuda')
+a = base[:M]
+b = base[M:2 * M]
+start = torch.cuda.memory_allocated()
+pair = copy.deepcopy([a, b])
+# Both views point into one storage: one 16 MiB copy, shared by the two copies.
+assert torch.cuda.memory_allocated() - start == 16 * M
+pair = None
+assert torch.cuda.memory_allocated() == start
+");
+    fails_with(
+        "import copy
+x = torch.zeros(4, device='cuda', requires_grad=True)
+y = x * 2.0
+z = copy.deepcopy(y)
+",
+        "Only Tensors created explicitly by the user (graph leaves)",
+    );
+}
+
+#[test]
+fn deepcopy_of_a_model_copies_parameters_but_not_their_gradients() {
+    ok("import copy
+M = 1024 * 1024
+model = torch.nn.Linear(1024, 1024, bias=False, device='cuda')
+model(torch.zeros(1, 1024, device='cuda')).sum().backward()
+start = torch.cuda.memory_allocated()
+best = copy.deepcopy(model)
+# `Parameter.__deepcopy__` clones the data and leaves `.grad` behind.
+assert torch.cuda.memory_allocated() - start == 4 * M
+assert best.weight is not model.weight
+assert best.weight.grad is None
+y = best(torch.zeros(1, 1024, device='cuda'))
+");
+}
