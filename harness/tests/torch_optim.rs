@@ -154,3 +154,110 @@ assert best.weight.grad is None
 y = best(torch.zeros(1, 1024, device='cuda'))
 ");
 }
+
+/// Four 4 MiB parameters with gradients; `OPT` is replaced by the optimizer expression.
+const FOUR_PARAMS: &str = "M = 1024 * 1024
+ps = [torch.zeros(M, device='cuda', requires_grad=True) for i in range(4)]
+for p in ps:
+    p.grad = torch.zeros(M, device='cuda')
+before_opt = torch.cuda.memory_allocated()
+";
+
+/// The device bytes of state after the first step, and the peak above the steady level
+/// during a later step, for one optimizer construction.
+fn state_and_step_peak(construct: &str, state_mib: f64, peak_mib: f64) {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = {construct}
+opt.step()
+state = torch.cuda.memory_allocated() - before_opt
+assert state == {state} * M / 1, (state, {state} * M)
+steady = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+opt.step()
+peak = torch.cuda.max_memory_allocated() - steady
+assert peak == {peak} * M / 1, (peak, {peak} * M)
+assert torch.cuda.memory_allocated() == steady
+",
+        state = state_mib,
+        peak = peak_mib,
+    ));
+}
+
+#[test]
+fn adam_state_and_its_foreach_denominator() {
+    // exp_avg + exp_avg_sq per parameter; `_foreach_sqrt(exp_avg_sqs)` for all four at once.
+    state_and_step_peak("torch.optim.Adam(ps, lr=0.1)", 32.0, 16.0);
+    // amsgrad adds `max_exp_avg_sq`; the denominator is built from it (same size).
+    state_and_step_peak("torch.optim.Adam(ps, amsgrad=True)", 48.0, 16.0);
+    // Weight decay's new gradient list is deleted before the denominator is built.
+    state_and_step_peak("torch.optim.Adam(ps, weight_decay=0.01)", 32.0, 16.0);
+    // AdamW decays the parameters in place.
+    state_and_step_peak("torch.optim.AdamW(ps, weight_decay=0.01)", 32.0, 16.0);
+}
+
+#[test]
+fn foreach_false_and_fused_change_the_step_peak() {
+    // The single-tensor path: `sqrt` and `denom` of one parameter at a time.
+    state_and_step_peak("torch.optim.Adam(ps, foreach=False)", 32.0, 8.0);
+    // One fused kernel: no temporaries; `step` lives on the device (512-byte blocks).
+    state_and_step_peak(
+        "torch.optim.Adam(ps, fused=True)",
+        32.0 + 4.0 * 512.0 / (1024.0 * 1024.0),
+        0.0,
+    );
+    // `differentiable=True` disables foreach.
+    state_and_step_peak("torch.optim.Adam(ps, differentiable=True)", 32.0, 8.0);
+}
+
+#[test]
+fn capturable_adam_keeps_step_on_the_device_and_builds_bias_corrections_there() {
+    let block = 4.0 * 512.0 / (1024.0 * 1024.0);
+    state_and_step_peak(
+        "torch.optim.Adam(ps, capturable=True)",
+        32.0 + block,
+        16.0 + 2.0 * block,
+    );
+}
+
+#[test]
+fn sgd_temporaries_follow_weight_decay_and_maximize() {
+    state_and_step_peak("torch.optim.SGD(ps, lr=0.1)", 0.0, 0.0);
+    state_and_step_peak("torch.optim.SGD(ps, lr=0.1, momentum=0.9)", 16.0, 0.0);
+    state_and_step_peak("torch.optim.SGD(ps, lr=0.1, weight_decay=0.1)", 0.0, 16.0);
+    state_and_step_peak("torch.optim.SGD(ps, lr=0.1, maximize=True)", 0.0, 16.0);
+}
+
+#[test]
+fn rmsprop_state_is_lazy_and_follows_momentum_and_centered() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.RMSprop(ps, lr=0.01)
+assert torch.cuda.memory_allocated() == before_opt
+"
+    ));
+    state_and_step_peak("torch.optim.RMSprop(ps, lr=0.01)", 16.0, 16.0);
+    state_and_step_peak(
+        "torch.optim.RMSprop(ps, lr=0.01, momentum=0.9, centered=True)",
+        48.0,
+        16.0,
+    );
+    // The decayed gradients and the denominator are alive together.
+    state_and_step_peak("torch.optim.RMSprop(ps, weight_decay=0.1)", 16.0, 32.0);
+    fails_with(
+        &format!("{FOUR_PARAMS}opt = torch.optim.RMSprop(ps, fused=True)\n"),
+        "RMSprop() got an unexpected keyword argument 'fused'",
+    );
+}
+
+#[test]
+fn adagrad_creates_its_sums_at_construction() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.Adagrad(ps, lr=0.01, initial_accumulator_value=0.1)
+assert torch.cuda.memory_allocated() - before_opt == 16 * M
+assert len(opt.state_dict()['state']) == 4
+"
+    ));
+    // `std` and `numerator` lists.
+    state_and_step_peak("torch.optim.Adagrad(ps)", 16.0, 32.0);
+    // With weight decay the decayed gradients become the numerator: still two lists.
+    state_and_step_peak("torch.optim.Adagrad(ps, weight_decay=0.1)", 16.0, 32.0);
+}

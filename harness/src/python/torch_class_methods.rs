@@ -24,7 +24,7 @@ impl Interpreter<'_> {
                 .map(|(_, v)| *v)
         };
         let is_module = kind.is_module();
-        let is_optimizer = matches!(kind, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW);
+        let is_optimizer = kind.is_optimizer();
         if is_module && let Some(v) = self.module_api_method(recv, name, args, kwargs)? {
             return Ok(Some(v));
         }
