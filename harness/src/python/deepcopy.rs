@@ -172,6 +172,8 @@ impl Interpreter<'_> {
                 contiguous: true,
                 backward_hooks: None,
                 cpp_hook_dict: None,
+                post_acc_hooks: None,
+                cpp_post_acc_hooks: None,
                 ..t
             }));
             return Ok(Value::Obj(id));
@@ -206,6 +208,8 @@ impl Interpreter<'_> {
             grad,
             backward_hooks: None,
             cpp_hook_dict: None,
+            post_acc_hooks: None,
+            cpp_post_acc_hooks: None,
             ..t
         }));
         Ok(Value::Obj(id))
