@@ -261,3 +261,26 @@ assert len(opt.state_dict()['state']) == 4
     // With weight decay the decayed gradients become the numerator: still two lists.
     state_and_step_peak("torch.optim.Adagrad(ps, weight_decay=0.1)", 16.0, 32.0);
 }
+
+#[test]
+fn load_state_dict_takes_the_saved_groups_capturable_and_moves_step_to_the_device() {
+    ok(&format!(
+        "{ADAM}sd = copy.deepcopy(opt.state_dict())
+sd['param_groups'][0]['capturable'] = True
+opt.load_state_dict(sd)
+# The snapshot's exp_avg/exp_avg_sq are shared (old state freed); `step` was cast to a
+# new 0-d float32 tensor on the device (one 512-byte block).
+assert torch.cuda.memory_allocated() - base == 512
+assert opt.state_dict()['param_groups'][0]['capturable']
+assert opt.state_dict()['state'][0]['step'] is not sd['state'][0]['step']
+"
+    ));
+}
+
+#[test]
+fn fused_and_foreach_cannot_both_be_true() {
+    fails_with(
+        &format!("{FOUR_PARAMS}opt = torch.optim.Adam(ps, fused=True, foreach=True)\n"),
+        "`fused` and `foreach` cannot be `True` together",
+    );
+}

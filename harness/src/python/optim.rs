@@ -137,7 +137,7 @@ fn single_tensor_plan(kind: TorchClass, h: Hyper) -> Vec<Op> {
 }
 
 /// The memory-relevant keywords each optimizer stores, with PyTorch's defaults.
-const FLAGS: &[&str] = &[
+pub(super) const FLAGS: &[&str] = &[
     "momentum",
     "weight_decay",
     "maximize",
@@ -169,6 +169,15 @@ impl Interpreter<'_> {
         let Some(&params) = args.first() else {
             return self.error("TypeError: the optimizer needs parameters");
         };
+        let on = |it: &mut Self, name: &str| -> R<bool> {
+            match it.keyword(kwargs, name) {
+                Some(v) => it.truth(v),
+                None => Ok(false),
+            }
+        };
+        if on(self, "fused")? && on(self, "foreach")? {
+            return self.error("RuntimeError: `fused` and `foreach` cannot be `True` together.");
+        }
         let items = self.iterable_items(params)?;
         for &p in &items {
             self.heap.incref(p);

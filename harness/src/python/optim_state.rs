@@ -9,7 +9,8 @@
 //! `load_state_dict(sd)` shallow-copies `sd`, checks the group sizes, and builds a new
 //! state: one new dict per parameter whose tensors pass through
 //! `_process_value_according_to_param_policy`, i.e. `value.to(dtype=param.dtype,
-//! device=param.device)` (`step` is left as it is unless `capturable`). `.to()` returns
+//! device=param.device)` (`step` is left as it is unless the saved group is `capturable` or `fused`); the
+//! optimizer takes the saved group's hyperparameters. `.to()` returns
 //! the same tensor when nothing changes, so loading a dict of the same device shares its
 //! tensors (the optimizer then holds the loaded tensors); loading a CPU copy into a CUDA
 //! optimizer allocates new device state. The previous state is released (its tensors
@@ -19,15 +20,12 @@ use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, Dtype};
 
-/// Hyperparameters copied into each packed group (values only matter as objects).
-const GROUP_KEYS: &[&str] = &["momentum", "weight_decay", "capturable"];
-
 impl Interpreter<'_> {
     /// `optimizer.state_dict()`.
     pub(super) fn optimizer_state_dict(&mut self, opt: ObjId) -> R<Value> {
         let params = self.optimizer_params(opt)?;
         let group = self.alloc(ObjKind::Dict(Vec::new()));
-        for key in GROUP_KEYS {
+        for key in super::optim::FLAGS {
             let s = self.sym(key);
             if let Some(v) = self.lookup_attr_opt(opt, s)? {
                 self.dict_set(group, Value::Str(s), v);
@@ -96,17 +94,27 @@ impl Interpreter<'_> {
                 "ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
             );
         }
-        let capturable = {
-            let s = self.sym("capturable");
-            match self.lookup_attr_opt(opt, s)? {
-                Some(v) => {
-                    let b = self.truth(v)?;
-                    self.heap.decref(v);
-                    b
-                }
-                None => false,
-            }
+        // `update_group`: the optimizer takes the saved group's hyperparameters; the
+        // saved `capturable`/`fused` decide where `step` goes.
+        let saved_group = self.iterable_items(saved_groups)?[0];
+        let saved_flags: Vec<(Value, Value)> = match saved_group.obj().map(|d| self.heap.kind(d)) {
+            Some(ObjKind::Dict(items)) => items.clone(),
+            _ => Vec::new(),
         };
+        let mut step_on_device = false;
+        for (k, v) in saved_flags {
+            let Value::Str(name) = k else { continue };
+            let key = self.names.name(name).to_string();
+            if !super::optim::FLAGS.contains(&key.as_str()) {
+                continue;
+            }
+            if matches!(key.as_str(), "capturable" | "fused") {
+                step_on_device |= self.truth(v)?;
+            }
+            self.heap.incref(v);
+            self.set_attr(Value::Obj(opt), name, v)?;
+        }
+        let capturable = step_on_device;
         let entries = match saved_state.obj().map(|d| self.heap.kind(d)) {
             Some(ObjKind::Dict(items)) => items.clone(),
             _ => return self.error("TypeError: state_dict['state'] must be a dict"),
