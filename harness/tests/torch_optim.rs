@@ -284,3 +284,20 @@ fn fused_and_foreach_cannot_both_be_true() {
         "`fused` and `foreach` cannot be `True` together",
     );
 }
+
+#[test]
+fn copy_copy_of_a_tensor_shares_its_storage() {
+    ok("import copy
+M = 1024 * 1024
+t = torch.zeros(M, device='cuda', requires_grad=True)
+start = torch.cuda.memory_allocated()
+c = copy.copy(t)
+assert c is not t
+assert c.requires_grad
+assert torch.cuda.memory_allocated() == start
+t = None
+assert torch.cuda.memory_allocated() == start
+c = None
+assert torch.cuda.memory_allocated() == start - 4 * M
+");
+}

@@ -34,9 +34,9 @@ impl Interpreter<'_> {
         result
     }
 
-    /// `copy.copy(x)`: a new container holding the same items; a tensor (whose
-    /// `__reduce_ex__` rebuilds it from a deep copy of its storage) is copied as by
-    /// `deepcopy`; immutable values are returned as they are.
+    /// `copy.copy(x)`: a new container holding the same items; a tensor becomes a new
+    /// object on the same storage (its `.grad` and history are not carried); immutable
+    /// values are returned as they are.
     pub(super) fn shallow_copy(&mut self, x: Value) -> R<Value> {
         let Value::Obj(id) = x else {
             self.heap.incref(x);
@@ -45,7 +45,26 @@ impl Interpreter<'_> {
         let kind = match self.heap.kind(id) {
             ObjKind::List(items) => ObjKind::List(items.clone()),
             ObjKind::Dict(items) => ObjKind::Dict(items.clone()),
-            ObjKind::Tensor(_) => return self.deepcopy(x),
+            ObjKind::Tensor(t) => {
+                // `__reduce_ex__` rebuilds the tensor on the same storage
+                // (`_rebuild_tensor_v2` / `_rebuild_parameter`): a new object, no bytes.
+                let t = t.clone();
+                let alias = self.new_tensor_as(
+                    t.shape.clone(),
+                    t.dtype,
+                    t.device,
+                    Some((t.storage, None)),
+                    Category::Input,
+                )?;
+                if let Value::Obj(a) = alias
+                    && let ObjKind::Tensor(new) = self.heap.kind_mut(a)
+                {
+                    new.requires_grad = t.requires_grad;
+                    new.is_param = t.is_param;
+                    new.contiguous = t.contiguous;
+                }
+                return Ok(alias);
+            }
             ObjKind::Instance { .. } => {
                 let (new, attrs) = self.new_instance_like(id)?;
                 for (name, v) in attrs {
