@@ -149,3 +149,85 @@ x.sum().backward()
         "{e}"
     );
 }
+
+/// Four bias-free 1024x1024 layers (4 MiB weights each).
+const FOUR_LAYERS: &str = "M = 1024 * 1024
+model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024, bias=False, device='cuda') for i in range(4)])
+x = torch.zeros(8, 1024, device='cuda')
+";
+
+#[test]
+fn an_optimizer_step_in_a_post_accumulate_grad_hook_frees_each_gradient_during_backward() {
+    ok(&format!(
+        "{FOUR_LAYERS}ran = []
+def make_hook(opt):
+    def hook(p):
+        assert p.grad is not None
+        opt.step()
+        opt.zero_grad()
+        ran.append(1)
+    return hook
+handles = []
+for p in model.parameters():
+    handles.append(p.register_post_accumulate_grad_hook(make_hook(torch.optim.SGD([p], lr=0.1))))
+base = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+model(x).sum().backward()
+assert len(ran) == 4
+assert all(p.grad is None for p in model.parameters())
+assert torch.cuda.memory_allocated() == base
+# At most one 4 MiB gradient (and small activations) lives at a time.
+hooked_peak = torch.cuda.max_memory_allocated() - base
+assert hooked_peak < 8 * M, hooked_peak
+for h in handles:
+    h.remove()
+torch.cuda.reset_peak_memory_stats()
+model(x).sum().backward()
+assert len(ran) == 4
+assert torch.cuda.memory_allocated() - base == 16 * M
+assert torch.cuda.max_memory_allocated() - base >= 16 * M
+"
+    ));
+}
+
+#[test]
+fn post_accumulate_grad_hooks_need_a_leaf_and_must_return_none() {
+    let e = fails(
+        "w = torch.zeros(4, device='cuda', requires_grad=True)
+y = w * 2.0
+y.register_post_accumulate_grad_hook(lambda p: None)
+",
+    );
+    assert!(
+        e.contains("cannot be registered on non-leaf tensors"),
+        "{e}"
+    );
+    let e = fails(
+        "w = torch.zeros(4, device='cuda', requires_grad=True)
+w.register_post_accumulate_grad_hook(lambda p: p)
+(w * 2.0).sum().backward()
+",
+    );
+    assert!(e.contains("should return None"), "{e}");
+}
+
+#[test]
+fn a_post_accumulate_grad_hook_closing_over_its_tensor_is_held_until_removed() {
+    ok("M = 1024 * 1024
+base = torch.cuda.memory_allocated()
+def build():
+    w = torch.zeros(M, device='cuda', requires_grad=True)
+    return w.register_post_accumulate_grad_hook(lambda p: w.grad)
+handle = build()
+gc.collect()
+# The C++ hook's reference to the dict is invisible to the collector: a root.
+assert torch.cuda.memory_allocated() - base == 4 * M
+handle.remove()
+gc.collect()
+assert torch.cuda.memory_allocated() == base
+# Without its handle the cycle tensor -> dict -> hook -> tensor is never collected.
+build()
+gc.collect()
+assert torch.cuda.memory_allocated() - base == 4 * M
+");
+}

@@ -634,11 +634,29 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
     }
 }
 
+/// `AccumulateGrad`, then the leaf's post-accumulate-grad hooks (`hook(leaf)`, run once
+/// `.grad` holds the new gradient; they may free it, as an optimizer step in backward does).
+fn deliver_to_leaf(
+    it: &mut Interpreter<'_>,
+    leaf: ObjId,
+    buffer: Buffer,
+    options: &BackwardOptions,
+    captured: &mut FxHashMap<ObjId, Buffer>,
+) -> R<()> {
+    accumulate_grad(it, leaf, buffer, options, captured)?;
+    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
+    let post = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_post_acc_hooks);
+    match post {
+        Some(dict) if options.accumulate && wanted => it.run_post_accumulate_grad_hooks(dict, leaf),
+        _ => Ok(()),
+    }
+}
+
 /// `AccumulateGrad`: the first gradient becomes `.grad` (stolen when nothing else holds
 /// it, else copied); later ones are added in place, so `.grad` is allocated once. With
 /// `create_graph` the gradient keeps its graph, and a later one makes a new `.grad`
 /// (`grad = grad + new`, recorded), as PyTorch does in grad mode.
-fn deliver_to_leaf(
+fn accumulate_grad(
     it: &mut Interpreter<'_>,
     leaf: ObjId,
     buffer: Buffer,

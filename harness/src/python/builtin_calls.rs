@@ -23,6 +23,11 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Deque => it.new_deque(p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
         Suppress => it.new_suppress(p),
+        CopyDeepcopy | CopyCopy => match p.as_slice() {
+            [x] if n == CopyDeepcopy => it.deepcopy(*x),
+            [x] => it.shallow_copy(*x),
+            _ => it.error("TypeError: copy functions take exactly one argument"),
+        },
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
             let kind = match n {

@@ -23,10 +23,6 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "betas",
     "eps",
     "alpha",
-    "amsgrad",
-    "maximize",
-    "capturable",
-    "differentiable",
     "nesterov",
     "dampening",
     "low",
@@ -81,6 +77,9 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "threshold_mode",
     "cooldown",
     "min_lr",
+    // Adagrad: values of its state and learning rate.
+    "lr_decay",
+    "initial_accumulator_value",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -91,8 +90,6 @@ const KNOWN_UNMODELLED: &[&str] = &[
     "memory_format",
     "names",
     "copy",
-    "foreach",
-    "fused",
     "proj_size",
 ];
 
@@ -144,6 +141,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "nesterov",
             "maximize",
             "differentiable",
+            "foreach",
+            "fused",
         ],
         C::Adam | C::AdamW => &[
             "params",
@@ -155,6 +154,33 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "maximize",
             "capturable",
             "differentiable",
+            "foreach",
+            "fused",
+        ],
+        C::RmsProp => &[
+            "params",
+            "lr",
+            "alpha",
+            "eps",
+            "weight_decay",
+            "momentum",
+            "centered",
+            "capturable",
+            "foreach",
+            "maximize",
+            "differentiable",
+        ],
+        C::Adagrad => &[
+            "params",
+            "lr",
+            "lr_decay",
+            "weight_decay",
+            "initial_accumulator_value",
+            "eps",
+            "foreach",
+            "maximize",
+            "differentiable",
+            "fused",
         ],
         C::LambdaLr => &["optimizer", "lr_lambda", "last_epoch", "verbose"],
         C::StepLr => &["optimizer", "step_size", "gamma", "last_epoch", "verbose"],
@@ -439,6 +465,14 @@ const MODELLED: &[&str] = &[
     "p",
     "training",
     "train",
+    // optimizers (optim.rs): state created, step temporaries, the implementation picked.
+    "amsgrad",
+    "maximize",
+    "capturable",
+    "differentiable",
+    "foreach",
+    "fused",
+    "centered",
 ];
 
 #[cfg(test)]
@@ -486,6 +520,8 @@ mod tests {
             C::ReLU,
             C::Sgd,
             C::Adam,
+            C::RmsProp,
+            C::Adagrad,
             C::LambdaLr,
             C::StepLr,
             C::MultiStepLr,

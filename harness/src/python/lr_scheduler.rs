@@ -28,7 +28,7 @@ impl Interpreter<'_> {
         };
         if !self
             .instance_torch_class(optimizer)
-            .is_some_and(|k| matches!(k, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW))
+            .is_some_and(TorchClass::is_optimizer)
         {
             return self.error("TypeError: the scheduler's first argument must be an optimizer");
         }

@@ -1,10 +1,153 @@
-//! `optimizer.step()`: the state each optimizer creates at its first step and the
-//! temporaries its foreach kernels allocate per step.
+//! Optimizers: construction (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`), the state each
+//! creates and when (PyTorch 2.x), and what `optimizer.step()` allocates for the step.
+//!
+//! State: SGD's `momentum_buffer` (a clone of the gradient at the first step, with
+//! momentum); Adam's `step`, `exp_avg`, `exp_avg_sq` and, with `amsgrad`, `max_exp_avg_sq`;
+//! RMSprop's `step`, `square_avg`, `momentum_buffer` (momentum > 0) and `grad_avg`
+//! (`centered`), all at the first step of a parameter with a gradient; Adagrad's `step` and
+//! `sum` (filled with `initial_accumulator_value`) for every parameter at construction.
+//! `step` is a 0-d float32 tensor on the CPU, on the parameter's device with `capturable`
+//! or `fused`.
+//!
+//! Step temporaries depend on the implementation PyTorch picks: `fused=True` runs one
+//! kernel with none; the foreach path (the default when every parameter is a CUDA tensor
+//! and `differentiable` is off, or `foreach=True`) allocates whole lists at once, one
+//! tensor per parameter, so its peak is model-sized; the single-tensor path
+//! (`foreach=False`, CPU parameters) allocates per parameter and frees before the next.
+//! The lists each `_multi_tensor_*` allocates are in [`foreach_plan`].
 
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
-use crate::heap::{ObjId, ObjKind, Value};
-use crate::torch::{Category, DeviceKind, Dtype};
+use crate::heap::{ObjId, ObjKind, Sym, Value};
+use crate::torch::{Category, DeviceKind, Dtype, StorageId};
+
+impl TorchClass {
+    /// A `torch.optim` optimizer the model implements.
+    pub(super) fn is_optimizer(self) -> bool {
+        matches!(
+            self,
+            TorchClass::Sgd
+                | TorchClass::Adam
+                | TorchClass::AdamW
+                | TorchClass::RmsProp
+                | TorchClass::Adagrad
+        )
+    }
+}
+
+/// The hyperparameters that change memory, read from the optimizer's attributes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Hyper {
+    momentum: bool,
+    weight_decay: bool,
+    maximize: bool,
+    amsgrad: bool,
+    centered: bool,
+    capturable: bool,
+    differentiable: bool,
+    /// `foreach=`: `None` lets PyTorch choose.
+    foreach: Option<bool>,
+    fused: bool,
+}
+
+/// One step of a temporaries plan: allocate a list (one tensor per parameter, or one 0-d
+/// tensor per parameter), or free a list allocated earlier.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Op {
+    /// A list of parameter-shaped tensors, named for readers.
+    List(&'static str),
+    /// A list of 0-d float32 tensors on the parameters' device.
+    Scalars(&'static str),
+    Free(&'static str),
+}
+
+/// The lists `_multi_tensor_<kind>` allocates in order, and where it frees them (the rest
+/// are freed when the step returns).
+fn foreach_plan(kind: TorchClass, h: Hyper) -> Vec<Op> {
+    let mut ops = Vec::new();
+    // `device_grads = torch._foreach_neg(...)` with maximize, or the out-of-place weight
+    // decay (`torch._foreach_add(grads, params, alpha=wd)`); maximize then decays in place.
+    let decoupled = kind == TorchClass::AdamW;
+    let new_grads = h.maximize || (h.weight_decay && !decoupled);
+    if new_grads {
+        ops.push(Op::List("device_grads"));
+    }
+    match kind {
+        TorchClass::Sgd => {}
+        TorchClass::Adam | TorchClass::AdamW => {
+            // `del device_grads` before the denominator is built.
+            if new_grads {
+                ops.push(Op::Free("device_grads"));
+            }
+            if h.capturable {
+                ops.push(Op::Scalars("bias_correction1"));
+                ops.push(Op::Scalars("bias_correction2"));
+            }
+            ops.push(Op::List("exp_avg_sq_sqrt"));
+        }
+        TorchClass::RmsProp => {
+            // `avg = torch._foreach_sqrt(square_avgs)` (centered: `_foreach_addcmul`).
+            ops.push(Op::List("avg"));
+            if h.momentum && h.capturable {
+                ops.push(Op::List("momentum_lr"));
+            }
+        }
+        TorchClass::Adagrad => {
+            ops.push(Op::List("std"));
+            // Without a gradient copy of its own, `numerator = torch._foreach_mul(...)`.
+            if !new_grads {
+                ops.push(Op::List("numerator"));
+            }
+        }
+        _ => {}
+    }
+    ops
+}
+
+/// The temporaries `_single_tensor_<kind>` allocates for one parameter (freed before
+/// the next parameter's).
+fn single_tensor_plan(kind: TorchClass, h: Hyper) -> Vec<Op> {
+    let mut ops = Vec::new();
+    let decoupled = kind == TorchClass::AdamW;
+    if h.maximize {
+        ops.push(Op::List("-grad"));
+    }
+    if h.weight_decay && !decoupled {
+        ops.push(Op::List("grad.add(param)"));
+        // Rebinding `grad` frees the negated copy.
+        if h.maximize {
+            ops.push(Op::Free("-grad"));
+        }
+    }
+    match kind {
+        TorchClass::Adam | TorchClass::AdamW => {
+            // `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`.
+            ops.push(Op::List("sqrt"));
+            ops.push(Op::List("denom"));
+            ops.push(Op::Free("sqrt"));
+        }
+        TorchClass::RmsProp => ops.push(Op::List("avg")),
+        TorchClass::Adagrad => {
+            // `std = state_sum.sqrt().add_(eps)`; `param.addcdiv_(grad, std, value=-clr)`.
+            ops.push(Op::List("std"));
+        }
+        _ => {}
+    }
+    ops
+}
+
+/// The memory-relevant keywords each optimizer stores, with PyTorch's defaults.
+pub(super) const FLAGS: &[&str] = &[
+    "momentum",
+    "weight_decay",
+    "maximize",
+    "amsgrad",
+    "centered",
+    "capturable",
+    "differentiable",
+    "foreach",
+    "fused",
+];
 
 impl Interpreter<'_> {
     pub(super) fn optimizer_params(&mut self, opt: ObjId) -> R<Vec<ObjId>> {
@@ -15,28 +158,125 @@ impl Interpreter<'_> {
         Ok(items.into_iter().filter_map(|v| v.obj()).collect())
     }
 
-    /// `optimizer.step()`: state appears at the first step (Adam's `exp_avg` and
-    /// `exp_avg_sq`, SGD's momentum buffer, a clone of the gradient), in a dict per
-    /// parameter. The foreach kernels update state and parameters in place; what they
-    /// allocate for the step, and free when it ends, is Adam's denominator
-    /// (`_foreach_sqrt(exp_avg_sq)`, one per parameter) and, with `weight_decay` in SGD
-    /// or Adam (not AdamW, which decays in place), the decayed gradients.
+    /// `torch.optim.<kind>(params, ...)`: the parameter list, the state dict, the
+    /// memory-relevant hyperparameters; Adagrad's state for every parameter.
+    pub(super) fn construct_optimizer(
+        &mut self,
+        kind: TorchClass,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<ObjId> {
+        let Some(&params) = args.first() else {
+            return self.error("TypeError: the optimizer needs parameters");
+        };
+        let on = |it: &mut Self, name: &str| -> R<bool> {
+            match it.keyword(kwargs, name) {
+                Some(v) => it.truth(v),
+                None => Ok(false),
+            }
+        };
+        if on(self, "fused")? && on(self, "foreach")? {
+            return self.error("RuntimeError: `fused` and `foreach` cannot be `True` together.");
+        }
+        let items = self.iterable_items(params)?;
+        for &p in &items {
+            self.heap.incref(p);
+        }
+        let list = self.alloc(ObjKind::List(items.clone()));
+        let state = self.alloc(ObjKind::Dict(Vec::new()));
+        let mut attrs = vec![("params", Value::Obj(list)), ("state", Value::Obj(state))];
+        for &name in FLAGS {
+            let v = match self.keyword(kwargs, name) {
+                Some(v) => {
+                    self.heap.incref(v);
+                    v
+                }
+                None if name == "foreach" => Value::None,
+                None if matches!(name, "momentum" | "weight_decay") => Value::Float(0.0),
+                None => Value::Bool(false),
+            };
+            attrs.push((name, v));
+        }
+        let opt = self.new_torch_instance(kind, attrs)?;
+        if kind == TorchClass::Adagrad {
+            let h = self.hyper(opt)?;
+            for (i, p) in items.iter().enumerate() {
+                let Some(t) = self.tensor_data(*p) else {
+                    continue;
+                };
+                let step = self.state_step_tensor(t.device, h)?;
+                let sum = self.new_tensor_as(
+                    t.shape.clone(),
+                    t.dtype,
+                    t.device,
+                    None,
+                    Category::OptimizerState,
+                )?;
+                self.new_param_state(state, i, vec![("step", step), ("sum", sum)]);
+            }
+        }
+        Ok(opt)
+    }
+
+    fn hyper(&mut self, opt: ObjId) -> R<Hyper> {
+        let flag = |it: &mut Self, name: &str| -> R<Option<bool>> {
+            let s = it.sym(name);
+            let v = it.get_attr(Value::Obj(opt), s)?;
+            let r = match v {
+                Value::None => None,
+                Value::Float(f) => Some(f != 0.0),
+                Value::Int(i) => Some(i != 0),
+                other => Some(it.truth(other)?),
+            };
+            it.heap.decref(v);
+            Ok(r)
+        };
+        Ok(Hyper {
+            momentum: flag(self, "momentum")?.unwrap_or(false),
+            weight_decay: flag(self, "weight_decay")?.unwrap_or(false),
+            maximize: flag(self, "maximize")?.unwrap_or(false),
+            amsgrad: flag(self, "amsgrad")?.unwrap_or(false),
+            centered: flag(self, "centered")?.unwrap_or(false),
+            capturable: flag(self, "capturable")?.unwrap_or(false),
+            differentiable: flag(self, "differentiable")?.unwrap_or(false),
+            foreach: flag(self, "foreach")?,
+            fused: flag(self, "fused")?.unwrap_or(false),
+        })
+    }
+
+    /// `state['step']`: a 0-d float32 tensor, on the parameter's device when capturable
+    /// or fused (on the CPU it costs no device memory).
+    fn state_step_tensor(&mut self, device: DeviceKind, h: Hyper) -> R<Value> {
+        let device = if h.capturable || h.fused {
+            device
+        } else {
+            DeviceKind::Cpu
+        };
+        self.new_tensor_as(
+            vec![],
+            Dtype::Float32,
+            device,
+            None,
+            Category::OptimizerState,
+        )
+    }
+
+    /// `self.state[p] = {...}` (the model keys the state by parameter index).
+    fn new_param_state(&mut self, state: ObjId, index: usize, entries: Vec<(&str, Value)>) {
+        let d = self.alloc(ObjKind::Dict(Vec::new()));
+        for (k, v) in entries {
+            let k = Value::Str(self.sym(k));
+            self.dict_set(d, k, v);
+        }
+        self.dict_set(state, Value::Int(index as i64), Value::Obj(d));
+    }
+
+    /// `optimizer.step()`: lazily created state, then the step's temporaries.
     pub(super) fn optimizer_step(&mut self, opt: ObjId, kind: TorchClass) -> R<()> {
         let params = self.optimizer_params(opt)?;
-        let s = self.sym("state");
-        let state = self.get_attr(Value::Obj(opt), s)?;
-        let m = self.sym("momentum");
-        let momentum = self.get_attr(Value::Obj(opt), m)?;
-        let is_zero = |v: Value| matches!(v, Value::Float(f) if f == 0.0) || v == Value::Int(0);
-        let uses_momentum = !is_zero(momentum);
-        let wd = self.sym("weight_decay");
-        let weight_decay = self.get_attr(Value::Obj(opt), wd)?;
-        let decays_out_of_place = !is_zero(weight_decay) && kind != TorchClass::AdamW;
-        self.heap.decref(weight_decay);
-        let Value::Obj(state_id) = state else {
-            return self.error("TypeError: optimizer state is missing");
-        };
-        let mut temporaries = Vec::new();
+        let state = self.optimizer_state(opt)?;
+        let h = self.hyper(opt)?;
+        let mut with_grad = Vec::new();
         for (i, p) in params.iter().enumerate() {
             let Some(t) = self.tensor_data(Value::Obj(*p)) else {
                 continue;
@@ -45,67 +285,107 @@ impl Interpreter<'_> {
                 continue;
             }
             let key = Value::Int(i as i64);
-            let exists = matches!(self.heap.kind(state_id), ObjKind::Dict(items) if items.iter().any(|(k, _)| *k == key));
-            let wants_state = kind != TorchClass::Sgd || uses_momentum;
-            if !exists && wants_state {
-                let mut entries = Vec::new();
-                if kind == TorchClass::Sgd {
-                    let buf = self.new_tensor_as(
-                        t.shape.clone(),
-                        t.dtype,
-                        t.device,
-                        None,
-                        Category::OptimizerState,
-                    )?;
-                    entries.push((Value::Str(self.sym("momentum_buffer")), buf));
-                } else {
-                    let step = self.new_tensor_as(
-                        vec![],
-                        Dtype::Float32,
-                        DeviceKind::Cpu,
-                        None,
-                        Category::OptimizerState,
-                    )?;
-                    entries.push((Value::Str(self.sym("step")), step));
-                    let a = self.new_tensor_as(
-                        t.shape.clone(),
-                        t.dtype,
-                        t.device,
-                        None,
-                        Category::OptimizerState,
-                    )?;
-                    entries.push((Value::Str(self.sym("exp_avg")), a));
-                    let b = self.new_tensor_as(
-                        t.shape.clone(),
-                        t.dtype,
-                        t.device,
-                        None,
-                        Category::OptimizerState,
-                    )?;
-                    entries.push((Value::Str(self.sym("exp_avg_sq")), b));
+            let exists = matches!(self.heap.kind(state), ObjKind::Dict(items) if items.iter().any(|(k, _)| *k == key));
+            if !exists {
+                let mut names: Vec<&str> = Vec::new();
+                match kind {
+                    TorchClass::Sgd if h.momentum => names.push("momentum_buffer"),
+                    TorchClass::Adam | TorchClass::AdamW => {
+                        names.extend(["step", "exp_avg", "exp_avg_sq"]);
+                        if h.amsgrad {
+                            names.push("max_exp_avg_sq");
+                        }
+                    }
+                    TorchClass::RmsProp => {
+                        names.extend(["step", "square_avg"]);
+                        if h.momentum {
+                            names.push("momentum_buffer");
+                        }
+                        if h.centered {
+                            names.push("grad_avg");
+                        }
+                    }
+                    _ => {}
                 }
-                let d = self.alloc(ObjKind::Dict(Vec::new()));
-                for (k, v) in entries {
-                    self.dict_set(d, k, v);
+                if !names.is_empty() {
+                    let mut entries = Vec::new();
+                    for name in names {
+                        let v = if name == "step" {
+                            self.state_step_tensor(t.device, h)?
+                        } else {
+                            self.new_tensor_as(
+                                t.shape.clone(),
+                                t.dtype,
+                                t.device,
+                                None,
+                                Category::OptimizerState,
+                            )?
+                        };
+                        entries.push((name, v));
+                    }
+                    self.new_param_state(state, i, entries);
                 }
-                self.dict_set(state_id, key, Value::Obj(d));
             }
-            let temporaries_per_param =
-                usize::from(kind != TorchClass::Sgd) + usize::from(decays_out_of_place);
-            for _ in 0..temporaries_per_param {
-                temporaries.push(self.new_storage(
-                    &t.shape,
-                    t.dtype,
-                    t.device,
-                    Category::Temporary,
-                )?);
+            with_grad.push(t);
+        }
+        self.heap.decref_id(state);
+        if h.fused || with_grad.is_empty() {
+            return Ok(());
+        }
+        // `_default_to_fused_or_foreach`: foreach when every parameter is a CUDA tensor.
+        let foreach = !h.differentiable
+            && h.foreach
+                .unwrap_or_else(|| with_grad.iter().all(|t| t.device == DeviceKind::Cuda));
+        let shapes: Vec<_> = with_grad
+            .iter()
+            .map(|t| (t.shape.clone(), t.dtype, t.device))
+            .collect();
+        if foreach {
+            self.run_temporaries_plan(&foreach_plan(kind, h), &shapes)
+        } else {
+            let plan = single_tensor_plan(kind, h);
+            for one in &shapes {
+                self.run_temporaries_plan(&plan, std::slice::from_ref(one))?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Allocates and frees the lists of `plan` for `params`; whatever is still allocated
+    /// at the end is freed then.
+    fn run_temporaries_plan(
+        &mut self,
+        plan: &[Op],
+        params: &[(Vec<i64>, Dtype, DeviceKind)],
+    ) -> R<()> {
+        let mut live: Vec<(&'static str, Vec<StorageId>)> = Vec::new();
+        for op in plan {
+            match *op {
+                Op::List(name) | Op::Scalars(name) => {
+                    let mut list = Vec::with_capacity(params.len());
+                    for (shape, dtype, device) in params {
+                        let st = if matches!(op, Op::Scalars(_)) {
+                            self.new_storage(&[], Dtype::Float32, *device, Category::Temporary)?
+                        } else {
+                            self.new_storage(shape, *dtype, *device, Category::Temporary)?
+                        };
+                        list.push(st);
+                    }
+                    live.push((name, list));
+                }
+                Op::Free(name) => {
+                    if let Some(i) = live.iter().position(|(n, _)| *n == name) {
+                        let (_, list) = live.remove(i);
+                        self.heap.dropped_storage_refs.extend(list);
+                        self.release_dropped_storages(None);
+                    }
+                }
             }
         }
-        for st in temporaries {
-            self.heap.dropped_storage_refs.push(st);
+        // Freed with the statement's other releases.
+        for (_, list) in live {
+            self.heap.dropped_storage_refs.extend(list);
         }
-        self.heap.decref(state);
-        self.heap.decref(momentum);
         Ok(())
     }
 }

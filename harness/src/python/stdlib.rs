@@ -24,6 +24,7 @@ pub(super) const MODULES: &[(&str, Native)] = &[
     ("contextlib", Native::ModContextlib),
     ("logging", Native::ModLogging),
     ("warnings", Native::ModWarnings),
+    ("copy", Native::ModCopy),
 ];
 
 /// Deterministic stand-ins for the clock and the random generator.
@@ -85,6 +86,8 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModLogging, "WARNING") => Some(Value::Int(30)),
         (ModLogging, "ERROR") => Some(Value::Int(40)),
         (ModWarnings, "warn" | "filterwarnings" | "simplefilter") => f(Silent),
+        (ModCopy, "deepcopy") => f(CopyDeepcopy),
+        (ModCopy, "copy") => f(CopyCopy),
         _ => None,
     }
 }

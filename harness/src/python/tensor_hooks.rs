@@ -163,3 +163,86 @@ impl Interpreter<'_> {
         Ok(g)
     }
 }
+
+impl Interpreter<'_> {
+    /// `t.register_post_accumulate_grad_hook(hook)` on a leaf: the hook joins the
+    /// tensor's `_post_accumulate_grad_hooks` dict, held by the tensor object (visible to
+    /// the collector) and by the C++ hook (invisible), as `_backward_hooks` is.
+    pub(super) fn register_post_accumulate_grad_hook(
+        &mut self,
+        tensor: ObjId,
+        args: &[Value],
+    ) -> R<Value> {
+        let [hook] = args else {
+            return self.error("TypeError: register_post_accumulate_grad_hook() takes 1 argument");
+        };
+        let (requires_grad, is_leaf, existing) = match self.heap.kind(tensor) {
+            ObjKind::Tensor(t) => (t.requires_grad, t.is_leaf(), t.post_acc_hooks),
+            _ => return self.error("internal: hook on a non-tensor"),
+        };
+        if !requires_grad {
+            return self.error(
+                "RuntimeError: cannot register a hook on a tensor that doesn't require gradient",
+            );
+        }
+        if !is_leaf {
+            return self.error(
+                "RuntimeError: post accumulate grad hooks cannot be registered on non-leaf tensors",
+            );
+        }
+        let dict = match existing {
+            Some(d) => d,
+            None => {
+                let d = self.alloc(ObjKind::Dict(Vec::new()));
+                self.heap.incref(Value::Obj(d));
+                if let ObjKind::Tensor(t) = self.heap.kind_mut(tensor) {
+                    t.post_acc_hooks = Some(d);
+                    t.cpp_post_acc_hooks = Some(d);
+                }
+                d
+            }
+        };
+        self.torch_classes.next_hook_id += 1;
+        let id = Value::Int(self.torch_classes.next_hook_id);
+        self.heap.incref(*hook);
+        self.dict_set(dict, id, *hook);
+        self.heap.incref(Value::Obj(dict));
+        let handle = self.new_torch_instance(
+            TorchClass::RemovableHandle,
+            vec![("hooks_dict_ref", Value::Obj(dict)), ("id", id)],
+        )?;
+        Ok(Value::Obj(handle))
+    }
+
+    /// Runs `hook(leaf)` for each post-accumulate-grad hook, in registration order; each
+    /// must return `None`.
+    pub(super) fn run_post_accumulate_grad_hooks(&mut self, dict: ObjId, leaf: ObjId) -> R<()> {
+        let hooks: Vec<Value> = match self.heap.kind(dict) {
+            ObjKind::Dict(items) => items.iter().map(|(_, v)| *v).collect(),
+            _ => Vec::new(),
+        };
+        for &h in &hooks {
+            self.heap.incref(h);
+        }
+        for (n, &hook) in hooks.iter().enumerate() {
+            self.heap.incref(Value::Obj(leaf));
+            let result = self.call(hook, vec![Value::Obj(leaf)], Vec::new());
+            self.heap.decref(hook);
+            let result = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    self.heap.decref_all(hooks[n + 1..].to_vec());
+                    return Err(e);
+                }
+            };
+            if result != Value::None {
+                self.heap.decref(result);
+                self.heap.decref_all(hooks[n + 1..].to_vec());
+                return self
+                    .error("RuntimeError: Tensor post accumulate grad hooks should return None.");
+            }
+        }
+        self.release_dropped_storages(None);
+        Ok(())
+    }
+}

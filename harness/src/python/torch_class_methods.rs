@@ -24,7 +24,7 @@ impl Interpreter<'_> {
                 .map(|(_, v)| *v)
         };
         let is_module = kind.is_module();
-        let is_optimizer = matches!(kind, TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW);
+        let is_optimizer = kind.is_optimizer();
         if is_module && let Some(v) = self.module_api_method(recv, name, args, kwargs)? {
             return Ok(Some(v));
         }
@@ -138,6 +138,13 @@ impl Interpreter<'_> {
             "step" if is_optimizer => {
                 self.optimizer_step(recv, kind)?;
                 Value::None
+            }
+            "state_dict" if is_optimizer => self.optimizer_state_dict(recv)?,
+            "load_state_dict" if is_optimizer => {
+                let Some(&sd) = args.first().or(kwargs.first().map(|(_, v)| v)) else {
+                    return self.error("TypeError: load_state_dict() missing 'state_dict'");
+                };
+                self.optimizer_load_state_dict(recv, sd)?
             }
             "save_for_backward" if kind == TorchClass::FunctionCtx => {
                 for &a in args {

@@ -42,6 +42,8 @@ pub(super) enum TorchClass {
     CosineAnnealingLr,
     OneCycleLr,
     ReduceLrOnPlateau,
+    RmsProp,
+    Adagrad,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -78,6 +80,8 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::CosineAnnealingLr, "CosineAnnealingLR", None),
     (TorchClass::OneCycleLr, "OneCycleLR", None),
     (TorchClass::ReduceLrOnPlateau, "ReduceLROnPlateau", None),
+    (TorchClass::RmsProp, "RMSprop", None),
+    (TorchClass::Adagrad, "Adagrad", None),
 ];
 
 impl TorchClass {
@@ -333,34 +337,11 @@ impl Interpreter<'_> {
                     vec![("op", *op), ("tensor", *tensor), ("peer", *peer)],
                 )?
             }
-            TorchClass::Sgd | TorchClass::Adam | TorchClass::AdamW => {
-                let Some(&params) = args.first() else {
-                    return self.error("TypeError: the optimizer needs parameters");
-                };
-                let items = self.iterable_items(params)?;
-                for &p in &items {
-                    self.heap.incref(p);
-                }
-                let list = self.alloc(ObjKind::List(items));
-                let state = self.alloc(ObjKind::Dict(Vec::new()));
-                let momentum = match kw(self, "momentum") {
-                    Some(v) => v,
-                    None => Value::Float(0.0),
-                };
-                let weight_decay = match kw(self, "weight_decay") {
-                    Some(v) => v,
-                    None => Value::Float(0.0),
-                };
-                self.new_torch_instance(
-                    kind,
-                    vec![
-                        ("params", Value::Obj(list)),
-                        ("state", Value::Obj(state)),
-                        ("momentum", momentum),
-                        ("weight_decay", weight_decay),
-                    ],
-                )?
-            }
+            k @ (TorchClass::Sgd
+            | TorchClass::Adam
+            | TorchClass::AdamW
+            | TorchClass::RmsProp
+            | TorchClass::Adagrad) => self.construct_optimizer(k, args, kwargs)?,
             k if k.is_scheduler() => self.construct_scheduler(k, args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx

@@ -149,6 +149,11 @@ pub struct TensorData {
     pub backward_hooks: Option<ObjId>,
     /// The C++ pre-hook's reference to the same dict, dropped only with the tensor.
     pub cpp_hook_dict: Option<ObjId>,
+    /// `_post_accumulate_grad_hooks` of a leaf, held like `_backward_hooks`: as a Python
+    /// attribute (visited, cleared) and by the C++ `PostAccumulateGradHook` (invisible).
+    pub post_acc_hooks: Option<ObjId>,
+    /// The C++ hook's reference to the same dict, dropped only with the tensor.
+    pub cpp_post_acc_hooks: Option<ObjId>,
 }
 
 impl TensorData {
@@ -158,12 +163,16 @@ impl TensorData {
         if let Some(d) = self.backward_hooks {
             visit(Value::Obj(d), Edge::Role("_backward_hooks"));
         }
+        if let Some(d) = self.post_acc_hooks {
+            visit(Value::Obj(d), Edge::Role("_post_accumulate_grad_hooks"));
+        }
     }
 
     /// `tp_clear`: drops Python-level state (`_backward_hooks`). The storage, `_base` and
     /// the C++ hook's reference survive until the object is deallocated.
     pub fn clear_python_references(&mut self, out: &mut Vec<Value>) {
         out.extend(self.backward_hooks.take().map(Value::Obj));
+        out.extend(self.post_acc_hooks.take().map(Value::Obj));
     }
 
     /// Deallocation: drops the `_base` reference and the storage reference.
@@ -178,6 +187,8 @@ impl TensorData {
             self.grad,
             self.backward_hooks,
             self.cpp_hook_dict,
+            self.post_acc_hooks,
+            self.cpp_post_acc_hooks,
         ];
         for held in held.into_iter().flatten() {
             drop_ref(Value::Obj(held));

@@ -46,6 +46,8 @@ fn tensor(h: &mut Heap, n: u32) -> ObjId {
         contiguous: true,
         backward_hooks: None,
         cpp_hook_dict: None,
+        post_acc_hooks: None,
+        cpp_post_acc_hooks: None,
     }))
 }
 

@@ -200,6 +200,8 @@ impl<'a> Interpreter<'a> {
             ("torch.optim", "SGD") => C::Sgd,
             ("torch.optim", "Adam") => C::Adam,
             ("torch.optim", "AdamW") => C::AdamW,
+            ("torch.optim", "RMSprop") => C::RmsProp,
+            ("torch.optim", "Adagrad") => C::Adagrad,
             ("torch.optim.lr_scheduler", name) => match C::scheduler_named(name) {
                 Some(k) => k,
                 None => return natives::module_attr(m, attr),

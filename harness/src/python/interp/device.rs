@@ -204,6 +204,8 @@ impl<'a> Interpreter<'a> {
             contiguous: true,
             backward_hooks: None,
             cpp_hook_dict: None,
+            post_acc_hooks: None,
+            cpp_post_acc_hooks: None,
         }));
         Ok(Value::Obj(id))
     }

@@ -232,6 +232,10 @@ natives!(
     Deque,
     ContextManager,
     Suppress,
+    // copy (deepcopy.rs)
+    ModCopy,
+    CopyDeepcopy,
+    CopyCopy,
 );
 
 impl Native {

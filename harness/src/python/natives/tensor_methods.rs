@@ -460,6 +460,7 @@ pub(super) fn tensor_method(
         | "softmax" | "log_softmax" | "gelu" => tensor_unary(it, id, method),
         "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
         "register_hook" => it.register_tensor_hook(id, p),
+        "register_post_accumulate_grad_hook" => it.register_post_accumulate_grad_hook(id, p),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)
