@@ -135,6 +135,24 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::ReLU => &["inplace"],
         C::Dropout => &["p", "inplace"],
         C::Identity => &[],
+        C::ModuleList | C::ModuleDict => &["modules"],
+        C::LayerNorm => &[
+            "normalized_shape",
+            "eps",
+            "elementwise_affine",
+            "bias",
+            "device",
+            "dtype",
+        ],
+        C::BatchNorm1d | C::BatchNorm2d => &[
+            "num_features",
+            "eps",
+            "momentum",
+            "affine",
+            "track_running_stats",
+            "device",
+            "dtype",
+        ],
         C::Sgd => &[
             "params",
             "lr",
@@ -280,6 +298,23 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         FCrossEntropy => (
             "torch.nn.functional.cross_entropy",
             &["weight", "reduction", "ignore_index", "label_smoothing"],
+        ),
+        FLayerNorm => (
+            "torch.nn.functional.layer_norm",
+            &["input", "normalized_shape", "weight", "bias", "eps"],
+        ),
+        FBatchNorm => (
+            "torch.nn.functional.batch_norm",
+            &[
+                "input",
+                "running_mean",
+                "running_var",
+                "weight",
+                "bias",
+                "training",
+                "momentum",
+                "eps",
+            ],
         ),
         FEmbedding => (
             "torch.nn.functional.embedding",

@@ -128,7 +128,7 @@ impl Interpreter<'_> {
     }
 
     /// An op result's category: an activation when autograd records the op.
-    fn output_category(&self, inputs: &[Value]) -> Category {
+    pub(super) fn output_category(&self, inputs: &[Value]) -> Category {
         if self.grad_enabled && inputs.iter().any(|&v| autograd::requires_grad(self, v)) {
             Category::Activation
         } else {

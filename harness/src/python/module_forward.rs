@@ -140,6 +140,9 @@ impl Interpreter<'_> {
                 }
                 Ok(x)
             }
+            Some(
+                kind @ (TorchClass::LayerNorm | TorchClass::BatchNorm1d | TorchClass::BatchNorm2d),
+            ) => self.norm_forward(module, kind, args),
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

@@ -42,6 +42,11 @@ pub(super) enum TorchClass {
     CosineAnnealingLr,
     OneCycleLr,
     ReduceLrOnPlateau,
+    ModuleList,
+    ModuleDict,
+    LayerNorm,
+    BatchNorm1d,
+    BatchNorm2d,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -78,6 +83,27 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::CosineAnnealingLr, "CosineAnnealingLR", None),
     (TorchClass::OneCycleLr, "OneCycleLR", None),
     (TorchClass::ReduceLrOnPlateau, "ReduceLROnPlateau", None),
+    (
+        TorchClass::ModuleList,
+        "ModuleList",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::ModuleDict,
+        "ModuleDict",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::LayerNorm, "LayerNorm", Some(TorchClass::Module)),
+    (
+        TorchClass::BatchNorm1d,
+        "BatchNorm1d",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::BatchNorm2d,
+        "BatchNorm2d",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -116,6 +142,11 @@ impl TorchClass {
                 | TorchClass::Lstm
                 | TorchClass::Gru
                 | TorchClass::CrossEntropyLoss
+                | TorchClass::ModuleList
+                | TorchClass::ModuleDict
+                | TorchClass::LayerNorm
+                | TorchClass::BatchNorm1d
+                | TorchClass::BatchNorm2d
         )
     }
 }
@@ -362,6 +393,20 @@ impl Interpreter<'_> {
                 )?
             }
             k if k.is_scheduler() => self.construct_scheduler(k, args, kwargs)?,
+            TorchClass::ModuleList => {
+                let items = match kw(self, "modules").or(args.first().copied()) {
+                    None | Some(Value::None) => Vec::new(),
+                    Some(v) => self.iterable_items(v)?,
+                };
+                self.new_module_list(kind, &items)?
+            }
+            TorchClass::ModuleDict => {
+                let source = kw(self, "modules").or(args.first().copied());
+                self.new_module_dict(source.filter(|v| *v != Value::None))?
+            }
+            TorchClass::LayerNorm | TorchClass::BatchNorm1d | TorchClass::BatchNorm2d => {
+                self.construct_norm(kind, args, kwargs)?
+            }
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

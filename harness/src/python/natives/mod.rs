@@ -136,6 +136,8 @@ natives!(
     FMseLoss,
     FCrossEntropy,
     FEmbedding,
+    FLayerNorm,
+    FBatchNorm,
     Randint,
     // torch.distributed
     DistInit,
@@ -402,6 +404,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional, "mse_loss") => FMseLoss,
         (ModFunctional, "cross_entropy") => FCrossEntropy,
         (ModFunctional, "embedding") => FEmbedding,
+        (ModFunctional | ModTorch, "layer_norm") => FLayerNorm,
+        (ModFunctional | ModTorch, "batch_norm") => FBatchNorm,
         (ModTorch, "randint") => Randint,
         (ModFunctional, "relu") => Relu,
         (ModFunctional | ModTorch, "dropout") => Dropout,

@@ -122,6 +122,9 @@ pub(in crate::python) fn subscript<'a>(
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object is not subscriptable");
     };
+    if let Some(kind) = it.container_kind(obj) {
+        return it.container_subscript(id, kind, index);
+    }
     if let ObjKind::Tensor(t) = it.heap.kind(id) {
         let t = t.clone();
         let items = index_items(it, index)?;

@@ -93,6 +93,40 @@ pub(in crate::python) fn call_torch_native(
             }
             _ => it.error("TypeError: cross_entropy(input, target)"),
         },
+        FLayerNorm => {
+            // layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)
+            let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
+                a.kw(it, name).or(p.get(i).copied()).unwrap_or(Value::None)
+            };
+            let (x, shape) = (arg(it, 0, "input"), arg(it, 1, "normalized_shape"));
+            let dims = match shape {
+                Value::Int(d) => vec![d],
+                Value::None => return it.error("TypeError: layer_norm(input, normalized_shape)"),
+                v => shape_args(it, &[v])?,
+            };
+            let (w, b) = (arg(it, 2, "weight"), arg(it, 3, "bias"));
+            it.layer_norm(x, &dims, w, b)
+        }
+        FBatchNorm => {
+            // batch_norm(input, running_mean, running_var, weight=None, bias=None,
+            // training=False, momentum=0.1, eps=1e-05)
+            let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
+                a.kw(it, name).or(p.get(i).copied()).unwrap_or(Value::None)
+            };
+            let training = match a.kw(it, "training").or(p.get(5).copied()) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let (mean, var) = (arg(it, 1, "running_mean"), arg(it, 2, "running_var"));
+            if !training && (mean == Value::None || var == Value::None) {
+                return it.error(
+                    "RuntimeError: running_mean and running_var must be defined in evaluation mode",
+                );
+            }
+            let x = arg(it, 0, "input");
+            let (w, b) = (arg(it, 3, "weight"), arg(it, 4, "bias"));
+            it.batch_norm(x, mean, var, w, b, training)
+        }
         FEmbedding => match p.as_slice() {
             [indices, weight, ..] => it.embedding(*indices, *weight),
             _ => it.error("TypeError: embedding(input, weight)"),
