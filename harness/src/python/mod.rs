@@ -19,6 +19,7 @@ mod checkpoint;
 mod collections_deque;
 pub mod constructs;
 mod containers;
+mod convolution;
 mod cuda_memory;
 mod custom_function;
 mod depth;

@@ -47,6 +47,11 @@ pub(super) enum TorchClass {
     LayerNorm,
     BatchNorm1d,
     BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    MaxPool2d,
+    AdaptiveAvgPool2d,
+    Flatten,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -104,6 +109,15 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "BatchNorm2d",
         Some(TorchClass::Module),
     ),
+    (TorchClass::Conv1d, "Conv1d", Some(TorchClass::Module)),
+    (TorchClass::Conv2d, "Conv2d", Some(TorchClass::Module)),
+    (TorchClass::MaxPool2d, "MaxPool2d", Some(TorchClass::Module)),
+    (
+        TorchClass::AdaptiveAvgPool2d,
+        "AdaptiveAvgPool2d",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::Flatten, "Flatten", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -147,6 +161,11 @@ impl TorchClass {
                 | TorchClass::LayerNorm
                 | TorchClass::BatchNorm1d
                 | TorchClass::BatchNorm2d
+                | TorchClass::Conv1d
+                | TorchClass::Conv2d
+                | TorchClass::MaxPool2d
+                | TorchClass::AdaptiveAvgPool2d
+                | TorchClass::Flatten
         )
     }
 }
@@ -407,6 +426,11 @@ impl Interpreter<'_> {
             TorchClass::LayerNorm | TorchClass::BatchNorm1d | TorchClass::BatchNorm2d => {
                 self.construct_norm(kind, args, kwargs)?
             }
+            TorchClass::Conv1d
+            | TorchClass::Conv2d
+            | TorchClass::MaxPool2d
+            | TorchClass::AdaptiveAvgPool2d
+            | TorchClass::Flatten => self.construct_spatial(kind, args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super
