@@ -36,6 +36,7 @@ mod int_ops;
 mod interp;
 mod keywords;
 mod layers;
+mod losses;
 mod lr_scheduler;
 mod module_api;
 mod module_forward;

@@ -150,6 +150,13 @@ impl Interpreter<'_> {
                 | TorchClass::AdaptiveAvgPool2d
                 | TorchClass::Flatten),
             ) => self.spatial_forward(module, kind, args),
+            Some(
+                kind @ (TorchClass::L1Loss
+                | TorchClass::NllLoss
+                | TorchClass::BceLoss
+                | TorchClass::BceWithLogitsLoss
+                | TorchClass::SmoothL1Loss),
+            ) => self.loss_module_forward(module, kind, args),
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

@@ -52,6 +52,11 @@ pub(super) enum TorchClass {
     MaxPool2d,
     AdaptiveAvgPool2d,
     Flatten,
+    L1Loss,
+    NllLoss,
+    BceLoss,
+    BceWithLogitsLoss,
+    SmoothL1Loss,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -118,6 +123,19 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         Some(TorchClass::Module),
     ),
     (TorchClass::Flatten, "Flatten", Some(TorchClass::Module)),
+    (TorchClass::L1Loss, "L1Loss", Some(TorchClass::Module)),
+    (TorchClass::NllLoss, "NLLLoss", Some(TorchClass::Module)),
+    (TorchClass::BceLoss, "BCELoss", Some(TorchClass::Module)),
+    (
+        TorchClass::BceWithLogitsLoss,
+        "BCEWithLogitsLoss",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::SmoothL1Loss,
+        "SmoothL1Loss",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -166,6 +184,11 @@ impl TorchClass {
                 | TorchClass::MaxPool2d
                 | TorchClass::AdaptiveAvgPool2d
                 | TorchClass::Flatten
+                | TorchClass::L1Loss
+                | TorchClass::NllLoss
+                | TorchClass::BceLoss
+                | TorchClass::BceWithLogitsLoss
+                | TorchClass::SmoothL1Loss
         )
     }
 }
@@ -431,6 +454,11 @@ impl Interpreter<'_> {
             | TorchClass::MaxPool2d
             | TorchClass::AdaptiveAvgPool2d
             | TorchClass::Flatten => self.construct_spatial(kind, args, kwargs)?,
+            TorchClass::L1Loss
+            | TorchClass::NllLoss
+            | TorchClass::BceLoss
+            | TorchClass::BceWithLogitsLoss
+            | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

@@ -219,6 +219,46 @@ pub(in crate::python) fn call_torch_native(
             let name = it.names.intern("flatten");
             call_method(it, x, name, vec![start, end], Vec::new())
         }
+        FNllLoss | FL1Loss | FSmoothL1Loss | FBce | FBceWithLogits => {
+            let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
+                a.kw(it, name).or(p.get(i).copied()).unwrap_or(Value::None)
+            };
+            let (x, y) = (arg(it, 0, "input"), arg(it, 1, "target"));
+            // `size_average`/`reduce` are deprecated spellings of `reduction`.
+            if a.kw(it, "size_average").is_some() || a.kw(it, "reduce").is_some() {
+                return it.unsupported(
+                    "the deprecated size_average=/reduce= arguments; use reduction=",
+                );
+            }
+            let reduction = it.reduction_of(a.kw(it, "reduction").unwrap_or(Value::None))?;
+            match n {
+                FNllLoss => it.nll_loss(x, y, arg(it, 2, "weight"), reduction),
+                FL1Loss => it.l1_loss(x, y, reduction),
+                FSmoothL1Loss => it.fused_loss("smooth_l1_loss", &[x, y], reduction),
+                FBce => it.fused_loss(
+                    "binary_cross_entropy",
+                    &[x, y, arg(it, 2, "weight")],
+                    reduction,
+                ),
+                _ => it.fused_loss(
+                    "binary_cross_entropy_with_logits",
+                    &[x, y, arg(it, 2, "weight"), a.kw(it, "pos_weight").unwrap_or(Value::None)],
+                    reduction,
+                ),
+            }
+        }
+        FLeakyRelu | FSilu => {
+            let op = if n == FLeakyRelu { "leaky_relu" } else { "silu" };
+            if let Some(v) = a.kw(it, "inplace").or(p.get(if n == FLeakyRelu { 2 } else { 1 }).copied())
+                && it.truth(v)?
+            {
+                return it.unsupported(format!("{op}(inplace=True); use inplace=False"));
+            }
+            match a.kw(it, "input").or(p.first().copied()) {
+                Some(Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => tensor_unary(it, t, op),
+                _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
+            }
+        }
         FEmbedding => match p.as_slice() {
             [indices, weight, ..] => it.embedding(*indices, *weight),
             _ => it.error("TypeError: embedding(input, weight)"),
