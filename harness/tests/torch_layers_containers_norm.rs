@@ -225,3 +225,29 @@ fn batch_norm_checks_rank_and_batch_size() {
     // In eval a single sample is fine.
     run("bn = torch.nn.BatchNorm1d(3)\nbn.eval()\ny = bn(torch.zeros(1, 3))\n").unwrap();
 }
+
+#[test]
+fn checkpoint_sequential_keeps_only_segment_boundaries_of_checkpointed_segments() {
+    // Four Linear(1024, 1024) layers; x: [256, 1024] (1 MiB), each activation 1 MiB.
+    ok(&format!(
+        "{PRELUDE}from torch.utils.checkpoint import checkpoint_sequential
+model = nn.Sequential(*[nn.Linear(1024, 1024, device='cuda') for _ in range(4)])
+x = torch.empty(256, 1024, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+plain = model(x)
+# AddmmBackward0 keeps every layer's input: x, h1, h2, h3, and the output h4.
+assert torch.cuda.memory_allocated() == before + 4 * M
+del plain
+y = checkpoint_sequential(model, 2, x, use_reentrant=True)
+# The first segment keeps only its output h2; the second (run normally) keeps h2, h3 and h4.
+assert torch.cuda.memory_allocated() == before + 3 * M
+y.sum().backward()
+assert model[0].weight.grad is not None and model[3].weight.grad is not None
+del y
+z = checkpoint_sequential(model, 4, x, use_reentrant=False)
+# The gradients (4 x (4 MiB + 4 KiB) and x's 1 MiB) stay. Each checkpointed segment keeps
+# its input; the last layer keeps its input and output: h1, h2, h3 and h4.
+assert torch.cuda.memory_allocated() == before + 4 * (4 * M + 4 * K) + M + 4 * M
+"
+    ));
+}

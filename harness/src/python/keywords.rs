@@ -434,6 +434,16 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             &["input", "negative_slope", "inplace"],
         ),
         FSilu => ("torch.nn.functional.silu", &["input", "inplace"]),
+        CheckpointSequential => (
+            "torch.utils.checkpoint.checkpoint_sequential",
+            &[
+                "functions",
+                "segments",
+                "input",
+                "use_reentrant",
+                "preserve_rng_state",
+            ],
+        ),
         FEmbedding => (
             "torch.nn.functional.embedding",
             &["padding_idx", "max_norm", "scale_grad_by_freq", "sparse"],

@@ -150,6 +150,7 @@ natives!(
     FBceWithLogits,
     FLeakyRelu,
     FSilu,
+    CheckpointSequential,
     Randint,
     // torch.distributed
     DistInit,
@@ -405,6 +406,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "utils") => return Some(module(ModUtils)),
         (ModUtils, "checkpoint") => return Some(module(ModCheckpoint)),
         (ModCheckpoint, "checkpoint") => Checkpoint,
+        (ModCheckpoint, "checkpoint_sequential") => CheckpointSequential,
         // `torch.autograd` re-exports the grad-mode managers, as PyTorch does.
         (ModTorch | ModAutograd, "no_grad") => NoGrad,
         (ModTorch | ModAutograd, "enable_grad") => EnableGrad,

@@ -259,6 +259,25 @@ pub(in crate::python) fn call_torch_native(
                 _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
             }
         }
+        CheckpointSequential => {
+            let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
+                a.kw(it, name).or(p.get(i).copied())
+            };
+            let (Some(functions), Some(Value::Int(segments)), Some(input)) = (
+                arg(it, 0, "functions"),
+                arg(it, 1, "segments"),
+                arg(it, 2, "input"),
+            ) else {
+                return it.error(
+                    "TypeError: checkpoint_sequential(functions, segments, input, use_reentrant=None)",
+                );
+            };
+            let use_reentrant = match a.kw(it, "use_reentrant") {
+                None | Some(Value::None) => true,
+                Some(v) => it.truth(v)?,
+            };
+            it.checkpoint_sequential(functions, segments, input, use_reentrant)
+        }
         FEmbedding => match p.as_slice() {
             [indices, weight, ..] => it.embedding(*indices, *weight),
             _ => it.error("TypeError: embedding(input, weight)"),
