@@ -529,11 +529,15 @@ impl Interpreter<'_> {
             return self
                 .error("TypeError: LSTM/GRU need input_size, hidden_size > 0 and num_layers >= 1");
         }
-        if let Some(v) = arg(self, 6, "bidirectional")
-            && self.truth(v)?
-        {
-            return self.unsupported("a bidirectional recurrent layer");
-        }
+        let bidirectional = match arg(self, 6, "bidirectional") {
+            Some(v) => self.truth(v)?,
+            None => false,
+        };
+        let directions: &[&str] = if bidirectional {
+            &["", "_reverse"]
+        } else {
+            &[""]
+        };
         if let Some(v) = arg(self, 5, "dropout")
             && !matches!(v, Value::Int(0))
             && !matches!(v, Value::Float(f) if f == 0.0)
@@ -549,19 +553,34 @@ impl Interpreter<'_> {
         let mut names = Vec::new();
         let mut values = Vec::new();
         for l in 0..num_layers {
-            let fan_in = if l == 0 { input_size } else { hidden_size };
-            names.push(format!("weight_ih_l{l}"));
-            values.push(self.new_parameter(vec![gates * hidden_size, fan_in], dtype, device)?);
-            names.push(format!("weight_hh_l{l}"));
-            values.push(self.new_parameter(
-                vec![gates * hidden_size, hidden_size],
-                dtype,
-                device,
-            )?);
-            if bias {
-                for prefix in ["bias_ih", "bias_hh"] {
-                    names.push(format!("{prefix}_l{l}"));
-                    values.push(self.new_parameter(vec![gates * hidden_size], dtype, device)?);
+            // A later layer reads both directions' outputs.
+            let fan_in = if l == 0 {
+                input_size
+            } else {
+                hidden_size * directions.len() as i64
+            };
+            for suffix in directions {
+                names.push(format!("weight_ih_l{l}{suffix}"));
+                values.push(self.new_parameter(
+                    vec![gates * hidden_size, fan_in],
+                    dtype,
+                    device,
+                )?);
+                names.push(format!("weight_hh_l{l}{suffix}"));
+                values.push(self.new_parameter(
+                    vec![gates * hidden_size, hidden_size],
+                    dtype,
+                    device,
+                )?);
+                if bias {
+                    for prefix in ["bias_ih", "bias_hh"] {
+                        names.push(format!("{prefix}_l{l}{suffix}"));
+                        values.push(self.new_parameter(
+                            vec![gates * hidden_size],
+                            dtype,
+                            device,
+                        )?);
+                    }
                 }
             }
         }
@@ -570,6 +589,7 @@ impl Interpreter<'_> {
             ("hidden_size", Value::Int(hidden_size)),
             ("num_layers", Value::Int(num_layers)),
             ("batch_first", Value::Bool(batch_first)),
+            ("bidirectional", Value::Bool(bidirectional)),
         ];
         for (n, v) in names.iter().zip(values) {
             attrs.push((n.as_str(), v));
