@@ -103,15 +103,23 @@ fn module_dict_children_are_found_by_key_and_by_parameters() {
     ok(&format!(
         "{PRELUDE}heads = nn.ModuleDict({{'cls': nn.Linear(256, 1024, bias=False, device='cuda')}})
 heads.update([('box', nn.Linear(256, 512, bias=False, device='cuda'))])
-assert list(heads.keys()) == ['cls', 'box']
-assert len(heads) == 2 and 'cls' in list(heads)
+heads['tmp'] = nn.ReLU()
+assert len(heads) == 3
+heads['tmp'] = nn.Identity()
+assert len(heads) == 3
+heads2 = nn.ModuleList([nn.ReLU()])
+heads2[0] = nn.Linear(256, 1024, bias=False, device='cuda')
+heads2[-1] = nn.Identity()
+assert list(heads.keys()) == ['cls', 'box', 'tmp']
+assert 'cls' in list(heads)
 assert heads['box'].weight.shape[0] == 512
 assert len(list(heads.parameters())) == 2
+# The Linear first put into heads2 was replaced and freed.
 assert torch.cuda.memory_allocated() == M + 512 * K
 sd = heads.state_dict()
 assert list(sd.keys()) == ['cls.weight', 'box.weight']
 for name, head in heads.items():
-    assert head.weight.requires_grad
+    assert name == 'tmp' or head.weight.requires_grad
 "
     ));
 }

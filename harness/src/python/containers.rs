@@ -329,4 +329,50 @@ impl<'a> Interpreter<'a> {
             },
         }
     }
+
+    /// `container[index] = module` (takes `value`): replaces a child of a list by position,
+    /// or registers one under a key of a `ModuleDict`.
+    pub(super) fn container_store(
+        &mut self,
+        container: ObjId,
+        kind: TorchClass,
+        index: &'a Expr,
+        value: Value,
+    ) -> R<()> {
+        let key = match self.eval(index) {
+            Ok(k) => k,
+            Err(e) => {
+                self.heap.decref(value);
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.check_child_module(kind, value) {
+            self.heap.decref(value);
+            self.heap.decref(key);
+            return Err(e);
+        }
+        let name = match (kind, key) {
+            (TorchClass::ModuleDict, Value::Str(k)) => k,
+            (TorchClass::ModuleDict, other) => {
+                self.heap.decref(other);
+                self.heap.decref(value);
+                return self.error("TypeError: module name should be a string");
+            }
+            (_, Value::Int(i)) => {
+                let n = self.container_children(container).len() as i64;
+                let at = if i < 0 { i + n } else { i };
+                if !(0..n).contains(&at) {
+                    self.heap.decref(value);
+                    return self.error(format!("IndexError: index {i} is out of range"));
+                }
+                self.names.intern(&at.to_string())
+            }
+            (_, other) => {
+                self.heap.decref(other);
+                self.heap.decref(value);
+                return self.error("TypeError: container indices must be integers");
+            }
+        };
+        self.set_attr(Value::Obj(container), name, value)
+    }
 }

@@ -290,6 +290,9 @@ pub(in crate::python) fn store_subscript<'a>(
         it.heap.decref(value);
         return it.error("TypeError: object does not support item assignment");
     };
+    if let Some(kind) = it.container_kind(obj) {
+        return it.container_store(id, kind, index, value);
+    }
     if it.is_tensor(obj) {
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.
