@@ -81,6 +81,7 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "threshold_mode",
     "cooldown",
     "min_lr",
+    "beta",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -602,6 +603,31 @@ const MODELLED: &[&str] = &[
     "p",
     "training",
     "train",
+    "normalized_shape",
+    "elementwise_affine",
+    "num_features",
+    "affine",
+    "track_running_stats",
+    "in_channels",
+    "out_channels",
+    "kernel_size",
+    "stride",
+    "padding",
+    "dilation",
+    "groups",
+    "return_indices",
+    "ceil_mode",
+    "output_size",
+    "modules",
+    "running_mean",
+    "running_var",
+    "pos_weight",
+    "functions",
+    "segments",
+    "size_average",
+    "reduce",
+    "padding_mode",
+    "target",
 ];
 
 #[cfg(test)]
