@@ -104,10 +104,16 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
             let opened = crate::real_device::open(ordinal, &scenario.file)?;
             (opened.memory, Some(opened.finish))
         }
-        None => (
-            Box::new(SimulatedDevice::new(variant.device.capacity)),
-            None,
-        ),
+        None => {
+            let mut simulated = SimulatedDevice::new(variant.device.capacity);
+            // The CUDA context is taken before the workload; the parser keeps it below the
+            // capacity.
+            if variant.device.context > 0 {
+                let _ =
+                    crate::allocator::DeviceMemory::malloc(&mut simulated, variant.device.context);
+            }
+            (Box::new(simulated), None)
+        }
     };
     let mut interp = Interpreter::with_device(
         &module.body,

@@ -113,6 +113,7 @@ fn seed_scenario(name: &str) -> Result<(), Failed> {
         matched.device = Device {
             preset: None,
             capacity: driver.total_bytes - driver.used_before_run,
+            context: 0,
         };
         let model =
             gpumem_harness::run::run_variant(&scenario, &matched).map_err(|e| e.to_string())?;

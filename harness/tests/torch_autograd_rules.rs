@@ -487,6 +487,13 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "clamp_: ClampBackward1 saves [self]",
         "neg_: NegBackward0 saves []",
         "setitem: CopySlices saves []",
+        "leaky_relu: LeakyReluBackward0 saves [self]",
+        "silu: SiluBackward0 saves [self]",
+        "smooth_l1_loss: SmoothL1LossBackward0 saves [self, other]",
+        "binary_cross_entropy: BinaryCrossEntropyBackward0 saves [self, other, operand 2]",
+        "binary_cross_entropy_with_logits: BinaryCrossEntropyWithLogitsBackward0 saves [self, other, operand 2, operand 3]",
+        "convolution: ConvolutionBackward0 saves [self, other]",
+        "adaptive_avg_pool2d: AdaptiveAvgPool2DBackward0 saves [self]",
     ];
     assert_eq!(table, expected);
 }

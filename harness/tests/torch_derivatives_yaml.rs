@@ -279,6 +279,72 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &[])],
             false,
         ),
+        "leaky_relu" => e(
+            "leaky_relu",
+            "LeakyReluBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // silu: (infinitely_differentiable_)silu_backward(grad, self).
+        "silu" => e(
+            "silu",
+            "SiluBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        "smooth_l1_loss" => e(
+            "smooth_l1_loss",
+            "SmoothL1LossBackward0",
+            &["self", "target"],
+            &[
+                ("self", &["self", "target"]),
+                ("target", &["target", "self"]),
+            ],
+            false,
+        ),
+        "binary_cross_entropy" => e(
+            "binary_cross_entropy",
+            "BinaryCrossEntropyBackward0",
+            &["self", "target", "weight"],
+            &[
+                ("self", &["self", "target", "weight"]),
+                ("target", &["self", "target", "weight"]),
+            ],
+            false,
+        ),
+        "binary_cross_entropy_with_logits" => e(
+            "binary_cross_entropy_with_logits",
+            "BinaryCrossEntropyWithLogitsBackward0",
+            &["self", "target", "weight", "pos_weight"],
+            &[
+                ("self", &["self", "target", "weight", "pos_weight"]),
+                ("target", &["self", "target", "weight", "pos_weight"]),
+            ],
+            false,
+        ),
+        // convolution: `input, weight, bias: convolution_backward(grad, input, weight, ...)`
+        // (the bias only by its sizes).
+        "convolution" => e(
+            "convolution",
+            "ConvolutionBackward0",
+            &["input", "weight", "bias"],
+            &[
+                ("input", &["input", "weight"]),
+                ("weight", &["input", "weight"]),
+                ("bias", &["input", "weight"]),
+            ],
+            false,
+        ),
+        // _adaptive_avg_pool2d: _adaptive_avg_pool2d_backward(grad, self).
+        "adaptive_avg_pool2d" => e(
+            "_adaptive_avg_pool2d",
+            "AdaptiveAvgPool2DBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
         _ => return None,
     })
 }

@@ -298,3 +298,45 @@ assert torch.cuda.memory_allocated() == base
 "
     ));
 }
+
+#[test]
+fn bidirectional_lstm_runs_both_directions_and_concatenates_their_outputs() {
+    // T = 8, B = 64, H = I = 256.
+    ok(&format!(
+        "{PRELUDE}uni = nn.LSTM(256, 256, device='cuda')
+bi = nn.LSTM(256, 256, bidirectional=True, device='cuda')
+names = [n for n, _ in bi.named_parameters()]
+assert names[4] == 'weight_ih_l0_reverse' and len(names) == 8, names
+x = torch.empty(8, 64, 256, device='cuda', requires_grad=True)
+base = torch.cuda.memory_allocated()
+out, (h, c) = uni(x)
+one = torch.cuda.memory_allocated() - base
+del out, h, c
+assert torch.cuda.memory_allocated() == base
+out, (h, c) = bi(x)
+assert tuple(out.shape) == (8, 64, 512) and tuple(h.shape) == (2, 64, 256)
+two = torch.cuda.memory_allocated() - base
+# Each direction saves what a unidirectional layer saves (14 states per step, plus the
+# initial states); the output is both directions' [T, B, 2H] concatenation (the halves are
+# freed: CatBackward0 keeps sizes only); h_n and c_n hold one state per direction.
+assert one == (14 * 8 + 1 + 8 + 2) * BH
+assert two == (2 * (14 * 8 + 1) + 16 + 4) * BH
+out.sum().backward()
+assert bi.weight_hh_l0_reverse.grad is not None and x.grad is not None
+"
+    ));
+}
+
+#[test]
+fn stacked_bidirectional_gru_reads_both_directions_in_the_next_layer() {
+    ok(&format!(
+        "{PRELUDE}gru = nn.GRU(32, 16, num_layers=2, bidirectional=True, batch_first=True)
+assert tuple(gru.weight_ih_l1.shape) == (48, 32) and tuple(gru.weight_ih_l1_reverse.shape) == (48, 32)
+out, h = gru(torch.empty(4, 10, 32))
+assert tuple(out.shape) == (4, 10, 32) and tuple(h.shape) == (4, 4, 16)
+out, h = gru(torch.empty(4, 10, 32), torch.zeros(4, 4, 16))
+"
+    ));
+    let e = run("g = torch.nn.GRU(8, 4, bidirectional=True)\no, h = g(torch.zeros(3, 2, 8), torch.zeros(1, 2, 4))\n").unwrap_err();
+    assert!(e.contains("Expected hidden size (2, 2, 4)"), "{e}");
+}

@@ -261,6 +261,7 @@ fn device() -> Device {
     Device {
         preset: Some("h100-80gb".to_string()),
         capacity: 80 << 30,
+        context: 0,
     }
 }
 

@@ -351,6 +351,7 @@ mod tests {
             device: Device {
                 preset: None,
                 capacity: 1 << 30,
+                context: 0,
             },
             python: PythonProfile {
                 version: PyVersion::minor(11),

@@ -164,4 +164,62 @@ impl Interpreter<'_> {
         ran?;
         Ok(grads)
     }
+
+    /// `checkpoint_sequential(functions, segments, input, use_reentrant=...)`: the modules
+    /// split into `segments` runs of `len // segments`; every run but the last is
+    /// checkpointed (only its input and output are held until backward), the last runs
+    /// normally. Approximation: PyTorch's segment function is a closure over the module
+    /// list; here it is an `nn.Sequential` of the segment's modules (the same references
+    /// held, a different object kind).
+    pub(super) fn checkpoint_sequential(
+        &mut self,
+        functions: Value,
+        segments: i64,
+        input: Value,
+        use_reentrant: bool,
+    ) -> R<Value> {
+        let modules: Vec<Value> = match (self.container_kind(functions), functions) {
+            (Some(_), Value::Obj(id)) => self
+                .container_children(id)
+                .into_iter()
+                .map(|(_, m)| m)
+                .collect(),
+            _ => self.iterable_items(functions)?,
+        };
+        if segments < 1 {
+            return self.error("ValueError: checkpoint_sequential needs at least one segment");
+        }
+        let size = modules.len() / segments as usize;
+        if size == 0 {
+            // PyTorch's `range(0, 0, segment_size)` with a zero step.
+            return self.error("ValueError: range() arg 3 must not be zero");
+        }
+        self.heap.incref(input);
+        let mut x = input;
+        let mut next = 0;
+        for start in (0..size * (segments as usize - 1)).step_by(size) {
+            let segment = match self.new_module_list(
+                super::torchlib::TorchClass::Sequential,
+                &modules[start..start + size],
+            ) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.heap.decref(x);
+                    return Err(e);
+                }
+            };
+            let r = self.checkpoint_apply(vec![Value::Obj(segment), x], use_reentrant);
+            self.heap.decref_id(segment);
+            self.heap.decref(x);
+            x = r?;
+            next = start + size;
+        }
+        for &m in &modules[next..] {
+            self.heap.incref(m);
+            let r = self.call(m, vec![x], Vec::new());
+            self.heap.decref(m);
+            x = r?;
+        }
+        Ok(x)
+    }
 }

@@ -46,6 +46,10 @@ impl<'a> Interpreter<'a> {
     /// `iter(obj)` for a `for` loop or comprehension: a user instance's `__iter__` result;
     /// anything else is iterated as it is. Takes and returns ownership.
     pub(super) fn user_iter(&mut self, iterable: Value) -> R<Value> {
+        if let Some(children) = self.container_iter(iterable) {
+            self.heap.decref(iterable);
+            return Ok(children);
+        }
         match self.call_special(iterable, "__iter__", Vec::new()) {
             Ok(r) => {
                 self.heap.decref(iterable);
@@ -101,6 +105,9 @@ impl<'a> Interpreter<'a> {
 
     /// `len(obj)` through `__len__`.
     pub(super) fn user_len(&mut self, obj: Value) -> Option<R<i64>> {
+        if let Some(n) = self.container_len(obj) {
+            return Some(Ok(n));
+        }
         let r = self.call_special(obj, "__len__", Vec::new()).ok()?;
         Some(match r {
             Ok(Value::Int(n)) if n >= 0 => Ok(n),

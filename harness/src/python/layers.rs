@@ -14,6 +14,12 @@
 //! | GRU, one step          | 2 × `MmBackward0`                    | as for LSTM                                    |
 //! |                        | `ThnnFusedGruCellBackward0`          | both gate products `[B, 3H]`, `h`, the biases and a workspace `[B, 5H]` |
 //! | the layer              | `UnbindBackward0`, `StackBackward0`  | nothing (the stacked output and `h_n`/`c_n` are copies) |
+//! | bidirectional layer    | `CatBackward0`                       | nothing: the two directions' stacked outputs are copied into `[T, B, 2H]` and freed |
+//!
+//! A bidirectional layer (`_reverse` parameters, `RNN.cpp`'s `bidirectional_layer`) runs
+//! the reverse direction over the same unbound steps backwards, each step saving what a
+//! forward step saves; layer `l > 0` reads `2H` features; `h_n` holds one state per layer
+//! and direction (layer 0 forward, layer 0 reverse, ...).
 //!
 //! So an LSTM step keeps 14·B·H elements alive until backward (a GRU step 12·B·H, `h` being
 //! the previous step's output), and a hidden state carried into the next batch without
@@ -85,6 +91,8 @@ struct RnnConfig {
     hidden_size: i64,
     num_layers: i64,
     batch_first: bool,
+    /// 2 for a bidirectional layer, else 1.
+    directions: i64,
 }
 
 const RECURRENT_NOTE: &str = "nn.LSTM and nn.GRU run PyTorch's per-step cell path (what runs without cuDNN); with cuDNN the sequence is one op that saves a reserve buffer of a size cuDNN chooses, so saved activations may differ somewhat.";
@@ -128,7 +136,7 @@ impl Interpreter<'_> {
     }
 
     /// An op result's category: an activation when autograd records the op.
-    fn output_category(&self, inputs: &[Value]) -> Category {
+    pub(super) fn output_category(&self, inputs: &[Value]) -> Category {
         if self.grad_enabled && inputs.iter().any(|&v| autograd::requires_grad(self, v)) {
             Category::Activation
         } else {
@@ -236,14 +244,21 @@ impl Interpreter<'_> {
             hidden_size: int(self, "hidden_size")?,
             num_layers: int(self, "num_layers")?,
             batch_first: int(self, "batch_first")? != 0,
+            directions: 1 + int(self, "bidirectional")?,
         })
     }
 
-    /// Parameters of layer `l` as internal tensors (weights, then biases when present).
-    fn rnn_layer_params(&mut self, module: ObjId, l: i64) -> R<Vec<Option<Internal>>> {
+    /// Parameters of layer `l` in one direction (`suffix` is `""` or `"_reverse"`) as
+    /// internal tensors (weights, then biases when present).
+    fn rnn_layer_params(
+        &mut self,
+        module: ObjId,
+        l: i64,
+        suffix: &str,
+    ) -> R<Vec<Option<Internal>>> {
         let mut out = Vec::new();
         for prefix in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
-            let s = self.names.intern(&format!("{prefix}_l{l}"));
+            let s = self.names.intern(&format!("{prefix}_l{l}{suffix}"));
             let v = self.get_attr(Value::Obj(module), s)?;
             out.push(Internal::of(self, v));
             self.heap.decref(v);
@@ -291,11 +306,13 @@ impl Interpreter<'_> {
                 x.shape.last().copied().unwrap_or(0)
             ));
         }
-        let (layers, hidden) = (cfg.num_layers, cfg.hidden_size);
+        let (layers, hidden, dirs) = (cfg.num_layers, cfg.hidden_size, cfg.directions);
+        // `h_0`/`h_n`: one state per layer and direction (layer 0 forward, layer 0
+        // reverse, layer 1 forward, ...).
         let state_shape = if batched {
-            vec![layers, batch, hidden]
+            vec![layers * dirs, batch, hidden]
         } else {
-            vec![layers, hidden]
+            vec![layers * dirs, hidden]
         };
         let hx = args.get(1).copied().unwrap_or(Value::None);
         let given: Vec<Value> = match (kind, hx) {
@@ -331,9 +348,13 @@ impl Interpreter<'_> {
             .any(|&v| autograd::requires_grad(self, v));
         let mut params = Vec::new();
         for l in 0..layers {
-            let p = self.rnn_layer_params(module, l)?;
-            any_grad |= p.iter().flatten().any(Internal::requires_grad);
-            params.push(p);
+            let mut per_direction = Vec::new();
+            for suffix in ["", "_reverse"].iter().take(dirs as usize) {
+                let p = self.rnn_layer_params(module, l, suffix)?;
+                any_grad |= p.iter().flatten().any(Internal::requires_grad);
+                per_direction.push(p);
+            }
+            params.push(per_direction);
         }
         let recording = self.grad_enabled && any_grad;
         let category = if recording {
@@ -360,7 +381,7 @@ impl Interpreter<'_> {
         let mut per_state: Vec<std::collections::VecDeque<Internal>> = Vec::new();
         for s in &states {
             per_state.push(
-                self.unbind(s, layers as usize, &step_shape, recording)
+                self.unbind(s, (layers * dirs) as usize, &step_shape, recording)
                     .into(),
             );
         }
@@ -370,58 +391,88 @@ impl Interpreter<'_> {
         let mut layer_input = Internal::of(self, input);
         let mut finals: Vec<Vec<Internal>> = vec![Vec::new(); wanted];
         let mut feature = cfg.input_size;
-        for p in params {
+        for layer_params in params {
             let Some(current) = layer_input.take() else {
                 break;
             };
             let xs = self.unbind(&current, steps as usize, &[batch, feature], recording);
             current.release(self);
-            let mut layer_states = per_state.iter_mut().map(|s| s.pop_front());
-            let (Some(Some(mut h)), c) = (layer_states.next(), layer_states.next().flatten())
-            else {
-                current_states_missing(self, xs, p);
-                return self.error("RuntimeError: the hidden state is missing");
-            };
-            let mut c = c;
-            let mut outs = Vec::new();
-            let mut xs = xs.into_iter();
-            let result: R<()> = (|| {
-                for x_t in xs.by_ref() {
-                    let step = self.cell_step(kind, &x_t, &h, c.as_ref(), &p, recording, category);
-                    x_t.release(self);
-                    let (hy, cy) = step?;
-                    outs.push(hy.share(self));
-                    std::mem::replace(&mut h, hy).release(self);
-                    if let (Some(old), Some(new)) = (c.take(), cy) {
-                        old.release(self);
-                        c = Some(new);
+            let mut direction_outputs = Vec::new();
+            let mut failure: Option<R<()>> = None;
+            let count = layer_params.len();
+            let mut pending_xs = Some(xs);
+            for (d, p) in layer_params.into_iter().enumerate() {
+                // Both directions read the same unbound steps; the reverse one backwards.
+                let Some(all) = pending_xs.take() else {
+                    break;
+                };
+                let mut xs = if d + 1 < count {
+                    let copies = all.iter().map(|x| x.share(self)).collect();
+                    pending_xs = Some(all);
+                    copies
+                } else {
+                    all
+                };
+                if d == 1 {
+                    xs.reverse();
+                }
+                let mut layer_states = per_state.iter_mut().map(|s| s.pop_front());
+                let (Some(Some(h)), c) = (layer_states.next(), layer_states.next().flatten())
+                else {
+                    current_states_missing(self, xs, p);
+                    failure = Some(self.error("RuntimeError: the hidden state is missing"));
+                    break;
+                };
+                match self.run_direction(kind, xs, h, c, p, recording, category) {
+                    Ok((mut outs, h, c)) => {
+                        if d == 1 {
+                            outs.reverse();
+                        }
+                        finals[0].push(h);
+                        if let Some(c) = c {
+                            finals[1].push(c);
+                        }
+                        match self.stack(outs, vec![steps, batch, hidden], recording, category) {
+                            Ok(o) => direction_outputs.push(o),
+                            Err(e) => {
+                                failure = Some(Err(e));
+                                break;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(Err(e));
+                        break;
                     }
                 }
-                Ok(())
-            })();
-            for rest in xs {
-                rest.release(self);
             }
-            for q in p.into_iter().flatten() {
-                q.release(self);
+            if let Some(rest) = pending_xs {
+                for x in rest {
+                    x.release(self);
+                }
             }
-            if let Err(e) = result {
-                for o in outs {
+            if let Some(Err(e)) = failure {
+                for o in direction_outputs {
                     o.release(self);
                 }
-                h.release(self);
-                if let Some(c) = c {
-                    c.release(self);
+                for rest in per_state
+                    .into_iter()
+                    .flatten()
+                    .chain(finals.into_iter().flatten())
+                {
+                    rest.release(self);
                 }
                 return Err(e);
             }
-            finals[0].push(h);
-            if let Some(c) = c {
-                finals[1].push(c);
-            }
-            layer_input =
-                Some(self.stack(outs, vec![steps, batch, hidden], recording, category)?);
-            feature = hidden;
+            layer_input = Some(if direction_outputs.len() == 2 {
+                self.cat_last(direction_outputs, recording, category)?
+            } else {
+                match direction_outputs.pop() {
+                    Some(o) => o,
+                    None => return self.error("ValueError: num_layers must be at least 1"),
+                }
+            });
+            feature = hidden * dirs;
         }
         for rest in per_state.into_iter().flatten() {
             rest.release(self);
@@ -429,15 +480,16 @@ impl Interpreter<'_> {
         let Some(output) = layer_input else {
             return self.error("ValueError: num_layers must be at least 1");
         };
+        let width = hidden * dirs;
         let out_shape = match (batched, cfg.batch_first) {
-            (false, _) => vec![steps, hidden],
-            (true, false) => vec![steps, batch, hidden],
-            (true, true) => vec![batch, steps, hidden],
+            (false, _) => vec![steps, width],
+            (true, false) => vec![steps, batch, width],
+            (true, true) => vec![batch, steps, width],
         };
         let output = output.expose(self, out_shape)?;
         let mut hidden_values = Vec::new();
         for f in finals {
-            let s = self.stack(f, vec![layers, batch, hidden], recording, category)?;
+            let s = self.stack(f, vec![layers * dirs, batch, hidden], recording, category)?;
             hidden_values.push(s.expose(self, state_shape.clone())?);
         }
         let hidden_value = if kind == CellKind::Lstm {
@@ -448,6 +500,93 @@ impl Interpreter<'_> {
         Ok(Value::Obj(
             self.alloc(ObjKind::Tuple(vec![output, hidden_value])),
         ))
+    }
+
+    /// One direction of one layer over its steps (in the order given): the outputs per
+    /// step and the final `h` (and `c`).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn run_direction(
+        &mut self,
+        kind: CellKind,
+        xs: Vec<Internal>,
+        mut h: Internal,
+        mut c: Option<Internal>,
+        p: Vec<Option<Internal>>,
+        recording: bool,
+        category: Category,
+    ) -> R<(Vec<Internal>, Internal, Option<Internal>)> {
+        let mut outs = Vec::new();
+        let mut xs = xs.into_iter();
+        let result: R<()> = (|| {
+            for x_t in xs.by_ref() {
+                let step = self.cell_step(kind, &x_t, &h, c.as_ref(), &p, recording, category);
+                x_t.release(self);
+                let (hy, cy) = step?;
+                outs.push(hy.share(self));
+                std::mem::replace(&mut h, hy).release(self);
+                if let (Some(old), Some(new)) = (c.take(), cy) {
+                    old.release(self);
+                    c = Some(new);
+                }
+            }
+            Ok(())
+        })();
+        for rest in xs {
+            rest.release(self);
+        }
+        for q in p.into_iter().flatten() {
+            q.release(self);
+        }
+        if let Err(e) = result {
+            for o in outs {
+                o.release(self);
+            }
+            h.release(self);
+            if let Some(c) = c {
+                c.release(self);
+            }
+            return Err(e);
+        }
+        Ok((outs, h, c))
+    }
+
+    /// `torch.cat([forward, reverse], -1)` of a bidirectional layer's outputs: a copy;
+    /// `CatBackward0` keeps sizes only, so the two halves are freed here.
+    fn cat_last(
+        &mut self,
+        parts: Vec<Internal>,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let Some(first) = parts.first() else {
+            return self.error("RuntimeError: torch.cat(): expected a non-empty list of Tensors");
+        };
+        let mut shape = first.shape.clone();
+        let (dtype, device) = (first.dtype, first.device);
+        if let Some(last) = shape.last_mut() {
+            *last = parts
+                .iter()
+                .map(|p| p.shape.last().copied().unwrap_or(0))
+                .sum();
+        }
+        let mut out = Internal::new(self, shape, dtype, device, category);
+        if let Ok(out) = &mut out
+            && recording
+            && parts.iter().any(Internal::requires_grad)
+        {
+            let edges = parts.iter().map(|p| p.edge(self)).collect();
+            out.node = Some(autograd::new_node(
+                self,
+                "CatBackward0",
+                GradFlow::Split,
+                edges,
+                Vec::new(),
+            ));
+        }
+        for p in parts {
+            p.release(self);
+        }
+        out
     }
 
     /// `tensor.unbind(0)`: `count` views of `shape` sharing one `UnbindBackward0`.

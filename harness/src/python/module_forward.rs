@@ -140,6 +140,23 @@ impl Interpreter<'_> {
                 }
                 Ok(x)
             }
+            Some(
+                kind @ (TorchClass::LayerNorm | TorchClass::BatchNorm1d | TorchClass::BatchNorm2d),
+            ) => self.norm_forward(module, kind, args),
+            Some(
+                kind @ (TorchClass::Conv1d
+                | TorchClass::Conv2d
+                | TorchClass::MaxPool2d
+                | TorchClass::AdaptiveAvgPool2d
+                | TorchClass::Flatten),
+            ) => self.spatial_forward(module, kind, args),
+            Some(
+                kind @ (TorchClass::L1Loss
+                | TorchClass::NllLoss
+                | TorchClass::BceLoss
+                | TorchClass::BceWithLogitsLoss
+                | TorchClass::SmoothL1Loss),
+            ) => self.loss_module_forward(module, kind, args),
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

@@ -44,6 +44,21 @@ pub(super) enum TorchClass {
     ReduceLrOnPlateau,
     RmsProp,
     Adagrad,
+    ModuleList,
+    ModuleDict,
+    LayerNorm,
+    BatchNorm1d,
+    BatchNorm2d,
+    Conv1d,
+    Conv2d,
+    MaxPool2d,
+    AdaptiveAvgPool2d,
+    Flatten,
+    L1Loss,
+    NllLoss,
+    BceLoss,
+    BceWithLogitsLoss,
+    SmoothL1Loss,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -82,6 +97,49 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::ReduceLrOnPlateau, "ReduceLROnPlateau", None),
     (TorchClass::RmsProp, "RMSprop", None),
     (TorchClass::Adagrad, "Adagrad", None),
+    (
+        TorchClass::ModuleList,
+        "ModuleList",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::ModuleDict,
+        "ModuleDict",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::LayerNorm, "LayerNorm", Some(TorchClass::Module)),
+    (
+        TorchClass::BatchNorm1d,
+        "BatchNorm1d",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::BatchNorm2d,
+        "BatchNorm2d",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::Conv1d, "Conv1d", Some(TorchClass::Module)),
+    (TorchClass::Conv2d, "Conv2d", Some(TorchClass::Module)),
+    (TorchClass::MaxPool2d, "MaxPool2d", Some(TorchClass::Module)),
+    (
+        TorchClass::AdaptiveAvgPool2d,
+        "AdaptiveAvgPool2d",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::Flatten, "Flatten", Some(TorchClass::Module)),
+    (TorchClass::L1Loss, "L1Loss", Some(TorchClass::Module)),
+    (TorchClass::NllLoss, "NLLLoss", Some(TorchClass::Module)),
+    (TorchClass::BceLoss, "BCELoss", Some(TorchClass::Module)),
+    (
+        TorchClass::BceWithLogitsLoss,
+        "BCEWithLogitsLoss",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::SmoothL1Loss,
+        "SmoothL1Loss",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -120,6 +178,21 @@ impl TorchClass {
                 | TorchClass::Lstm
                 | TorchClass::Gru
                 | TorchClass::CrossEntropyLoss
+                | TorchClass::ModuleList
+                | TorchClass::ModuleDict
+                | TorchClass::LayerNorm
+                | TorchClass::BatchNorm1d
+                | TorchClass::BatchNorm2d
+                | TorchClass::Conv1d
+                | TorchClass::Conv2d
+                | TorchClass::MaxPool2d
+                | TorchClass::AdaptiveAvgPool2d
+                | TorchClass::Flatten
+                | TorchClass::L1Loss
+                | TorchClass::NllLoss
+                | TorchClass::BceLoss
+                | TorchClass::BceWithLogitsLoss
+                | TorchClass::SmoothL1Loss
         )
     }
 }
@@ -343,6 +416,30 @@ impl Interpreter<'_> {
             | TorchClass::RmsProp
             | TorchClass::Adagrad) => self.construct_optimizer(k, args, kwargs)?,
             k if k.is_scheduler() => self.construct_scheduler(k, args, kwargs)?,
+            TorchClass::ModuleList => {
+                let items = match kw(self, "modules").or(args.first().copied()) {
+                    None | Some(Value::None) => Vec::new(),
+                    Some(v) => self.iterable_items(v)?,
+                };
+                self.new_module_list(kind, &items)?
+            }
+            TorchClass::ModuleDict => {
+                let source = kw(self, "modules").or(args.first().copied());
+                self.new_module_dict(source.filter(|v| *v != Value::None))?
+            }
+            TorchClass::LayerNorm | TorchClass::BatchNorm1d | TorchClass::BatchNorm2d => {
+                self.construct_norm(kind, args, kwargs)?
+            }
+            TorchClass::Conv1d
+            | TorchClass::Conv2d
+            | TorchClass::MaxPool2d
+            | TorchClass::AdaptiveAvgPool2d
+            | TorchClass::Flatten => self.construct_spatial(kind, args, kwargs)?,
+            TorchClass::L1Loss
+            | TorchClass::NllLoss
+            | TorchClass::BceLoss
+            | TorchClass::BceWithLogitsLoss
+            | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super
@@ -413,11 +510,15 @@ impl Interpreter<'_> {
             return self
                 .error("TypeError: LSTM/GRU need input_size, hidden_size > 0 and num_layers >= 1");
         }
-        if let Some(v) = arg(self, 6, "bidirectional")
-            && self.truth(v)?
-        {
-            return self.unsupported("a bidirectional recurrent layer");
-        }
+        let bidirectional = match arg(self, 6, "bidirectional") {
+            Some(v) => self.truth(v)?,
+            None => false,
+        };
+        let directions: &[&str] = if bidirectional {
+            &["", "_reverse"]
+        } else {
+            &[""]
+        };
         if let Some(v) = arg(self, 5, "dropout")
             && !matches!(v, Value::Int(0))
             && !matches!(v, Value::Float(f) if f == 0.0)
@@ -433,19 +534,34 @@ impl Interpreter<'_> {
         let mut names = Vec::new();
         let mut values = Vec::new();
         for l in 0..num_layers {
-            let fan_in = if l == 0 { input_size } else { hidden_size };
-            names.push(format!("weight_ih_l{l}"));
-            values.push(self.new_parameter(vec![gates * hidden_size, fan_in], dtype, device)?);
-            names.push(format!("weight_hh_l{l}"));
-            values.push(self.new_parameter(
-                vec![gates * hidden_size, hidden_size],
-                dtype,
-                device,
-            )?);
-            if bias {
-                for prefix in ["bias_ih", "bias_hh"] {
-                    names.push(format!("{prefix}_l{l}"));
-                    values.push(self.new_parameter(vec![gates * hidden_size], dtype, device)?);
+            // A later layer reads both directions' outputs.
+            let fan_in = if l == 0 {
+                input_size
+            } else {
+                hidden_size * directions.len() as i64
+            };
+            for suffix in directions {
+                names.push(format!("weight_ih_l{l}{suffix}"));
+                values.push(self.new_parameter(
+                    vec![gates * hidden_size, fan_in],
+                    dtype,
+                    device,
+                )?);
+                names.push(format!("weight_hh_l{l}{suffix}"));
+                values.push(self.new_parameter(
+                    vec![gates * hidden_size, hidden_size],
+                    dtype,
+                    device,
+                )?);
+                if bias {
+                    for prefix in ["bias_ih", "bias_hh"] {
+                        names.push(format!("{prefix}_l{l}{suffix}"));
+                        values.push(self.new_parameter(
+                            vec![gates * hidden_size],
+                            dtype,
+                            device,
+                        )?);
+                    }
                 }
             }
         }
@@ -454,6 +570,7 @@ impl Interpreter<'_> {
             ("hidden_size", Value::Int(hidden_size)),
             ("num_layers", Value::Int(num_layers)),
             ("batch_first", Value::Bool(batch_first)),
+            ("bidirectional", Value::Bool(bidirectional)),
         ];
         for (n, v) in names.iter().zip(values) {
             attrs.push((n.as_str(), v));

@@ -62,6 +62,7 @@ pub fn preset(name: &str) -> Option<Device> {
     PRESETS.iter().find(|p| p.name == name).map(|p| Device {
         preset: Some(p.name.to_string()),
         capacity: p.capacity,
+        context: 0,
     })
 }
 
@@ -95,6 +96,7 @@ impl Device {
                 format!("{REAL_DEVICE}:{ordinal}")
             }),
             capacity: 0,
+            context: 0,
         }
     }
 
@@ -116,6 +118,7 @@ pub fn device_from_str(text: &str) -> Option<Device> {
             .map(|capacity| Device {
                 preset: None,
                 capacity,
+                context: 0,
             })
     })
 }
@@ -144,42 +147,32 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
             )),
         },
         Value::Map(entries) => {
-            let keys = cx.keys(entries, &["capacity"], "`device`")?;
-            let capacity_node = keys.required(
-                "capacity",
-                "missing `capacity` in `device`, e.g. `{ capacity: \"80 GiB\" }`",
-                cx,
-                node.at,
-            )?;
-            let capacity = match &capacity_node.value {
-                Value::Int(n) => {
+            let keys = cx.keys(entries, &["capacity", "preset", "context"], "`device`")?;
+            let mut device = match (keys.get("preset"), keys.get("capacity")) {
+                (Some(p), Some(_)) => {
                     return Err(cx.error(
-                        capacity_node.at,
-                        format!(
-                            "`device.capacity`: {}",
-                            crate::units::missing_unit(&n.to_string())
-                        ),
+                        p.at,
+                        "`device` takes either `preset` or `capacity`, not both",
                     ));
                 }
-                Value::Str(text) => parse_bytes(text).map_err(|message| {
-                    cx.error(capacity_node.at, format!("`device.capacity`: {message}"))
-                })?,
-                other => {
-                    return Err(cx.expected(
-                        capacity_node,
-                        "device.capacity",
-                        "a byte quantity such as \"80 GiB\"",
-                        other,
+                (Some(preset_node), None) => parse_device(cx, preset_node)?,
+                (None, Some(capacity_node)) => Device {
+                    preset: None,
+                    capacity: parse_capacity(cx, capacity_node)?,
+                    context: 0,
+                },
+                (None, None) => {
+                    return Err(cx.error(
+                        node.at,
+                        "missing `capacity` in `device`, e.g. `{ capacity: \"80 GiB\" }` (or \
+                         `{ preset: h100-80gb, context: \"500 MiB\" }`)",
                     ));
                 }
             };
-            if capacity == 0 {
-                return Err(cx.error(capacity_node.at, "`device.capacity` must be above 0"));
+            if let Some(context_node) = keys.get("context") {
+                device.context = parse_context(cx, context_node, &device)?;
             }
-            Ok(Device {
-                preset: None,
-                capacity,
-            })
+            Ok(device)
         }
         other => Err(cx.expected(
             node,
@@ -191,6 +184,80 @@ pub(crate) fn parse_device(cx: &Context<'_>, node: &Node) -> Result<Device, Erro
             other,
         )),
     }
+}
+
+/// `device.capacity`: a byte quantity above zero.
+fn parse_capacity(cx: &Context<'_>, capacity_node: &Node) -> Result<u64, Error> {
+    let capacity = match &capacity_node.value {
+        Value::Int(n) => {
+            return Err(cx.error(
+                capacity_node.at,
+                format!(
+                    "`device.capacity`: {}",
+                    crate::units::missing_unit(&n.to_string())
+                ),
+            ));
+        }
+        Value::Str(text) => parse_bytes(text).map_err(|message| {
+            cx.error(capacity_node.at, format!("`device.capacity`: {message}"))
+        })?,
+        other => {
+            return Err(cx.expected(
+                capacity_node,
+                "device.capacity",
+                "a byte quantity such as \"80 GiB\"",
+                other,
+            ));
+        }
+    };
+    if capacity == 0 {
+        return Err(cx.error(capacity_node.at, "`device.capacity` must be above 0"));
+    }
+    Ok(capacity)
+}
+
+/// `device.context`: the CUDA context's bytes, taken from the device before the workload
+/// (what `nvidia-smi` shows a process holding before its first allocation). It must leave
+/// room below the capacity, and a real GPU (`cuda`) has its own.
+fn parse_context(cx: &Context<'_>, context_node: &Node, device: &Device) -> Result<u64, Error> {
+    if device.cuda_ordinal().is_some() {
+        return Err(cx.error(
+            context_node.at,
+            "`device.context` applies to a modelled device; a real GPU's context is its own",
+        ));
+    }
+    let context = match &context_node.value {
+        Value::Int(n) => {
+            return Err(cx.error(
+                context_node.at,
+                format!(
+                    "`device.context`: {}",
+                    crate::units::missing_unit(&n.to_string())
+                ),
+            ));
+        }
+        Value::Str(text) => parse_bytes(text)
+            .map_err(|message| cx.error(context_node.at, format!("`device.context`: {message}")))?,
+        other => {
+            return Err(cx.expected(
+                context_node,
+                "device.context",
+                "a byte quantity such as \"530 MiB\"",
+                other,
+            ));
+        }
+    };
+    if context >= device.capacity {
+        return Err(cx.error(
+            context_node.at,
+            format!(
+                "`device.context` ({}) must be below the device's capacity ({})",
+                crate::units::Bytes(context),
+                crate::units::Bytes(device.capacity)
+            ),
+        ));
+    }
+    Ok(context)
 }
 
 #[cfg(test)]

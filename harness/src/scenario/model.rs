@@ -94,6 +94,14 @@ pub struct Device {
     pub preset: Option<String>,
     /// Total memory as PyTorch reports it (`torch.cuda.get_device_properties().total_memory`).
     pub capacity: u64,
+    /// Bytes the CUDA context takes from the device before the workload runs
+    /// (`device: { ..., context: "530 MiB" }`); 0 unless given.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub context: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `"<= 52 GiB"`, `"< 1 MiB"`, `">= 10 GiB"`, `"== 0 B"` (the unit is required).

@@ -221,7 +221,8 @@ fn python_start_state_may_be_given() {
         s.device,
         Device {
             preset: None,
-            capacity: 80 * GIB
+            capacity: 80 * GIB,
+            context: 0,
         }
     );
     assert!(s.python.start_given);

@@ -239,7 +239,13 @@ impl Scenario {
         values
             .iter()
             .find_map(|(name, value)| match value {
-                VarValue::Str(s) if name == "device" => device::device_from_str(s),
+                // A varied card keeps the file's context size when it fits.
+                VarValue::Str(s) if name == "device" => device::device_from_str(s).map(|mut d| {
+                    if d.cuda_ordinal().is_none() && self.device.context < d.capacity {
+                        d.context = self.device.context;
+                    }
+                    d
+                }),
                 _ => None,
             })
             .unwrap_or_else(|| self.device.clone())

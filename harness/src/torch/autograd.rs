@@ -312,6 +312,41 @@ pub const OP_RULES: &[OpRule] = &[
     rule("neg_", "NegBackward0", Compute, &[]),
     // Writing into an index of a tensor (`t[i] = v`).
     rule("setitem", "CopySlices", Compute, &[]),
+    // Activations whose formulas read the input.
+    rule("leaky_relu", "LeakyReluBackward0", Compute, &[Input(0)]),
+    rule("silu", "SiluBackward0", Compute, &[Input(0)]),
+    // Fused losses: both the input's and the target's formulas read every tensor operand.
+    rule(
+        "smooth_l1_loss",
+        "SmoothL1LossBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    rule(
+        "binary_cross_entropy",
+        "BinaryCrossEntropyBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(2)],
+    ),
+    rule(
+        "binary_cross_entropy_with_logits",
+        "BinaryCrossEntropyWithLogitsBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(2), Input(3)],
+    ),
+    // convolution: one formula for input, weight and bias reads input and weight.
+    rule(
+        "convolution",
+        "ConvolutionBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    rule(
+        "adaptive_avg_pool2d",
+        "AdaptiveAvgPool2DBackward0",
+        Compute,
+        &[Input(0)],
+    ),
 ];
 
 /// The row of `op`, if the model records it.

@@ -122,6 +122,9 @@ pub(in crate::python) fn subscript<'a>(
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object is not subscriptable");
     };
+    if let Some(kind) = it.container_kind(obj) {
+        return it.container_subscript(id, kind, index);
+    }
     if let ObjKind::Tensor(t) = it.heap.kind(id) {
         let t = t.clone();
         let items = index_items(it, index)?;
@@ -287,6 +290,9 @@ pub(in crate::python) fn store_subscript<'a>(
         it.heap.decref(value);
         return it.error("TypeError: object does not support item assignment");
     };
+    if let Some(kind) = it.container_kind(obj) {
+        return it.container_store(id, kind, index, value);
+    }
     if it.is_tensor(obj) {
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.

@@ -1,0 +1,261 @@
+//! `nn.ModuleList`/`nn.ModuleDict` and the normalization layers in the workload model:
+//! who holds the children and their parameters, and what `LayerNorm`/`BatchNorm` allocate
+//! and save for backward, stated as `memory_allocated()` assertions inside workloads.
+
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario;
+
+fn run(workload: &str) -> Result<(), String> {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
+    for v in s.variants() {
+        run_variant(&s, &v).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn ok(workload: &str) {
+    if let Err(e) = run(workload) {
+        panic!("{e}");
+    }
+}
+
+/// `K`, `M`, `nn`, `F`.
+const PRELUDE: &str = "K = 1024
+M = 1024 * 1024
+nn = torch.nn
+F = torch.nn.functional
+";
+
+#[test]
+fn module_list_children_are_registered_parameters() {
+    ok(&format!(
+        "{PRELUDE}class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(512, 512) for _ in range(3)])
+        self.layers.append(nn.Linear(512, 256))
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+net = Net()
+assert len(net.layers) == 4
+assert len(list(net.parameters())) == 8
+keys = list(net.state_dict().keys())
+assert keys[0] == 'layers.0.weight' and keys[7] == 'layers.3.bias', keys
+assert torch.cuda.memory_allocated() == 0
+net.cuda()
+# 3 x (1 MiB + 2 KiB) + 512 KiB + 1 KiB.
+assert torch.cuda.memory_allocated() == 3 * (M + 2 * K) + 512 * K + K
+x = torch.empty(64, 512, device='cuda')
+net(x).sum().backward()
+assert net.layers[-1].weight.grad is not None and net.layers[0].bias.grad is not None
+net.zero_grad()
+assert net.layers[0].weight.grad is None
+"
+    ));
+}
+
+#[test]
+fn module_list_appended_each_step_keeps_every_layer_alive() {
+    ok(&format!(
+        "{PRELUDE}heads = nn.ModuleList()
+for step in range(4):
+    heads.append(nn.Linear(256, 1024, bias=False, device='cuda'))
+    assert torch.cuda.memory_allocated() == (step + 1) * M
+assert len(heads) == 4
+del heads
+assert torch.cuda.memory_allocated() == 0
+"
+    ));
+}
+
+#[test]
+fn module_list_indexing_slicing_extend_and_insert_follow_list_order() {
+    ok(&format!(
+        "{PRELUDE}a, b, c = nn.Linear(1, 1), nn.ReLU(), nn.Linear(2, 2)
+ml = nn.ModuleList([a])
+ml.extend([c])
+ml.insert(1, b)
+assert ml[0] is a and ml[1] is b and ml[2] is c and ml[-1] is c
+tail = ml[1:]
+assert len(tail) == 2 and tail[0] is b
+names = [n for n, _ in ml.named_children()]
+assert names == ['0', '1', '2'], names
+seq = nn.Sequential(a, b, c)
+assert len(seq) == 3 and seq[-1] is c and len(seq[:2]) == 2
+"
+    ));
+}
+
+#[test]
+fn module_list_refuses_what_is_not_a_module() {
+    let e = run("ml = torch.nn.ModuleList()\nml.append(3)\n").unwrap_err();
+    assert!(e.contains("int is not a Module subclass"), "{e}");
+    let e = run("ml = torch.nn.ModuleList([torch.nn.ReLU()])\nm = ml[5]\n").unwrap_err();
+    assert!(e.contains("IndexError"), "{e}");
+}
+
+#[test]
+fn module_dict_children_are_found_by_key_and_by_parameters() {
+    ok(&format!(
+        "{PRELUDE}heads = nn.ModuleDict({{'cls': nn.Linear(256, 1024, bias=False, device='cuda')}})
+heads.update([('box', nn.Linear(256, 512, bias=False, device='cuda'))])
+heads['tmp'] = nn.ReLU()
+assert len(heads) == 3
+heads['tmp'] = nn.Identity()
+assert len(heads) == 3
+heads2 = nn.ModuleList([nn.ReLU()])
+heads2[0] = nn.Linear(256, 1024, bias=False, device='cuda')
+heads2[-1] = nn.Identity()
+assert list(heads.keys()) == ['cls', 'box', 'tmp']
+assert 'cls' in list(heads)
+assert heads['box'].weight.shape[0] == 512
+assert len(list(heads.parameters())) == 2
+# The Linear first put into heads2 was replaced and freed.
+assert torch.cuda.memory_allocated() == M + 512 * K
+sd = heads.state_dict()
+assert list(sd.keys()) == ['cls.weight', 'box.weight']
+for name, head in heads.items():
+    assert name == 'tmp' or head.weight.requires_grad
+"
+    ));
+}
+
+#[test]
+fn layer_norm_saves_input_mean_and_rstd_until_backward() {
+    // x: [4096, 256] float32 (4 MiB); mean and rstd: 4096 float32 each (16 KiB).
+    ok(&format!(
+        "{PRELUDE}ln = nn.LayerNorm(256, device='cuda')
+params = torch.cuda.memory_allocated()
+assert params == 2 * K
+x = torch.empty(4096, 256, device='cuda', requires_grad=True)
+y = ln(x)
+assert y.grad_fn is not None
+assert torch.cuda.memory_allocated() == params + 8 * M + 32 * K
+del x
+# NativeLayerNormBackward0 holds the input, mean and rstd.
+assert torch.cuda.memory_allocated() == params + 8 * M + 32 * K
+loss = y.sum()
+del y
+assert torch.cuda.memory_allocated() == params + 4 * M + 32 * K + 512
+loss.backward()
+# Mean and rstd released. The graph's AccumulateGrad still holds x (deleted by name,
+# 4 MiB), which now has a 4 MiB gradient, until the loss and its graph go.
+assert torch.cuda.memory_allocated() == 2 * params + 8 * M + 512
+assert ln.weight.grad is not None
+del loss
+assert torch.cuda.memory_allocated() == 2 * params
+"
+    ));
+}
+
+#[test]
+fn layer_norm_statistics_use_float32_for_half_inputs_and_vanish_without_grad() {
+    ok(&format!(
+        "{PRELUDE}x = torch.empty(4096, 256, device='cuda', dtype=torch.float16, requires_grad=True)
+y = F.layer_norm(x, (256,))
+# Output 2 MiB; mean and rstd are float32 (16 KiB each), not half.
+assert torch.cuda.memory_allocated() == 4 * M + 32 * K
+del y
+with torch.no_grad():
+    z = F.layer_norm(x, [256])
+assert z.grad_fn is None
+assert torch.cuda.memory_allocated() == 4 * M
+"
+    ));
+}
+
+#[test]
+fn layer_norm_checks_the_normalized_shape() {
+    let e = run("ln = torch.nn.LayerNorm(4)\ny = ln(torch.zeros(2, 3))\n").unwrap_err();
+    assert!(
+        e.contains("Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn batch_norm_registers_running_stats_as_buffers() {
+    ok(&format!(
+        "{PRELUDE}bn = nn.BatchNorm1d(1024)
+names = [n for n, _ in bn.named_buffers()]
+assert names == ['running_mean', 'running_var', 'num_batches_tracked'], names
+assert list(bn.state_dict().keys()) == ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+assert torch.cuda.memory_allocated() == 0
+bn.cuda()
+# weight, bias, running_mean, running_var (4 KiB each) and the int64 counter (one block).
+assert torch.cuda.memory_allocated() == 16 * K + 512
+assert bn.num_batches_tracked.dtype == torch.int64
+bn.half()
+assert torch.cuda.memory_allocated() == 8 * K + 512
+"
+    ));
+}
+
+#[test]
+fn batch_norm_in_training_saves_input_and_batch_statistics_eval_saves_no_statistics() {
+    // x: [256, 1024] float32 (1 MiB); save_mean / save_invstd: [1024] float32 (4 KiB each).
+    ok(&format!(
+        "{PRELUDE}bn = nn.BatchNorm1d(1024, device='cuda')
+params = torch.cuda.memory_allocated()
+x = torch.empty(256, 1024, device='cuda')
+y = bn(x)
+assert y.grad_fn is not None
+assert torch.cuda.memory_allocated() == params + 2 * M + 8 * K
+del x
+assert torch.cuda.memory_allocated() == params + 2 * M + 8 * K
+y.sum().backward()
+assert bn.weight.grad is not None
+del y
+# The saved input and statistics are gone; the two parameter gradients remain.
+assert torch.cuda.memory_allocated() == params + 8 * K
+bn.eval()
+x = torch.empty(256, 1024, device='cuda')
+y = bn(x)
+# Eval normalizes with the running statistics: save_mean / save_invstd are empty.
+assert torch.cuda.memory_allocated() == params + 8 * K + 2 * M
+"
+    ));
+}
+
+#[test]
+fn batch_norm_checks_rank_and_batch_size() {
+    let e = run("bn = torch.nn.BatchNorm2d(3)\ny = bn(torch.zeros(2, 3, 4))\n").unwrap_err();
+    assert!(e.contains("expected 4D input (got 3D input)"), "{e}");
+    let e = run("bn = torch.nn.BatchNorm1d(3)\ny = bn(torch.zeros(1, 3))\n").unwrap_err();
+    assert!(
+        e.contains("Expected more than 1 value per channel when training"),
+        "{e}"
+    );
+    // In eval a single sample is fine.
+    run("bn = torch.nn.BatchNorm1d(3)\nbn.eval()\ny = bn(torch.zeros(1, 3))\n").unwrap();
+}
+
+#[test]
+fn checkpoint_sequential_keeps_only_segment_boundaries_of_checkpointed_segments() {
+    // Four Linear(1024, 1024) layers; x: [256, 1024] (1 MiB), each activation 1 MiB.
+    ok(&format!(
+        "{PRELUDE}from torch.utils.checkpoint import checkpoint_sequential
+model = nn.Sequential(*[nn.Linear(1024, 1024, device='cuda') for _ in range(4)])
+x = torch.empty(256, 1024, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+plain = model(x)
+# AddmmBackward0 keeps every layer's input: x, h1, h2, h3, and the output h4.
+assert torch.cuda.memory_allocated() == before + 4 * M
+del plain
+y = checkpoint_sequential(model, 2, x, use_reentrant=True)
+# The first segment keeps only its output h2; the second (run normally) keeps h2, h3 and h4.
+assert torch.cuda.memory_allocated() == before + 3 * M
+y.sum().backward()
+assert model[0].weight.grad is not None and model[3].weight.grad is not None
+del y
+z = checkpoint_sequential(model, 4, x, use_reentrant=False)
+# The gradients (4 x (4 MiB + 4 KiB) and x's 1 MiB) stay. Each checkpointed segment keeps
+# its input; the last layer keeps its input and output: h1, h2, h3 and h4.
+assert torch.cuda.memory_allocated() == before + 4 * (4 * M + 4 * K) + M + 4 * M
+"
+    ));
+}
