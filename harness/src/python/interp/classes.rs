@@ -113,13 +113,17 @@ impl<'a> Interpreter<'a> {
             }
         }
         match base {
-            None if slots.is_none() => {
-                let descriptors = self.heap.profile.new_class_descriptors;
+            None => {
+                // `__slots__` replaces the `__dict__`/`__weakref__` descriptors (counted above).
+                let descriptors = if slots.is_none() {
+                    self.heap.profile.new_class_descriptors
+                } else {
+                    0
+                };
                 if descriptors > 0 {
                     self.count_untracked_allocations(descriptors);
                 }
             }
-            None => {}
             Some(b) => {
                 if self.classes_with_subclasses.insert(b) {
                     self.count_untracked_allocations(1);
