@@ -3,7 +3,7 @@
 Usage: python probe.py WORKLOAD_FILE [NAME=INT ...]
 
 The stand-in tensor is a `__slots__` class (one GC object per tensor, no free list, like
-torch.Tensor); `view` returns a new stand-in. Its calls allocate what calls of torch's C
+torch.Tensor); `view` returns a new stand-in that holds its base. Its calls allocate what calls of torch's C
 bindings allocate: an argument tuple and a keyword dict. The script collects, runs the workload at module
 level (its first statement records the collector's state), and logs every collection from a gc callback
 without allocating GC objects between collections. It prints one JSON object.
@@ -13,17 +13,22 @@ import json
 import sys
 import sysconfig
 
-ALIVE = [0]
+ALIVE = [0, 0]
 
 
 class StandInTensor:
     __slots__ = ("n", "base")
 
+    # As the model counts: ALIVE[0] every tensor object (views too: the collections'
+    # "alive before"), ALIVE[1] those owning their storage (the factories': device tensors
+    # at the end); a view shares its base's.
     def __init__(self):
         ALIVE[0] += 1
 
     def __del__(self):
         ALIVE[0] -= 1
+        if self.base is None:
+            ALIVE[1] -= 1
 
     # torch's C functions and Tensor methods are METH_VARARGS | METH_KEYWORDS: a call packs
     # its positional arguments into a tuple and its keywords into a dict. `*args`/`**kwargs`
@@ -38,6 +43,7 @@ class StandInTensor:
 
 def zeros(*args, **kwargs):
     t = StandInTensor()
+    ALIVE[1] += 1
     t.n = args[0]
     t.base = None
     return t
@@ -80,10 +86,15 @@ def callback(phase, info):
 zeros(1).view(1)
 gc.collect()
 long_lived_total = len(gc.get_objects(generation=2))
+# `gc.collect()` emptied the free lists and the `get_objects` list went back to the list free
+# list: take it off (kept, so no count moves) so that the workload starts with the free lists
+# empty, as the model's `free_lists: empty` start describes (measured: a first `[x]` in the
+# workload is then counted, as a first `{}` is).
+FREE_LIST_DRAIN = []
 gc.callbacks.append(callback)
 exec(code, namespace)
 gc.callbacks.remove(callback)
-end_alive = ALIVE[0]
+end_alive = ALIVE[1]
 rows = [LOG[k:k + 5] for k in range(0, len(LOG), 5)]
 print(json.dumps({
     "version": "%d.%d" % sys.version_info[:2],

@@ -329,7 +329,8 @@ impl<'a> Interpreter<'a> {
             };
         let tuple_len = if specialized { 0 } else { args.len() };
         self.argument_tuple_begin(tuple_len);
-        let attrs = if self.heap.profile.instance_dict_object {
+        let attrs = if self.heap.profile.instance_dict_object && !self.instances_without_dict(class)
+        {
             Attrs::Dict(None)
         } else {
             Attrs::Inline(Vec::new())
