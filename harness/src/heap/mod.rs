@@ -19,6 +19,7 @@ mod generator_objects;
 mod incremental;
 mod profile;
 mod schedule;
+mod set_table;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
@@ -26,6 +27,7 @@ pub use future_objects::{Callback, FutureData, FutureRole, FutureState};
 pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
+pub use set_table::SetTable;
 
 use crate::torch::TensorData;
 
@@ -168,6 +170,12 @@ pub enum ObjKind {
         items: Vec<Value>,
         maxlen: Option<usize>,
     },
+    /// `set` or (`frozen`) `frozenset`: always GC-tracked, even empty or holding only
+    /// atoms (CPython never untracks sets).
+    Set {
+        table: Box<SetTable>,
+        frozen: bool,
+    },
 }
 
 /// What an [`ObjKind::Wrapper`] is.
@@ -231,6 +239,8 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
             ObjKind::Deque { .. } => "deque",
+            ObjKind::Set { frozen: false, .. } => "set",
+            ObjKind::Set { frozen: true, .. } => "frozenset",
         }
     }
 }
@@ -879,6 +889,11 @@ impl Heap {
                     value(*v, Edge::Index(i as u32));
                 }
             }
+            ObjKind::Set { table, .. } => {
+                for v in table.items() {
+                    value(v, Edge::Role("set item"));
+                }
+            }
         }
     }
 
@@ -928,6 +943,7 @@ impl Heap {
             ObjKind::Generator(g) => g.clear_frame(out),
             ObjKind::Wrapper(_, items) => out.append(items),
             ObjKind::Deque { items, .. } => out.append(items),
+            ObjKind::Set { table, .. } => out.append(&mut table.drain()),
         }
     }
 }
@@ -1003,5 +1019,6 @@ fn owned_references(
         ObjKind::Generator(g) => g.references(&mut push),
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
         ObjKind::Deque { items, .. } => items.into_iter().for_each(&mut push),
+        ObjKind::Set { table, .. } => table.items().for_each(&mut push),
     }
 }

@@ -21,6 +21,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
+        SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
             let kind = match n {

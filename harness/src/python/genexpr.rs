@@ -272,7 +272,7 @@ impl<'a> Interpreter<'a> {
 
     /// Runs `body` with the comprehension's targets as its own names: the enclosing
     /// scope's bindings of them come back afterwards.
-    fn with_own_targets<T>(
+    pub(super) fn with_own_targets<T>(
         &mut self,
         generators: &'a [ast::Comprehension],
         body: impl FnOnce(&mut Self) -> R<T>,

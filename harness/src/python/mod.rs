@@ -40,6 +40,7 @@ mod module_forward;
 mod natives;
 mod optim;
 mod scope;
+mod sets;
 mod small_map;
 mod source;
 mod state_loading;

@@ -305,6 +305,13 @@ impl<'a> Interpreter<'a> {
                         }
                         Ok(item)
                     }
+                    ObjKind::Set { table, .. } => {
+                        let item = table.nth(index);
+                        if let Some(v) = item {
+                            self.heap.incref(v);
+                        }
+                        Ok(item)
+                    }
                     &ObjKind::Range { start, stop, step } => Ok(
                         crate::python::int_ops::range_item(start, stop, step, index as u64)
                             .map(Value::Int),

@@ -230,6 +230,8 @@ natives!(
     NullContext,
     GetLogger,
     Deque,
+    SetFn,
+    FrozenSetFn,
 );
 
 impl Native {
@@ -365,6 +367,8 @@ pub fn builtin(name: &str) -> Option<Value> {
         "super" => Super,
         "next" => NextFn,
         "iter" => IterFn,
+        "set" => SetFn,
+        "frozenset" => FrozenSetFn,
         _ => return None,
     }))
 }
