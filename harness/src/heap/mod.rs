@@ -201,6 +201,8 @@ pub enum WrapperKind {
     SeqIter,
     /// `zip(a, b, ...)`: one iterator per source.
     Zip,
+    /// `iter(range(...))`: the range, the index of the next item. Not a GC object.
+    RangeIter,
 }
 
 impl ObjKind {
@@ -238,6 +240,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
+            ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",
@@ -952,7 +955,10 @@ impl Heap {
 fn is_uncounted(kind: &ObjKind) -> bool {
     matches!(
         kind,
-        ObjKind::Range { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. }
+        ObjKind::Range { .. }
+            | ObjKind::GradNode(_)
+            | ObjKind::CppHandle { .. }
+            | ObjKind::Wrapper(WrapperKind::RangeIter, _)
     )
 }
 

@@ -192,7 +192,7 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(item)
             }
-            WrapperKind::SeqIter => {
+            WrapperKind::SeqIter | WrapperKind::RangeIter => {
                 let pos = int(items[1]);
                 let item = self.next_of(items[0], pos as usize)?;
                 if item.is_some() {

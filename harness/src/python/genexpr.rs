@@ -157,7 +157,12 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::Obj(self.alloc(ObjKind::List(items))))
             }
             Consumer::List => Ok(super::builtin_calls::list_from_type_call(self, items)),
-            Consumer::Tuple => Ok(Value::Obj(self.alloc(ObjKind::Tuple(items)))),
+            // A generator has no length hint: `PySequence_Tuple` starts from 10 items.
+            Consumer::Tuple => Ok(super::builtin_calls::tuple_from_iterator(
+                self,
+                items,
+                Some(10),
+            )),
             Consumer::Collect => {
                 let list = Value::Obj(self.alloc(ObjKind::List(items)));
                 match (callee, receiver) {
