@@ -178,6 +178,23 @@ pub enum ObjKind {
     },
 }
 
+/// Which dict subclass a flavoured dict is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DictSubclass {
+    DefaultDict,
+    OrderedDict,
+}
+
+/// A dict subclass instance's state beyond its items. Such a dict is always GC-tracked,
+/// never untracked by a collection (`_PyDict_MaybeUntrack` is for exact dicts) and never
+/// served by or returned to the dict free list (CPython's only takes exact dicts).
+#[derive(Debug, Clone, Copy)]
+pub struct DictFlavour {
+    pub subclass: DictSubclass,
+    /// `defaultdict.default_factory` (a reference the dict owns), `None` for others.
+    pub factory: Value,
+}
+
 /// What an [`ObjKind::Wrapper`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WrapperKind {
@@ -354,6 +371,9 @@ pub struct Heap {
     dealloc_children: Vec<ObjId>,
     /// Buffers the collector reuses.
     collect_scratch: collector::Scratch,
+    /// Dicts that are instances of a dict subclass (`defaultdict`, `OrderedDict`), by id:
+    /// their items stay an [`ObjKind::Dict`], so every dict operation applies unchanged.
+    dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
 }
 
 impl Heap {
@@ -383,6 +403,7 @@ impl Heap {
             zombie_frames_returned: Vec::new(),
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
+            dict_flavours: Default::default(),
         }
     }
 
@@ -479,8 +500,11 @@ impl Heap {
             {
                 n.py_object = None;
             }
+            let flavour = self.dict_flavours.remove(&id.0);
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);
+            } else if flavour.is_some() {
+                self.note_gc_del(None);
             } else if !is_uncounted(&obj.kind) {
                 // ≤ 3.10 a suspended generator's frame object goes with it.
                 if let ObjKind::Generator(g) = &obj.kind
@@ -498,6 +522,13 @@ impl Heap {
                 &mut self.dropped_storage_refs,
                 &mut self.tensors_alive,
             );
+            if let Some(DictFlavour {
+                factory: Value::Obj(f) | Value::BoundNative(_, f),
+                ..
+            }) = flavour
+            {
+                children.push(f);
+            }
             for child in children.drain(..) {
                 let c = self.get_mut(child);
                 c.refcount -= 1;
@@ -650,6 +681,20 @@ impl Heap {
     }
 
     /// A dict starts untracked and becomes tracked once it holds a trackable key or value.
+    /// Makes a new dict an instance of a dict subclass (taking over `factory`'s
+    /// reference); tracks it, as such dicts always are.
+    pub fn set_dict_flavour(&mut self, dict: ObjId, flavour: DictFlavour) {
+        if self.get(dict).generation == UNTRACKED {
+            self.track(dict, 0);
+        }
+        self.dict_flavours.insert(dict.0, flavour);
+    }
+
+    /// The dict subclass `dict` is an instance of, if any.
+    pub fn dict_flavour(&self, dict: ObjId) -> Option<&DictFlavour> {
+        self.dict_flavours.get(&dict.0)
+    }
+
     pub fn maintain_dict_tracking(&mut self, dict: ObjId, stored: Value) {
         if self.get(dict).generation == UNTRACKED && self.may_be_tracked(stored) {
             self.track(dict, 0);
@@ -846,6 +891,9 @@ impl Heap {
                 }
             }
             ObjKind::Dict(items) => {
+                if let Some(f) = self.dict_flavours.get(&id.0) {
+                    value(f.factory, Edge::Role("default_factory"));
+                }
                 for (k, v) in items {
                     value(*k, Edge::Role("key"));
                     let edge = match k {
@@ -947,6 +995,9 @@ impl Heap {
             ObjKind::Wrapper(_, items) => out.append(items),
             ObjKind::Deque { items, .. } => out.append(items),
             ObjKind::Set { table, .. } => out.append(&mut table.drain()),
+        }
+        if let Some(f) = self.dict_flavours.get_mut(&id.0) {
+            out.push(std::mem::replace(&mut f.factory, Value::None));
         }
     }
 }

@@ -8,7 +8,7 @@ use super::interp::{Interpreter, R};
 use super::natives::{
     Args, Native, float_of, int_arg, length, new_sequence, new_tuple, sequence_items,
 };
-use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
+use crate::heap::{DictSubclass, ObjId, ObjKind, Sym, Value, WrapperKind};
 use ruff_python_ast::Operator;
 
 /// Calls native `n`: builtins here, everything else in [`super::natives`].
@@ -21,6 +21,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
+        DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
+        OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
@@ -484,7 +486,11 @@ pub(super) fn list_from_type_call(it: &mut Interpreter<'_>, items: Vec<Value>) -
 /// `dict(mapping_or_pairs, **kw)`: like `list(...)`, allocated through the type and so always
 /// counted (measured: `dict()`, `dict(a=1)`, `dict({1: 2})` and `dict([(1, 2)])` each count
 /// 1 on CPython 3.8–3.13 with the free lists full). Tracked only once it holds a GC object.
-fn dict_from_type_call(it: &mut Interpreter<'_>, p: &[Value], kw: &[(Sym, Value)]) -> R<Value> {
+pub(super) fn dict_from_type_call(
+    it: &mut Interpreter<'_>,
+    p: &[Value],
+    kw: &[(Sym, Value)],
+) -> R<Value> {
     // Borrowed (key, value) pairs first; `pairs` owns what `collect_items` produced.
     let (mut borrowed, pairs) = match p {
         [] => (Vec::new(), Vec::new()),
@@ -639,6 +645,9 @@ pub(super) fn list_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
 }
 
 pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    if let Some(result) = it.dict_subclass_method(id, method, a) {
+        return result;
+    }
     let p = &a.pos;
     let ObjKind::Dict(items) = it.heap.kind(id) else {
         unreachable!()
@@ -695,7 +704,10 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                 },
             }
         }
-        _ => it.unsupported(format!("dict method '{method}' with these arguments")),
+        _ => {
+            let t = it.dict_type_name(id);
+            it.unsupported(format!("{t} method '{method}' with these arguments"))
+        }
     }
 }
 

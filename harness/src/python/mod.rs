@@ -17,6 +17,7 @@ mod builtins_iter;
 mod call_binding;
 mod checkpoint;
 mod collections_deque;
+mod collections_dicts;
 pub mod constructs;
 mod cuda_memory;
 mod custom_function;

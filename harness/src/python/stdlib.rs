@@ -72,6 +72,8 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModRandom, "uniform") => f(RandomUniform),
         (ModContextlib, "nullcontext") => f(NullContext),
         (ModCollections, "deque") => f(Deque),
+        (ModCollections, "defaultdict") => f(DefaultDictFn),
+        (ModCollections, "OrderedDict") => f(OrderedDictFn),
         (ModLogging, "getLogger") => f(GetLogger),
         (
             ModLogging,

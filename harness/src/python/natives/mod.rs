@@ -232,6 +232,8 @@ natives!(
     Deque,
     SetFn,
     FrozenSetFn,
+    DefaultDictFn,
+    OrderedDictFn,
 );
 
 impl Native {
