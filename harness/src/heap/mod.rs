@@ -20,6 +20,7 @@ mod incremental;
 mod profile;
 mod schedule;
 mod set_table;
+mod weak_refs;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
@@ -28,6 +29,7 @@ pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
 pub use set_table::SetTable;
+pub use weak_refs::WeakRegistry;
 
 use crate::torch::TensorData;
 
@@ -220,6 +222,11 @@ pub enum WrapperKind {
     Zip,
     /// `iter(range(...))`: the range, the index of the next item. Not a GC object.
     RangeIter,
+    /// `weakref.ref(obj, callback)`: the callback or `None` (the target is in the heap's
+    /// weak registry, unowned).
+    WeakRef,
+    /// `weakref.finalize(obj, func, *args)`: the function, the tuple of arguments.
+    Finalize,
 }
 
 impl ObjKind {
@@ -258,6 +265,8 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
             ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",
+            ObjKind::Wrapper(WrapperKind::WeakRef, _) => "weakref.ReferenceType",
+            ObjKind::Wrapper(WrapperKind::Finalize, _) => "weakref.finalize",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",
@@ -374,6 +383,8 @@ pub struct Heap {
     /// Dicts that are instances of a dict subclass (`defaultdict`, `OrderedDict`), by id:
     /// their items stay an [`ObjKind::Dict`], so every dict operation applies unchanged.
     dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
+    /// Weak references and finalizers (`weak_refs.rs`).
+    pub weak: WeakRegistry,
 }
 
 impl Heap {
@@ -404,6 +415,7 @@ impl Heap {
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
             dict_flavours: Default::default(),
+            weak: Default::default(),
         }
     }
 
@@ -500,6 +512,7 @@ impl Heap {
             {
                 n.py_object = None;
             }
+            self.weak_object_dies(id);
             let flavour = self.dict_flavours.remove(&id.0);
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);

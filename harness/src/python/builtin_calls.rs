@@ -21,6 +21,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
+        WeakrefRef => it.new_weak_ref(p),
+        WeakrefFinalize => it.new_finalizer(p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),

@@ -55,6 +55,7 @@ mod torch_class_methods;
 mod torchlib;
 mod type_checks;
 mod vm;
+mod weakrefs;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -74,6 +74,8 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModCollections, "deque") => f(Deque),
         (ModCollections, "defaultdict") => f(DefaultDictFn),
         (ModCollections, "OrderedDict") => f(OrderedDictFn),
+        (ModWeakref, "ref") => f(WeakrefRef),
+        (ModWeakref, "finalize") => f(WeakrefFinalize),
         (ModLogging, "getLogger") => f(GetLogger),
         (
             ModLogging,

@@ -29,6 +29,9 @@ impl<'a> Interpreter<'a> {
         }
         self.budget_step()?;
         let flow = self.exec_inner(stmt)?;
+        if !self.heap.weak.pending.is_empty() {
+            self.run_weak_callbacks()?;
+        }
         self.release_dropped_storages(None);
         Ok(flow)
     }

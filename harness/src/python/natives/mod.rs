@@ -234,6 +234,8 @@ natives!(
     FrozenSetFn,
     DefaultDictFn,
     OrderedDictFn,
+    WeakrefRef,
+    WeakrefFinalize,
 );
 
 impl Native {
