@@ -162,3 +162,24 @@ gc.collect()
 assert f.alive and torch.cuda.memory_allocated() == 1024, 'kept by its own finalizer'
 ");
 }
+
+/// The rest of `weakref` is refused before the run, at the name's location.
+#[test]
+fn the_rest_of_weakref_is_refused_with_its_location() {
+    for (workload, at, name) in [
+        (
+            "import weakref\nd = weakref.WeakValueDictionary()\n",
+            "t.yaml:6:",
+            "WeakValueDictionary",
+        ),
+        ("from weakref import WeakSet\n", "t.yaml:5:", "WeakSet"),
+    ] {
+        let err = probes::run("3.11", workload)
+            .expect_err("an unmodelled weakref name is refused")
+            .to_string();
+        assert!(
+            err.contains(at) && err.contains(name) && err.contains("unsupported"),
+            "{err}"
+        );
+    }
+}
