@@ -44,6 +44,61 @@ const PROBES: &[probes::Probe] = &[
         0,
         0,
     ),
+    (
+        "defaultdict(list) kept",
+        "from collections import defaultdict\ndef probe():\n    keep.append(defaultdict(list))\n",
+        1,
+        1,
+    ),
+    (
+        "defaultdict() kept",
+        "from collections import defaultdict\ndef probe():\n    keep.append(defaultdict())\n",
+        1,
+        1,
+    ),
+    // Never returned to the dict free list: the count comes back.
+    (
+        "defaultdict built and dropped",
+        "from collections import defaultdict\ndef probe():\n    x = defaultdict(list)\n    del x\n",
+        0,
+        0,
+    ),
+    (
+        "defaultdict(list) missing key",
+        "from collections import defaultdict\nd = defaultdict(list)\ndef probe():\n    d[len(d)]\n",
+        1,
+        1,
+    ),
+    (
+        "defaultdict(int) missing key incremented",
+        "from collections import defaultdict\nd = defaultdict(int)\ndef probe():\n    d[len(d)] += 1\n",
+        0,
+        0,
+    ),
+    (
+        "defaultdict get and in",
+        "from collections import defaultdict\nd = defaultdict(list)\ndef probe():\n    d.get(-5)\n    -7 in d\n",
+        0,
+        0,
+    ),
+    (
+        "OrderedDict kept",
+        "from collections import OrderedDict\ndef probe():\n    keep.append(OrderedDict())\n",
+        1,
+        1,
+    ),
+    (
+        "OrderedDict built and dropped",
+        "from collections import OrderedDict\ndef probe():\n    x = OrderedDict()\n    x[1] = 2\n    del x\n",
+        0,
+        0,
+    ),
+    (
+        "OrderedDict methods",
+        "from collections import OrderedDict\no = OrderedDict()\ndef probe():\n    o[1] = 2\n    o[2] = 3\n    o.move_to_end(1)\n    o.popitem()\n    o.popitem(last=False)\n",
+        0,
+        0,
+    ),
 ];
 
 #[test]
@@ -220,4 +275,74 @@ fn the_rest_of_collections_is_refused_with_its_location() {
             .to_string();
         assert!(err.contains(at) && err.contains(name), "{err}");
     }
+}
+
+#[test]
+fn defaultdict_and_ordered_dict_behave_as_python_s() {
+    ok("
+from collections import defaultdict, OrderedDict
+groups = defaultdict(list)
+for i in range(6):
+    groups[i % 3].append(i)
+assert groups[0] == [0, 3] and groups[2] == [2, 5] and len(groups) == 3
+assert groups.get(9) is None and 9 not in groups and len(groups) == 3
+counts = defaultdict(int)
+for w in ['a', 'b', 'a']:
+    counts[w] += 1
+assert counts['a'] == 2 and counts['b'] == 1
+made = defaultdict(lambda: 'x')
+assert made[5] == 'x' and 5 in made
+plain = defaultdict()
+try:
+    plain[1]
+except KeyError:
+    pass
+else:
+    assert False, 'no factory: KeyError'
+seeded = defaultdict(list, {1: [2]}, k=[3])
+assert seeded[1] == [2] and seeded['k'] == [3]
+o = OrderedDict()
+o['a'] = 1
+o['b'] = 2
+o['c'] = 3
+o.move_to_end('a')
+assert list(o) == ['b', 'c', 'a']
+o.move_to_end('a', last=False)
+assert list(o) == ['a', 'b', 'c']
+assert o.popitem() == ('c', 3)
+assert o.popitem(last=False) == ('a', 1)
+assert list(o.items()) == [('b', 2)]
+try:
+    defaultdict(5)
+except TypeError:
+    pass
+else:
+    assert False, 'a factory must be callable'
+");
+}
+
+/// The dict owns its factory: a lambda closing over a tensor keeps it until the dict goes;
+/// a defaultdict in a cycle is collected with its factory's tensor.
+#[test]
+fn a_defaultdict_keeps_its_factory_and_what_it_closes_over() {
+    ok("
+import gc
+import torch
+from collections import defaultdict
+gc.disable()
+def make():
+    buf = torch.zeros(256, device='cuda')
+    return defaultdict(lambda: buf)
+d = make()
+assert torch.cuda.memory_allocated() == 1024
+d[0]
+del d
+assert torch.cuda.memory_allocated() == 0, torch.cuda.memory_allocated()
+c = make()
+c['self'] = c
+del c
+assert torch.cuda.memory_allocated() == 1024
+gc.collect()
+assert torch.cuda.memory_allocated() == 0, torch.cuda.memory_allocated()
+");
 }

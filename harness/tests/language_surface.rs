@@ -64,12 +64,12 @@ fn every_refused_example_is_refused_by_the_pass_and_the_evaluator_in_the_same_wo
 #[test]
 fn the_pass_reports_every_finding_at_once_located() {
     let s = scenario_of(
-        "import subprocess\ndef later():\n    s = {1, 2}\n    return torch.no_such_function(s)\nx = 1\n",
+        "import subprocess\ndef later():\n    s = b'ab'\n    return torch.no_such_function(s)\nx = 1\n",
     );
     let text = check_scenario(&s).unwrap_err().to_string();
     for expected in [
         "t.yaml:5:10: unsupported: importing `subprocess`",
-        "t.yaml:7:11: unsupported: set displays",
+        "t.yaml:7:11: unsupported: bytes literals",
         "t.yaml:8:14: unsupported: `torch.no_such_function`",
     ] {
         assert!(text.contains(expected), "{expected:?} missing in:\n{text}");
@@ -176,10 +176,10 @@ fn a_refused_construct_in_a_branch_no_run_takes_is_still_reported_before_the_run
     // by `load_scenario` before any variant, refuses it. In debug builds `run_variant`
     // itself checks that the pass accepts what ran, so it calls this an internal error
     // rather than passing silently (every test that runs a workload checks the pass so).
-    let s = scenario_of("x = 1\nif x == 2:\n    s = {1, 2}\n");
+    let s = scenario_of("x = 1\nif x == 2:\n    s = b'ab'\n");
     let found = check_scenario(&s).unwrap_err().to_string();
     assert!(
-        found.contains("t.yaml:7:11: unsupported: set displays"),
+        found.contains("t.yaml:7:11: unsupported: bytes literals"),
         "{found}"
     );
     let v = s.variants().remove(0);

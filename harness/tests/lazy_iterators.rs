@@ -58,6 +58,13 @@ const PROBES: &[probes::Probe] = &[
         1,
         1,
     ),
+    // `range_iterator` is not a GC object.
+    (
+        "iter of a range kept",
+        "def probe():\n    keep.append(iter(range(3)))\n",
+        0,
+        0,
+    ),
 ];
 
 #[test]
@@ -192,4 +199,21 @@ fn loops_count_their_hidden_iterator_as_cpython_does() {
             );
         }
     }
+}
+
+/// `iter(range(...))` yields the range's items and resumes where `next` left it.
+#[test]
+fn a_range_iterator_resumes_where_next_left_it() {
+    probes::ok(
+        "
+it = iter(range(2, 8, 2))
+assert next(it) == 2
+assert list(it) == [4, 6]
+assert next(iter(range(0)), 'done') == 'done'
+total = 0
+for i in iter(range(4)):
+    total += i
+assert total == 6
+",
+    );
 }

@@ -86,11 +86,11 @@ fn every_unsupported_construct_is_reported_before_any_variant_runs() {
     // Two refused constructs in branches no variant takes, and an unknown module attribute:
     // all three are reported at once, located, and nothing runs (no report on stdout).
     let (out, _) = run_error(&format!(
-        "{HEADER}workload: |\n  x = 1\n  if x == 2:\n      s = {{1, 2}}\n  def never():\n      return torch.not_a_function(b'x')\n"
+        "{HEADER}workload: |\n  x = 1\n  if x == 2:\n      s = 1j\n  def never():\n      return torch.not_a_function(b'x')\n"
     ));
     assert_eq!(out.code, 2, "{}", out.all());
     for expected in [
-        ":7:11: unsupported: set displays",
+        ":7:11: unsupported: complex numbers",
         ":9:14: unsupported: `torch.not_a_function`",
         ":9:35: unsupported: bytes literals",
     ] {

@@ -210,13 +210,13 @@ fn check_runs_only_the_static_pass_on_a_scenario_and_refuses_steady_state_up_fro
         "refused.yaml",
         &SMALL_LOOP.replace(
             "workload: |\n",
-            "workload: |\n  s = {1}\n  import subprocess\n",
+            "workload: |\n  s = 1j\n  import subprocess\n",
         ),
     );
     let out = project.gpumem(&["check", "refused.yaml"]);
     assert_eq!(out.code, 2, "{}", out.all());
     assert!(
-        out.stderr.contains("unsupported: set displays")
+        out.stderr.contains("unsupported: complex numbers")
             && out.stderr.contains("unsupported: importing `subprocess`"),
         "{}",
         out.all()

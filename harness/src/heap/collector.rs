@@ -535,7 +535,7 @@ impl Heap {
     fn untrackable_container(&self, id: ObjId, full: bool) -> bool {
         match &self.get(id).kind {
             ObjKind::Tuple(items) => items.iter().all(|&v| !self.may_be_tracked(v)),
-            ObjKind::Dict(items) if full => items
+            ObjKind::Dict(items) if full && self.dict_flavour(id).is_none() => items
                 .iter()
                 .all(|&(k, v)| !self.may_be_tracked(k) && !self.may_be_tracked(v)),
             _ => false,

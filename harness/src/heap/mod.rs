@@ -19,6 +19,8 @@ mod generator_objects;
 mod incremental;
 mod profile;
 mod schedule;
+mod set_table;
+mod weak_refs;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
@@ -26,6 +28,8 @@ pub use future_objects::{Callback, FutureData, FutureRole, FutureState};
 pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
+pub use set_table::SetTable;
+pub use weak_refs::WeakRegistry;
 
 use crate::torch::TensorData;
 
@@ -168,6 +172,29 @@ pub enum ObjKind {
         items: Vec<Value>,
         maxlen: Option<usize>,
     },
+    /// `set` or (`frozen`) `frozenset`: always GC-tracked, even empty or holding only
+    /// atoms (CPython never untracks sets).
+    Set {
+        table: Box<SetTable>,
+        frozen: bool,
+    },
+}
+
+/// Which dict subclass a flavoured dict is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DictSubclass {
+    DefaultDict,
+    OrderedDict,
+}
+
+/// A dict subclass instance's state beyond its items. Such a dict is always GC-tracked,
+/// never untracked by a collection (`_PyDict_MaybeUntrack` is for exact dicts) and never
+/// served by or returned to the dict free list (CPython's only takes exact dicts).
+#[derive(Debug, Clone, Copy)]
+pub struct DictFlavour {
+    pub subclass: DictSubclass,
+    /// `defaultdict.default_factory` (a reference the dict owns), `None` for others.
+    pub factory: Value,
 }
 
 /// What an [`ObjKind::Wrapper`] is.
@@ -201,6 +228,13 @@ pub enum WrapperKind {
     GeneratorContextManager,
     /// `contextlib.suppress(*exceptions)`: the tuple of exceptions.
     Suppress,
+    /// `iter(range(...))`: the range, the index of the next item. Not a GC object.
+    RangeIter,
+    /// `weakref.ref(obj, callback)`: the callback or `None` (the target is in the heap's
+    /// weak registry, unowned).
+    WeakRef,
+    /// `weakref.finalize(obj, func, *args)`: the function, the tuple of arguments.
+    Finalize,
 }
 
 impl ObjKind {
@@ -241,7 +275,12 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::ContextManagerFunction, _) => "function",
             ObjKind::Wrapper(WrapperKind::GeneratorContextManager, _) => "_GeneratorContextManager",
             ObjKind::Wrapper(WrapperKind::Suppress, _) => "suppress",
+            ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",
+            ObjKind::Wrapper(WrapperKind::WeakRef, _) => "weakref.ReferenceType",
+            ObjKind::Wrapper(WrapperKind::Finalize, _) => "weakref.finalize",
             ObjKind::Deque { .. } => "deque",
+            ObjKind::Set { frozen: false, .. } => "set",
+            ObjKind::Set { frozen: true, .. } => "frozenset",
         }
     }
 }
@@ -356,6 +395,11 @@ pub struct Heap {
     /// `with`, resurrected (one reference, owned by this list) until the interpreter runs
     /// their finalizer (`close()`) and drops that reference.
     pub pending_finalizers: Vec<ObjId>,
+    /// Dicts that are instances of a dict subclass (`defaultdict`, `OrderedDict`), by id:
+    /// their items stay an [`ObjKind::Dict`], so every dict operation applies unchanged.
+    dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
+    /// Weak references and finalizers (`weak_refs.rs`).
+    pub weak: WeakRegistry,
 }
 
 impl Heap {
@@ -386,6 +430,8 @@ impl Heap {
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
             pending_finalizers: Vec::new(),
+            dict_flavours: Default::default(),
+            weak: Default::default(),
         }
     }
 
@@ -495,8 +541,12 @@ impl Heap {
             {
                 n.py_object = None;
             }
+            self.weak_object_dies(id);
+            let flavour = self.dict_flavours.remove(&id.0);
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);
+            } else if flavour.is_some() {
+                self.note_gc_del(None);
             } else if !is_uncounted(&obj.kind) {
                 // ≤ 3.10 a suspended generator's frame object goes with it.
                 if let ObjKind::Generator(g) = &obj.kind
@@ -514,6 +564,13 @@ impl Heap {
                 &mut self.dropped_storage_refs,
                 &mut self.tensors_alive,
             );
+            if let Some(DictFlavour {
+                factory: Value::Obj(f) | Value::BoundNative(_, f),
+                ..
+            }) = flavour
+            {
+                children.push(f);
+            }
             for child in children.drain(..) {
                 let c = self.get_mut(child);
                 c.refcount -= 1;
@@ -666,6 +723,20 @@ impl Heap {
     }
 
     /// A dict starts untracked and becomes tracked once it holds a trackable key or value.
+    /// Makes a new dict an instance of a dict subclass (taking over `factory`'s
+    /// reference); tracks it, as such dicts always are.
+    pub fn set_dict_flavour(&mut self, dict: ObjId, flavour: DictFlavour) {
+        if self.get(dict).generation == UNTRACKED {
+            self.track(dict, 0);
+        }
+        self.dict_flavours.insert(dict.0, flavour);
+    }
+
+    /// The dict subclass `dict` is an instance of, if any.
+    pub fn dict_flavour(&self, dict: ObjId) -> Option<&DictFlavour> {
+        self.dict_flavours.get(&dict.0)
+    }
+
     pub fn maintain_dict_tracking(&mut self, dict: ObjId, stored: Value) {
         if self.get(dict).generation == UNTRACKED && self.may_be_tracked(stored) {
             self.track(dict, 0);
@@ -862,6 +933,9 @@ impl Heap {
                 }
             }
             ObjKind::Dict(items) => {
+                if let Some(f) = self.dict_flavours.get(&id.0) {
+                    value(f.factory, Edge::Role("default_factory"));
+                }
                 for (k, v) in items {
                     value(*k, Edge::Role("key"));
                     let edge = match k {
@@ -906,6 +980,11 @@ impl Heap {
             ObjKind::Deque { items, .. } => {
                 for (i, v) in items.iter().enumerate() {
                     value(*v, Edge::Index(i as u32));
+                }
+            }
+            ObjKind::Set { table, .. } => {
+                for v in table.items() {
+                    value(v, Edge::Role("set item"));
                 }
             }
         }
@@ -957,6 +1036,10 @@ impl Heap {
             ObjKind::Generator(g) => g.clear_frame(out),
             ObjKind::Wrapper(_, items) => out.append(items),
             ObjKind::Deque { items, .. } => out.append(items),
+            ObjKind::Set { table, .. } => out.append(&mut table.drain()),
+        }
+        if let Some(f) = self.dict_flavours.get_mut(&id.0) {
+            out.push(std::mem::replace(&mut f.factory, Value::None));
         }
     }
 }
@@ -965,7 +1048,10 @@ impl Heap {
 fn is_uncounted(kind: &ObjKind) -> bool {
     matches!(
         kind,
-        ObjKind::Range { .. } | ObjKind::GradNode(_) | ObjKind::CppHandle { .. }
+        ObjKind::Range { .. }
+            | ObjKind::GradNode(_)
+            | ObjKind::CppHandle { .. }
+            | ObjKind::Wrapper(WrapperKind::RangeIter, _)
     )
 }
 
@@ -1032,5 +1118,6 @@ fn owned_references(
         ObjKind::Generator(g) => g.references(&mut push),
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
         ObjKind::Deque { items, .. } => items.into_iter().for_each(&mut push),
+        ObjKind::Set { table, .. } => table.items().for_each(&mut push),
     }
 }

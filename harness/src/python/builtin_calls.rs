@@ -8,7 +8,7 @@ use super::interp::{Interpreter, R};
 use super::natives::{
     Args, Native, float_of, int_arg, length, new_sequence, new_tuple, sequence_items,
 };
-use crate::heap::{ObjId, ObjKind, Sym, Value};
+use crate::heap::{DictSubclass, ObjId, ObjKind, Sym, Value, WrapperKind};
 use ruff_python_ast::Operator;
 
 /// Calls native `n`: builtins here, everything else in [`super::natives`].
@@ -28,6 +28,11 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             [x] => it.shallow_copy(*x),
             _ => it.error("TypeError: copy functions take exactly one argument"),
         },
+        WeakrefRef => it.new_weak_ref(p),
+        WeakrefFinalize => it.new_finalizer(p, &a.kw),
+        DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
+        OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
+        SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;
             let kind = match n {
@@ -66,6 +71,12 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             _ => it.error("TypeError: next expected 1 or 2 arguments"),
         },
         IterFn => match p.as_slice() {
+            // `range_iterator` is not a GC object: never counted or tracked.
+            [v @ Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::Range { .. }) => {
+                it.heap.incref(*v);
+                let iterator = ObjKind::Wrapper(WrapperKind::RangeIter, vec![*v, Value::Int(0)]);
+                Ok(Value::Obj(it.heap.insert_uncounted(iterator)))
+            }
             // A generator or lazy iterator is its own iterator.
             [v @ Value::Obj(id)]
                 if matches!(
@@ -309,11 +320,12 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
                     ) =>
                 {
                     // An iterator: its items are produced now (new references).
+                    let hint = length_hint(it, o);
                     let items = it.collect_items(v)?;
                     if n == List {
                         return Ok(list_from_type_call(it, items));
                     }
-                    return Ok(Value::Obj(it.alloc(ObjKind::Tuple(items))));
+                    return Ok(tuple_from_iterator(it, items, hint));
                 }
                 Some(&v) => sequence_items(it, v)?,
             };
@@ -440,6 +452,41 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
 /// `list(x)` allocates through the type (`PyType_GenericAlloc`), never from the list free
 /// list that `[...]` displays use, so it is always counted (measured: `keep.append(list((1,
 /// 2)))` counts 1 on CPython 3.8–3.13 with the free lists full, `[1, 2]` counts 0).
+/// `PyObject_LengthHint` of an iterator `tuple(...)` consumes: the remaining length of a
+/// sequence or range iterator or a `reversed`, else the default 10 (generators, `map`,
+/// `filter`, `zip`, `enumerate` and user iterators have no `__length_hint__`).
+fn length_hint(it: &Interpreter<'_>, iterator: ObjId) -> Option<usize> {
+    match it.heap.kind(iterator) {
+        ObjKind::Wrapper(
+            WrapperKind::SeqIter | WrapperKind::RangeIter | WrapperKind::Reversed,
+            _,
+        ) => None,
+        _ => Some(10),
+    }
+}
+
+/// `PySequence_Tuple` of an iterator (`items` owned): CPython allocates a tuple of the
+/// length hint (`Some(n)`; `None`: exactly the items, as the hint of a sequence iterator
+/// is), taking it from that size's free list when it can, grows and shrinks it in place
+/// (`_PyTuple_Resize`, nothing counted) to the final size. So `tuple(<genexpr>)` counts
+/// 1 only once the size-10 free list is empty (measured on 3.8 – 3.15: the first calls
+/// count 0 until it drains, then 1 each), and the tuple dies onto its own size's list.
+pub(super) fn tuple_from_iterator(
+    it: &mut Interpreter<'_>,
+    items: Vec<Value>,
+    hint: Option<usize>,
+) -> Value {
+    match hint {
+        Some(hint) if !items.is_empty() => {
+            if it.heap.count_tuple_allocation(hint) {
+                it.collection_due();
+            }
+            Value::Obj(it.heap.insert(ObjKind::Tuple(items)))
+        }
+        _ => Value::Obj(it.alloc(ObjKind::Tuple(items))),
+    }
+}
+
 pub(super) fn list_from_type_call(it: &mut Interpreter<'_>, items: Vec<Value>) -> Value {
     it.count_untracked_allocations(1);
     Value::Obj(it.heap.insert(ObjKind::List(items)))
@@ -448,7 +495,11 @@ pub(super) fn list_from_type_call(it: &mut Interpreter<'_>, items: Vec<Value>) -
 /// `dict(mapping_or_pairs, **kw)`: like `list(...)`, allocated through the type and so always
 /// counted (measured: `dict()`, `dict(a=1)`, `dict({1: 2})` and `dict([(1, 2)])` each count
 /// 1 on CPython 3.8–3.13 with the free lists full). Tracked only once it holds a GC object.
-fn dict_from_type_call(it: &mut Interpreter<'_>, p: &[Value], kw: &[(Sym, Value)]) -> R<Value> {
+pub(super) fn dict_from_type_call(
+    it: &mut Interpreter<'_>,
+    p: &[Value],
+    kw: &[(Sym, Value)],
+) -> R<Value> {
     // Borrowed (key, value) pairs first; `pairs` owns what `collect_items` produced.
     let (mut borrowed, pairs) = match p {
         [] => (Vec::new(), Vec::new()),
@@ -560,11 +611,52 @@ pub(super) fn list_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
             it.heap.decref_all(old);
             Ok(Value::None)
         }
+        ("remove" | "index" | "count", [v]) => {
+            let items = sequence_items(it, Value::Obj(id))?;
+            // CPython tests identity first, then `==`; `==` of two distinct tensors needs
+            // their values, which the model does not have.
+            let mut found = Vec::new();
+            for (i, &x) in items.iter().enumerate() {
+                if x == *v {
+                    found.push(i);
+                } else if it.is_tensor(x) && it.is_tensor(*v) {
+                    return it.unsupported("comparing tensors (values are not modelled)");
+                } else if it.values_equal(x, *v) {
+                    found.push(i);
+                }
+                if method != "count" && !found.is_empty() {
+                    break;
+                }
+            }
+            match (method, found.first()) {
+                ("count", _) => Ok(Value::Int(found.len() as i64)),
+                ("index", Some(&i)) => Ok(Value::Int(i as i64)),
+                ("remove", Some(&i)) => {
+                    let ObjKind::List(items) = it.heap.kind_mut(id) else {
+                        unreachable!()
+                    };
+                    let removed = items.remove(i);
+                    it.heap.decref(removed);
+                    Ok(Value::None)
+                }
+                ("index", None) => it.error("ValueError: the value is not in list"),
+                _ => it.error("ValueError: list.remove(x): x not in list"),
+            }
+        }
+        ("reverse", []) => {
+            if let ObjKind::List(items) = it.heap.kind_mut(id) {
+                items.reverse();
+            }
+            Ok(Value::None)
+        }
         _ => it.unsupported(format!("list method '{method}' with these arguments")),
     }
 }
 
 pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: &Args) -> R<Value> {
+    if let Some(result) = it.dict_subclass_method(id, method, a) {
+        return result;
+    }
     let p = &a.pos;
     let ObjKind::Dict(items) = it.heap.kind(id) else {
         unreachable!()
@@ -621,7 +713,10 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                 },
             }
         }
-        _ => it.unsupported(format!("dict method '{method}' with these arguments")),
+        _ => {
+            let t = it.dict_type_name(id);
+            it.unsupported(format!("{t} method '{method}' with these arguments"))
+        }
     }
 }
 

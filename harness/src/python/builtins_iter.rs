@@ -97,7 +97,8 @@ impl<'a> Interpreter<'a> {
             Value::Obj(o) => match self.heap.kind(o) {
                 ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
                 // `_collections._deque_iterator` is always GC-allocated.
-                ObjKind::Dict(_) | ObjKind::Deque { .. } => true,
+                // So are `set_iterator`s.
+                ObjKind::Dict(_) | ObjKind::Deque { .. } | ObjKind::Set { .. } => true,
                 _ => false,
             },
             _ => false,
@@ -191,7 +192,7 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(item)
             }
-            WrapperKind::SeqIter => {
+            WrapperKind::SeqIter | WrapperKind::RangeIter => {
                 let pos = int(items[1]);
                 let item = self.next_of(items[0], pos as usize)?;
                 if item.is_some() {

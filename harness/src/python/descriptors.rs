@@ -173,6 +173,11 @@ impl<'a> Interpreter<'a> {
             }
             WrapperKind::StaticMethod => self.call(items[0], args, kwargs),
             WrapperKind::ContextManagerFunction => self.contextmanager_call(id, args, kwargs),
+            WrapperKind::WeakRef | WrapperKind::Finalize
+                if args.is_empty() && kwargs.is_empty() =>
+            {
+                self.call_weak(id, kind)
+            }
             _ => {
                 self.heap.decref_all(args);
                 self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));

@@ -157,7 +157,12 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::Obj(self.alloc(ObjKind::List(items))))
             }
             Consumer::List => Ok(super::builtin_calls::list_from_type_call(self, items)),
-            Consumer::Tuple => Ok(Value::Obj(self.alloc(ObjKind::Tuple(items)))),
+            // A generator has no length hint: `PySequence_Tuple` starts from 10 items.
+            Consumer::Tuple => Ok(super::builtin_calls::tuple_from_iterator(
+                self,
+                items,
+                Some(10),
+            )),
             Consumer::Collect => {
                 let list = Value::Obj(self.alloc(ObjKind::List(items)));
                 match (callee, receiver) {
@@ -272,7 +277,7 @@ impl<'a> Interpreter<'a> {
 
     /// Runs `body` with the comprehension's targets as its own names: the enclosing
     /// scope's bindings of them come back afterwards.
-    fn with_own_targets<T>(
+    pub(super) fn with_own_targets<T>(
         &mut self,
         generators: &'a [ast::Comprehension],
         body: impl FnOnce(&mut Self) -> R<T>,

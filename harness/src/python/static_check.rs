@@ -418,8 +418,6 @@ impl<'a> Visitor<'a> for Pass<'_> {
                 return;
             }
             Expr::Generator(_) => self.refused(expr, Construct::GeneratorExpressions),
-            Expr::Set(_) => self.refused(expr, Construct::SetDisplays),
-            Expr::SetComp(_) => self.refused(expr, Construct::SetComprehensions),
             Expr::Yield(_) | Expr::YieldFrom(_) if !self.in_sync_def => {
                 self.refused(expr, Construct::Generators)
             }
@@ -438,7 +436,8 @@ impl<'a> Visitor<'a> for Pass<'_> {
                 }
             }
             Expr::ListComp(ast::ExprListComp { generators, .. })
-            | Expr::DictComp(ast::ExprDictComp { generators, .. }) => {
+            | Expr::DictComp(ast::ExprDictComp { generators, .. })
+            | Expr::SetComp(ast::ExprSetComp { generators, .. }) => {
                 if let Some(g) = generators.iter().find(|g| g.is_async) {
                     self.refused(g, Construct::AsyncComprehensions);
                 }

@@ -75,6 +75,10 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModContextlib, "contextmanager") => f(ContextManager),
         (ModContextlib, "suppress") => f(Suppress),
         (ModCollections, "deque") => f(Deque),
+        (ModCollections, "defaultdict") => f(DefaultDictFn),
+        (ModCollections, "OrderedDict") => f(OrderedDictFn),
+        (ModWeakref, "ref") => f(WeakrefRef),
+        (ModWeakref, "finalize") => f(WeakrefFinalize),
         (ModLogging, "getLogger") => f(GetLogger),
         (
             ModLogging,

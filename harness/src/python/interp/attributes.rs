@@ -124,6 +124,11 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Deque { .. } if self.names.name(name) == "maxlen" => {
                     Ok(self.deque_maxlen(id))
                 }
+                ObjKind::Wrapper(crate::heap::WrapperKind::Finalize, _)
+                    if self.names.name(name) == "alive" =>
+                {
+                    Ok(self.finalizer_alive(id))
+                }
                 ObjKind::Exception(_) | ObjKind::Traceback(_) | ObjKind::Frame(_) => {
                     self.exception_object_attr(obj, id, name)
                 }

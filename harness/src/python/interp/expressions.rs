@@ -28,6 +28,7 @@ impl<'a> Interpreter<'a> {
                     !items.is_empty()
                 }
                 ObjKind::Dict(items) => !items.is_empty(),
+                ObjKind::Set { table, .. } => !table.is_empty(),
                 ObjKind::Tensor(t) if t.numel() != 1 => {
                     return self.error("RuntimeError: Boolean value of Tensor with more than one value is ambiguous");
                 }
@@ -224,13 +225,13 @@ impl<'a> Interpreter<'a> {
                 self.at(e);
                 self.unsupported(crate::python::constructs::Construct::GeneratorExpressions.what())
             }
-            Expr::SetComp(_) => {
+            Expr::SetComp(c) => {
                 self.at(e);
-                self.unsupported(crate::python::constructs::Construct::SetComprehensions.what())
+                self.eval_set_comprehension(c)
             }
-            Expr::Set(_) => {
+            Expr::Set(s) => {
                 self.at(e);
-                self.unsupported(crate::python::constructs::Construct::SetDisplays.what())
+                self.eval_set_display(s)
             }
             Expr::Yield(_) | Expr::YieldFrom(_) => {
                 self.at(e);
@@ -333,6 +334,7 @@ impl<'a> Interpreter<'a> {
                         | ObjKind::Tuple(items)
                         | ObjKind::Deque { items, .. } => items.iter().any(|&v| equal(self, l, v)),
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
+                        ObjKind::Set { .. } => self.set_contains(id, l)?,
                         _ => return self.unsupported("`in` on this object"),
                     },
                     Value::Str(hay) => match l {
@@ -384,6 +386,11 @@ impl<'a> Interpreter<'a> {
                 _ => None,
             }
         };
+        if let (Value::Obj(x), Value::Obj(y), Some(_), Some(_)) =
+            (a, b, self.set_kind(a), self.set_kind(b))
+        {
+            return self.sets_equal(x, y);
+        }
         if let (Some(x), Some(y)) = (dict(a), dict(b)) {
             return x.len() == y.len()
                 && x.iter().all(|(k, v)| {
@@ -440,6 +447,9 @@ impl<'a> Interpreter<'a> {
         if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
             return self.percent_format(fmt, r);
         }
+        if let Some(result) = self.set_binary(op, l, r) {
+            return result;
+        }
         crate::python::builtin_calls::scalar_binary(self, op, l, r)
     }
 
@@ -488,7 +498,7 @@ impl<'a> Interpreter<'a> {
     }
 }
 
-fn is_constant(e: &Expr) -> bool {
+pub(in crate::python) fn is_constant(e: &Expr) -> bool {
     match e {
         Expr::NumberLiteral(_)
         | Expr::StringLiteral(_)

@@ -15,6 +15,8 @@ mod expressions;
 mod names;
 mod statements;
 
+pub(in crate::python) use expressions::is_constant;
+
 use collection::{CycleKey, SignatureStep};
 
 use super::natives;

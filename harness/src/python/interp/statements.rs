@@ -30,6 +30,9 @@ impl<'a> Interpreter<'a> {
         self.budget_step()?;
         let flow = self.exec_inner(stmt)?;
         self.run_pending_finalizers()?;
+        if !self.heap.weak.pending.is_empty() {
+            self.run_weak_callbacks()?;
+        }
         self.release_dropped_storages(None);
         Ok(flow)
     }
@@ -301,6 +304,13 @@ impl<'a> Interpreter<'a> {
                     }
                     ObjKind::Dict(items) => {
                         let item = items.get(index).map(|(k, _)| *k);
+                        if let Some(v) = item {
+                            self.heap.incref(v);
+                        }
+                        Ok(item)
+                    }
+                    ObjKind::Set { table, .. } => {
+                        let item = table.nth(index);
                         if let Some(v) = item {
                             self.heap.incref(v);
                         }

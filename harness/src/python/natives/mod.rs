@@ -251,6 +251,12 @@ natives!(
     ModCopy,
     CopyDeepcopy,
     CopyCopy,
+    SetFn,
+    FrozenSetFn,
+    DefaultDictFn,
+    OrderedDictFn,
+    WeakrefRef,
+    WeakrefFinalize,
 );
 
 impl Native {
@@ -386,6 +392,8 @@ pub fn builtin(name: &str) -> Option<Value> {
         "super" => Super,
         "next" => NextFn,
         "iter" => IterFn,
+        "set" => SetFn,
+        "frozenset" => FrozenSetFn,
         _ => return None,
     }))
 }

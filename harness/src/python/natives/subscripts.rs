@@ -194,7 +194,7 @@ pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> 
                 it.heap.incref(v);
                 Ok(v)
             }
-            None => it.error(format!("KeyError: {}", it.display(key))),
+            None => it.dict_missing(id, key),
         },
         other => {
             let t = other.type_name();

@@ -128,6 +128,7 @@ pub(in crate::python) fn call_method(
             ObjKind::List(_) => crate::python::builtin_calls::list_method(it, id, method, &args),
             ObjKind::Dict(_) => crate::python::builtin_calls::dict_method(it, id, method, &args),
             ObjKind::Deque { .. } => it.deque_method(id, method, &args.pos),
+            ObjKind::Set { .. } => it.set_method(id, method, &args.pos),
             ObjKind::Generator(_) => it.generator_method(id, method, &args.pos),
             ObjKind::Future(_) => it.future_method(id, method, &args.pos),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {

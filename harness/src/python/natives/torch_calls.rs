@@ -702,6 +702,7 @@ pub(in crate::python) fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec
                 Ok(items.clone())
             }
             ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
+            ObjKind::Set { table, .. } => Ok(table.items().collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
             &ObjKind::Range { start, stop, step } => {
                 let len = int_ops::range_len(start, stop, step);
@@ -728,6 +729,7 @@ pub(in crate::python) fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
                 items.len() as i64
             }
             ObjKind::Dict(items) => items.len() as i64,
+            ObjKind::Set { table, .. } => table.len() as i64,
             ObjKind::Size(dims) => dims.len() as i64,
             ObjKind::Tensor(t) => match t.shape.first() {
                 Some(&d) => d,
