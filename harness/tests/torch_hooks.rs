@@ -2,31 +2,8 @@
 //! that keeps its gradient costs. Each workload's `assert`s state PyTorch's bytes
 //! (`torch.cuda.memory_allocated()`), so a wrong model fails the run.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-fn run(workload: &str) -> Result<(), String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
-    for v in s.variants() {
-        run_variant(&s, &v).map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-fn ok(workload: &str) {
-    if let Err(e) = run(workload) {
-        panic!("{e}");
-    }
-}
-
-fn fails(workload: &str) -> String {
-    match run(workload) {
-        Ok(()) => panic!("the workload ran, but an error was expected"),
-        Err(e) => e,
-    }
-}
+mod workload_runner;
+use workload_runner::{fails, ok};
 
 const MIB: &str = "M = 1024 * 1024\n";
 

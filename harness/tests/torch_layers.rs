@@ -2,24 +2,8 @@
 //! backward and when backward frees it, stated as `memory_allocated()` assertions inside
 //! workloads (so a wrong save or a late free fails the run).
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-fn run(workload: &str) -> Result<(), String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
-    for v in s.variants() {
-        run_variant(&s, &v).map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-fn ok(workload: &str) {
-    if let Err(e) = run(workload) {
-        panic!("{e}");
-    }
-}
+mod workload_runner;
+use workload_runner::{ok, run};
 
 /// `K`, `M`, `nn`, `F` and `BH`: one `[64, 256]` float32 state (64 KiB).
 const PRELUDE: &str = "K = 1024

@@ -2,24 +2,8 @@
 //! from PyTorch's size arithmetic and what each op saves for backward, stated as
 //! `memory_allocated()` assertions inside workloads.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-fn run(workload: &str) -> Result<(), String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&text, "t.yaml").map_err(|e| e.to_string())?;
-    for v in s.variants() {
-        run_variant(&s, &v).map_err(|e| e.to_string())?;
-    }
-    Ok(())
-}
-
-fn ok(workload: &str) {
-    if let Err(e) = run(workload) {
-        panic!("{e}");
-    }
-}
+mod workload_runner;
+use workload_runner::{ok, run};
 
 /// `K`, `M`, `nn`, `F`.
 const PRELUDE: &str = "K = 1024
