@@ -293,15 +293,10 @@ impl<'a> Interpreter<'a> {
         self.class_lookup(class, enter).is_some() && self.class_lookup(class, exit).is_some()
     }
 
-    /// The context-manager protocol (`BEFORE_WITH` / `WITH_EXCEPT_START`): `__enter__` and
-    /// `__exit__` are looked up as bound methods, `__exit__`'s kept for the block.
-    fn with_manager(
-        &mut self,
-        manager: Value,
-        item: &'a ast::WithItem,
-        rest: &'a [ast::WithItem],
-        body: &'a [Stmt],
-    ) -> R<Flow> {
+    /// `BEFORE_WITH` on an object with `__enter__` and `__exit__` (owned `manager`): both
+    /// looked up as bound methods, then `__enter__` called. Returns the bound `__exit__`,
+    /// kept for the block, and what `__enter__` returned (both owned).
+    pub(super) fn enter_context_manager(&mut self, manager: Value) -> R<(Value, Value)> {
         let enter_sym = self.names.intern("__enter__");
         let exit_sym = self.names.intern("__exit__");
         let enter = self.get_attr(manager, enter_sym);
@@ -323,13 +318,25 @@ impl<'a> Interpreter<'a> {
         };
         let entered = self.call(enter, Vec::new(), Vec::new());
         self.heap.decref(enter);
-        let entered = match entered {
-            Ok(v) => v,
+        match entered {
+            Ok(v) => Ok((exit, v)),
             Err(e) => {
                 self.heap.decref(exit);
-                return Err(e);
+                Err(e)
             }
-        };
+        }
+    }
+
+    /// The context-manager protocol (`BEFORE_WITH` / `WITH_EXCEPT_START`): `__enter__` and
+    /// `__exit__` are looked up as bound methods, `__exit__`'s kept for the block.
+    fn with_manager(
+        &mut self,
+        manager: Value,
+        item: &'a ast::WithItem,
+        rest: &'a [ast::WithItem],
+        body: &'a [Stmt],
+    ) -> R<Flow> {
+        let (exit, entered) = self.enter_context_manager(manager)?;
         match &item.optional_vars {
             Some(target) => {
                 if let Err(e) = self.store(target, entered) {

@@ -45,34 +45,7 @@ impl<'a> Interpreter<'a> {
                 "this context manager (torch.no_grad, enable_grad, inference_mode, contextlib's, or an object with __enter__ and __exit__)",
             );
         }
-        let enter_sym = self.names.intern("__enter__");
-        let exit_sym = self.names.intern("__exit__");
-        let enter = self.get_attr(manager, enter_sym);
-        let exit = self.get_attr(manager, exit_sym);
-        self.heap.decref(manager);
-        let (enter, exit) = match (enter, exit) {
-            (Ok(a), Ok(b)) => (a, b),
-            (a, b) => {
-                let mut first = None;
-                for r in [a, b] {
-                    match r {
-                        Ok(v) => self.heap.decref(v),
-                        Err(e) if first.is_none() => first = Some(e),
-                        Err(e) => self.discard(e),
-                    }
-                }
-                return Err(first.expect("one lookup failed"));
-            }
-        };
-        let entered = self.call(enter, Vec::new(), Vec::new());
-        self.heap.decref(enter);
-        match entered {
-            Ok(v) => Ok((exit, v)),
-            Err(e) => {
-                self.heap.decref(exit);
-                Err(e)
-            }
-        }
+        self.enter_context_manager(manager)
     }
 
     /// Runs the exit of token `exit` (owned) with the exception being handled, if any;
