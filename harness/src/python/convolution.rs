@@ -20,7 +20,7 @@
 
 use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
-use super::torchlib::TorchClass;
+use super::torchlib::{TorchClass, constructor_arg};
 use crate::heap::{ObjId, ObjKind, Sym, Value};
 use crate::torch::{Dtype, GradFlow, Saved};
 
@@ -85,13 +85,7 @@ impl Interpreter<'_> {
         args: &[Value],
         kwargs: &[(Sym, Value)],
     ) -> R<ObjId> {
-        let arg = |it: &Self, i: usize, name: &str| {
-            kwargs
-                .iter()
-                .find(|(k, _)| it.names.name(*k) == name)
-                .map(|(_, v)| *v)
-                .or(args.get(i).copied())
-        };
+        let arg = |it: &Self, i: usize, name: &str| constructor_arg(it, args, kwargs, i, name);
         match kind {
             TorchClass::Conv1d | TorchClass::Conv2d => {
                 let n = if kind == TorchClass::Conv1d { 1 } else { 2 };

@@ -247,6 +247,21 @@ impl TorchClasses {
     }
 }
 
+/// A constructor's argument given by position `i` or by keyword `name` (borrowed).
+pub(super) fn constructor_arg(
+    it: &Interpreter<'_>,
+    args: &[Value],
+    kwargs: &[(Sym, Value)],
+    i: usize,
+    name: &str,
+) -> Option<Value> {
+    kwargs
+        .iter()
+        .find(|(k, _)| it.names.name(*k) == name)
+        .map(|(_, v)| *v)
+        .or(args.get(i).copied())
+}
+
 impl Interpreter<'_> {
     /// The nearest torch class in `class`'s chain.
     pub(super) fn torch_class(&self, class: ObjId) -> Option<TorchClass> {
@@ -486,13 +501,7 @@ impl Interpreter<'_> {
         args: &[Value],
         kwargs: &[(Sym, Value)],
     ) -> R<ObjId> {
-        let arg = |it: &Self, i: usize, name: &str| {
-            kwargs
-                .iter()
-                .find(|(k, _)| it.names.name(*k) == name)
-                .map(|(_, v)| *v)
-                .or(args.get(i).copied())
-        };
+        let arg = |it: &Self, i: usize, name: &str| constructor_arg(it, args, kwargs, i, name);
         let int = |it: &Self, v: Option<Value>, default: i64| -> R<i64> {
             match v {
                 None => Ok(default),
