@@ -605,9 +605,17 @@ impl<'a> Interpreter<'a> {
             if let Some((p, k)) = varargs {
                 self.varargs_call_begin(p, k);
             }
-            let r = self.call(f, args, kwargs);
+            let r = match (f, varargs) {
+                // CPython's CALL checks the eval breaker after `_PyObject_MakeTpCall` has freed
+                // the argument tuple and keyword dict (Objects/call.c `_PyObject_MakeTpCall`,
+                // Python/bytecodes.c CALL → CHECK_EVAL_BREAKER), so the check runs after
+                // `varargs_call_end` here, not inside `call`.
+                (Value::Native(n), Some(_)) => natives::call(self, n, None, args, kwargs),
+                _ => self.call(f, args, kwargs),
+            };
             if let Some((p, k)) = varargs {
                 self.varargs_call_end(p, k);
+                self.eval_breaker();
             }
             self.heap.decref(f);
             return r;
