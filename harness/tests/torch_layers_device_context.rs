@@ -64,3 +64,22 @@ fn bad_context_values_are_located_errors() {
     let e = run("{ preset: h100-80gb, capacity: \"1 GiB\" }", "x = 1\n").unwrap_err();
     assert!(e.contains("either `preset` or `capacity`"), "{e}");
 }
+
+/// The run's approximation notes state the context the scenario gave, and say the context
+/// is not modelled only when none was given.
+#[test]
+fn the_approximation_notes_name_the_context_when_one_is_given() {
+    let notes = |device: &str| {
+        let text = format!("name: t\ndevice: {device}\npython: \"3.11\"\nworkload: |\n  x = 1\n");
+        let s = scenario::parse(&text, "t.yaml").expect("parses");
+        let v = s.variants().remove(0);
+        run_variant(&s, &v).expect("runs").approximations.join("\n")
+    };
+    let with = notes("{ capacity: \"2 GiB\", context: \"768 MiB\" }");
+    assert!(with.contains("`device.context` (768.00 MiB)"), "{with}");
+    let without = notes("{ capacity: \"2 GiB\" }");
+    assert!(
+        without.contains("the CUDA context and other processes are not modelled"),
+        "{without}"
+    );
+}

@@ -331,9 +331,20 @@ impl<'a> Interpreter<'a> {
         }
         // A real device's context and other processes are in its driver's figures.
         if !self.allocator.device().is_real() {
-            notes.push(
-                "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into(),
-            );
+            // `device.context` is taken from the simulated device before the workload: what
+            // the process uses beyond the allocator's segments.
+            let device = self.allocator.device();
+            let context = device
+                .process_used_bytes()
+                .saturating_sub(self.allocator.stats().reserved_bytes);
+            notes.push(if context == 0 {
+                "Device capacity is the total memory PyTorch reports; the CUDA context and other processes are not modelled.".into()
+            } else {
+                format!(
+                    "Device capacity is the total memory PyTorch reports; the CUDA context is the scenario's `device.context` ({}), taken before the workload; other processes are not modelled.",
+                    crate::units::torch_format_size(context)
+                )
+            });
         }
         notes
     }
