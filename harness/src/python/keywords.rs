@@ -500,6 +500,14 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.distributed.init_process_group",
             &["backend", "init_method", "rank", "world_size", "timeout"],
         ),
+        Autocast => (
+            "torch.autocast",
+            &["device_type", "dtype", "enabled", "cache_enabled"],
+        ),
+        CudaAmpAutocast => (
+            "torch.cuda.amp.autocast",
+            &["dtype", "enabled", "cache_enabled"],
+        ),
         _ => return None,
     })
 }
@@ -662,6 +670,11 @@ const MODELLED: &[&str] = &[
     "reduce",
     "padding_mode",
     "target",
+    // autocast (amp.rs): which device's casts (only "cuda"), the cast dtype, whether ops
+    // cast, and the weight-cast cache (`cache_enabled=False` is refused as unsupported).
+    "device_type",
+    "enabled",
+    "cache_enabled",
 ];
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 pub(crate) mod allocator_settings;
 mod alternatives;
+mod amp;
 mod autograd;
 pub mod budget;
 mod builtin_calls;
