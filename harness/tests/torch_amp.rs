@@ -179,3 +179,108 @@ assert out.dtype == torch.bfloat16
 "
     ));
 }
+
+/// The AMP recipe's pieces: a model, SGD, a scaler, an input and a target (4 MiB each).
+const RECIPE: &str = "K = 1024
+M = 1024 * 1024
+F = torch.nn.functional
+model = torch.nn.Linear(1024, 1024, device='cuda')
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+x = torch.empty(1024, 1024, device='cuda')
+y = torch.empty(1024, 1024, device='cuda')
+";
+
+#[test]
+fn grad_scaler_creates_its_tensors_at_the_first_scale() {
+    ok(&format!(
+        "{RECIPE}with torch.autocast('cuda'):
+    out = model(x)
+    loss = F.mse_loss(out, y)
+before = torch.cuda.memory_allocated()
+scaled = scaler.scale(loss)
+# _scale (float32) and _growth_tracker (int32), one block each, and the scaled loss.
+assert torch.cuda.memory_allocated() == before + 3 * 512
+assert scaled.grad_fn is not None
+again = scaler.scale(loss)
+assert torch.cuda.memory_allocated() == before + 4 * 512
+"
+    ));
+}
+
+#[test]
+fn unscale_keeps_found_inf_until_update_and_peaks_on_the_inverse_scale() {
+    ok(&format!(
+        "{RECIPE}with torch.autocast('cuda'):
+    loss = F.mse_loss(model(x), y)
+scaler.scale(loss).backward()
+del loss
+after_backward = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+scaler.unscale_(opt)
+# found_inf stays; the float64 copy, its reciprocal and inv_scale came and went, at most
+# two at a time.
+assert torch.cuda.memory_allocated() == after_backward + 512
+assert torch.cuda.max_memory_allocated() == after_backward + 2 * 512
+scaler.step(opt)
+stepped = torch.cuda.memory_allocated()
+scaler.update()
+assert torch.cuda.memory_allocated() == stepped - 512
+opt.zero_grad()
+"
+    ));
+}
+
+#[test]
+fn the_amp_recipe_loop_holds_steady_memory() {
+    ok(&format!(
+        "{RECIPE}levels = []
+for i in range(3):
+    with torch.autocast('cuda'):
+        out = model(x)
+        loss = F.mse_loss(out, y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+    del out, loss
+    levels.append(torch.cuda.memory_allocated())
+assert levels[0] == levels[1] == levels[2]
+# Parameters, x, y and the scaler's two tensors.
+assert levels[2] == 12 * M + 4 * K + 2 * 512
+"
+    ));
+}
+
+#[test]
+fn grad_scaler_misuse_raises_pytorchs_errors() {
+    let e = run(&format!("{RECIPE}scaler.unscale_(opt)\n")).unwrap_err();
+    assert!(e.contains("_scale is None"), "{e}");
+    let e = run(&format!(
+        "{RECIPE}scaler.scale(F.mse_loss(model(x), y)).backward()\nscaler.unscale_(opt)\nscaler.unscale_(opt)\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("already been called on this optimizer"), "{e}");
+    let e = run(&format!(
+        "{RECIPE}scaler.scale(F.mse_loss(model(x), y))\nscaler.update()\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("No inf checks were recorded"), "{e}");
+}
+
+#[test]
+fn torch_amp_grad_scaler_takes_its_device_and_refuses_fp16_gradients() {
+    ok(&format!(
+        "{RECIPE}s2 = torch.amp.GradScaler('cuda', init_scale=1024.0)
+s3 = torch.amp.GradScaler(device='cuda', growth_interval=100)
+"
+    ));
+    let e = run(&format!(
+        "{RECIPE}model.half()
+scaler.scale(model(x.half()).sum()).backward()
+scaler.step(opt)
+"
+    ))
+    .unwrap_err();
+    assert!(e.contains("Attempting to unscale FP16 gradients"), "{e}");
+}

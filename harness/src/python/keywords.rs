@@ -17,6 +17,11 @@ use crate::heap::{Sym, Value};
 /// Keywords accepted because they only change tensor values, which are not modelled.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
+    // GradScaler: values of its scale (which the model does not compute).
+    "init_scale",
+    "growth_factor",
+    "backoff_factor",
+    "growth_interval",
     // checkpoint: the RNG state it stashes is a CPU tensor.
     "preserve_rng_state",
     "lr",
@@ -273,6 +278,13 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "min_lr",
             "eps",
             "verbose",
+        ],
+        C::GradScaler => &[
+            "device",
+            "init_scale",
+            "growth_factor",
+            "backoff_factor",
+            "growth_interval",
         ],
         _ => &[],
     }
@@ -730,6 +742,7 @@ mod tests {
             C::CosineAnnealingLr,
             C::OneCycleLr,
             C::ReduceLrOnPlateau,
+            C::GradScaler,
         ] {
             tables.push(for_class(c));
         }

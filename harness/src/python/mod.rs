@@ -33,6 +33,7 @@ mod exception_attrs;
 mod exceptions;
 mod frames;
 mod genexpr;
+mod grad_scaler;
 mod handlers;
 mod inplace;
 mod int_ops;
