@@ -235,6 +235,8 @@ pub enum WrapperKind {
     WeakRef,
     /// `weakref.finalize(obj, func, *args)`: the function, the tuple of arguments.
     Finalize,
+    /// `torch.autocast(...)`: its dtype, whether enabled, the dtype it replaced (or `None`).
+    Autocast,
 }
 
 impl ObjKind {
@@ -278,6 +280,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",
             ObjKind::Wrapper(WrapperKind::WeakRef, _) => "weakref.ReferenceType",
             ObjKind::Wrapper(WrapperKind::Finalize, _) => "weakref.finalize",
+            ObjKind::Wrapper(WrapperKind::Autocast, _) => "autocast",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

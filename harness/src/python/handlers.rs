@@ -270,6 +270,22 @@ impl<'a> Interpreter<'a> {
             }
             return self.with_items(rest, body);
         }
+        if let Value::Obj(id) = manager
+            && self.is_autocast(manager)
+        {
+            self.autocast_enter(id);
+            let stored = match &item.optional_vars {
+                Some(target) => {
+                    self.heap.incref(manager);
+                    self.store(target, manager)
+                }
+                None => Ok(()),
+            };
+            let flow = stored.and_then(|()| self.with_items(rest, body));
+            self.autocast_exit(id);
+            self.heap.decref(manager);
+            return flow;
+        }
         if self.is_contextlib_manager(manager) {
             return self.contextlib_with(manager, item, rest, body);
         }

@@ -17,6 +17,11 @@ use crate::heap::{Sym, Value};
 /// Keywords accepted because they only change tensor values, which are not modelled.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
+    // GradScaler: values of its scale (which the model does not compute).
+    "init_scale",
+    "growth_factor",
+    "backoff_factor",
+    "growth_interval",
     // checkpoint: the RNG state it stashes is a CPU tensor.
     "preserve_rng_state",
     "lr",
@@ -274,6 +279,13 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "eps",
             "verbose",
         ],
+        C::GradScaler => &[
+            "device",
+            "init_scale",
+            "growth_factor",
+            "backoff_factor",
+            "growth_interval",
+        ],
         _ => &[],
     }
 }
@@ -500,6 +512,14 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.distributed.init_process_group",
             &["backend", "init_method", "rank", "world_size", "timeout"],
         ),
+        Autocast => (
+            "torch.autocast",
+            &["device_type", "dtype", "enabled", "cache_enabled"],
+        ),
+        CudaAmpAutocast => (
+            "torch.cuda.amp.autocast",
+            &["dtype", "enabled", "cache_enabled"],
+        ),
         _ => return None,
     })
 }
@@ -662,6 +682,11 @@ const MODELLED: &[&str] = &[
     "reduce",
     "padding_mode",
     "target",
+    // autocast (amp.rs): which device's casts (only "cuda"), the cast dtype, whether ops
+    // cast, and the weight-cast cache (`cache_enabled=False` is refused as unsupported).
+    "device_type",
+    "enabled",
+    "cache_enabled",
 ];
 
 #[cfg(test)]
@@ -717,6 +742,7 @@ mod tests {
             C::CosineAnnealingLr,
             C::OneCycleLr,
             C::ReduceLrOnPlateau,
+            C::GradScaler,
         ] {
             tables.push(for_class(c));
         }

@@ -146,7 +146,21 @@ impl Interpreter<'_> {
 
     /// `F.cross_entropy(input, target)` with class-index targets: `log_softmax` over the
     /// class dimension, then `nll_loss`, both in C++.
+    /// On autocast's float32 list: a half-precision input is cast up first.
     pub(super) fn cross_entropy(
+        &mut self,
+        input: Value,
+        target: Value,
+        weight: Value,
+        reduction: Reduction,
+    ) -> R<Value> {
+        let cast = self.autocast_inputs(&[input, weight], super::amp::CastPolicy::Float32)?;
+        let r = self.cross_entropy_as_given(cast[0], target, cast[1], reduction);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn cross_entropy_as_given(
         &mut self,
         input: Value,
         target: Value,

@@ -10,6 +10,7 @@
 
 pub(crate) mod allocator_settings;
 mod alternatives;
+mod amp;
 mod autograd;
 pub mod budget;
 mod builtin_calls;
@@ -32,6 +33,7 @@ mod exception_attrs;
 mod exceptions;
 mod frames;
 mod genexpr;
+mod grad_scaler;
 mod handlers;
 mod inplace;
 mod int_ops;

@@ -1,6 +1,7 @@
 //! Calling a module: native layers' forward passes (`nn.Linear`, the losses) and user
 //! subclasses' `forward`, with the functional forms they share.
 
+use super::amp::CastPolicy;
 use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
@@ -164,7 +165,15 @@ impl Interpreter<'_> {
     /// `F.linear`: `AddmmBackward0` saves the input (when the weight needs a gradient) and
     /// the weight (when the input needs one). A 3-d input goes through a 2-d view, and the
     /// result is a view of the 2-d product, as `at::linear` does.
+    /// `F.linear` (`addmm`): on autocast's lower-precision list.
     pub(super) fn linear(&mut self, x: Value, weight: Value, bias: Value) -> R<Value> {
+        let cast = self.autocast_inputs(&[x, weight, bias], CastPolicy::LowerPrecision)?;
+        let r = self.linear_as_given(cast[0], cast[1], cast[2]);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn linear_as_given(&mut self, x: Value, weight: Value, bias: Value) -> R<Value> {
         let (Some(xt), Some(wt)) = (self.tensor_data(x), self.tensor_data(weight)) else {
             return self.error("TypeError: linear expects tensors");
         };
@@ -273,7 +282,15 @@ impl Interpreter<'_> {
         }
     }
 
+    /// `F.mse_loss`: on autocast's float32 list.
     pub(super) fn mse_loss(&mut self, a: Value, b: Value) -> R<Value> {
+        let cast = self.autocast_inputs(&[a, b], CastPolicy::Float32)?;
+        let r = self.mse_loss_as_given(cast[0], cast[1]);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn mse_loss_as_given(&mut self, a: Value, b: Value) -> R<Value> {
         let Some(t) = self.tensor_data(a) else {
             return self.error("TypeError: mse_loss expects tensors");
         };

@@ -34,6 +34,9 @@ impl Interpreter<'_> {
         if kind.is_scheduler() {
             return self.scheduler_method(recv, kind, name, args);
         }
+        if kind == TorchClass::GradScaler {
+            return self.grad_scaler_method(recv, name, args);
+        }
         if let Some(v) = self.container_method(recv, kind, name, args)? {
             return Ok(Some(v));
         }

@@ -59,6 +59,7 @@ pub(super) enum TorchClass {
     BceLoss,
     BceWithLogitsLoss,
     SmoothL1Loss,
+    GradScaler,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -140,6 +141,7 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "SmoothL1Loss",
         Some(TorchClass::Module),
     ),
+    (TorchClass::GradScaler, "GradScaler", None),
 ];
 
 impl TorchClass {
@@ -455,6 +457,7 @@ impl Interpreter<'_> {
             | TorchClass::BceLoss
             | TorchClass::BceWithLogitsLoss
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
+            TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

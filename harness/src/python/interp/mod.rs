@@ -158,6 +158,8 @@ pub struct Interpreter<'a> {
     /// The iterable of the compiled `for` loop that marks the iterations, while it runs.
     pub(super) vm_iteration_loop: Option<Value>,
     pub(super) data_depth: super::depth::DepthGuard,
+    /// `torch.autocast` regions and their cast cache (`amp.rs`).
+    pub(in crate::python) autocast: super::amp::AutocastState,
 }
 
 impl<'a> Interpreter<'a> {
@@ -203,6 +205,7 @@ impl<'a> Interpreter<'a> {
             process_group: None,
             budget: Default::default(),
             data_depth: Default::default(),
+            autocast: Default::default(),
             vm_codes: FxHashMap::default(),
             constants: FxHashMap::default(),
             event_loop: None,

@@ -257,6 +257,11 @@ natives!(
     OrderedDictFn,
     WeakrefRef,
     WeakrefFinalize,
+    // amp (amp.rs)
+    ModAmp,
+    ModCudaAmp,
+    Autocast,
+    CudaAmpAutocast,
 );
 
 impl Native {
@@ -300,6 +305,8 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.optim.lr_scheduler" => module(Native::ModLrScheduler),
         "torch.utils" => module(Native::ModUtils),
         "torch.utils.checkpoint" => module(Native::ModCheckpoint),
+        "torch.amp" => module(Native::ModAmp),
+        "torch.cuda.amp" => module(Native::ModCudaAmp),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -326,6 +333,8 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModLrScheduler) => "torch.optim.lr_scheduler",
         Some(Native::ModUtils) => "torch.utils",
         Some(Native::ModCheckpoint) => "torch.utils.checkpoint",
+        Some(Native::ModAmp) => "torch.amp",
+        Some(Native::ModCudaAmp) => "torch.cuda.amp",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -468,6 +477,10 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModDist, "batch_isend_irecv") => DistBatchIsendIrecv,
         (ModDist, "barrier") => DistBarrier,
         (ModCuda, "current_device") => CurrentDevice,
+        (ModTorch, "amp") => return Some(module(ModAmp)),
+        (ModCuda, "amp") => return Some(module(ModCudaAmp)),
+        (ModTorch | ModAmp, "autocast") => Autocast,
+        (ModCudaAmp, "autocast") => CudaAmpAutocast,
         (ModCuda, "set_device") => SetDevice,
         (ModCudaMemory, "_record_memory_history") => RecordMemoryHistory,
         (ModCudaMemory, "_dump_snapshot") => DumpSnapshot,

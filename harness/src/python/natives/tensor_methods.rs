@@ -582,6 +582,23 @@ pub(in crate::python) fn tensor_binary(
     r: Value,
     in_place: bool,
 ) -> R<Value> {
+    // `matmul`/`mm`/`bmm` are on autocast's lower-precision list.
+    if op == Operator::MatMult && !in_place {
+        let cast = it.autocast_inputs(&[l, r], crate::python::amp::CastPolicy::LowerPrecision)?;
+        let result = tensor_binary_as_given(it, op, cast[0], cast[1], in_place);
+        it.heap.decref_all(cast);
+        return result;
+    }
+    tensor_binary_as_given(it, op, l, r, in_place)
+}
+
+fn tensor_binary_as_given(
+    it: &mut Interpreter<'_>,
+    op: Operator,
+    l: Value,
+    r: Value,
+    in_place: bool,
+) -> R<Value> {
     let lt = tensor_of(it, l).cloned();
     let rt = tensor_of(it, r).cloned();
     let scalar_dtype = |v: Value| match v {

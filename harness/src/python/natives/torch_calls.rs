@@ -12,6 +12,10 @@ pub(in crate::python) fn call_torch_native(
     let p = &a.pos;
     match n {
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
+        Autocast | CudaAmpAutocast => {
+            let keywords = ["device_type", "dtype", "enabled", "cache_enabled"].map(|k| a.kw(it, k));
+            it.new_autocast(p, keywords, n == CudaAmpAutocast)
+        }
         AutogradBackward | RunBackward => {
             // backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             // grad_variables=None, inputs=None); the engine's run_backward(tensors,

@@ -27,6 +27,13 @@ impl<'a> Interpreter<'a> {
             self.heap.decref(manager);
             return Ok((Value::None, enter));
         }
+        if let Value::Obj(id) = manager
+            && self.is_autocast(manager)
+        {
+            self.autocast_enter(id);
+            self.heap.incref(manager);
+            return Ok((manager, manager));
+        }
         if self.is_contextlib_manager(manager) {
             let Value::Obj(id) = manager else {
                 unreachable!("checked above")
@@ -61,6 +68,11 @@ impl<'a> Interpreter<'a> {
                 Ok(false)
             }
             Value::None => Ok(false),
+            Value::Obj(id) if self.is_autocast(exit) => {
+                self.autocast_exit(id);
+                self.heap.decref(exit);
+                Ok(false)
+            }
             Value::Obj(id) if self.is_contextlib_manager(exit) => {
                 let r = self.contextlib_exit(id, exception);
                 self.heap.decref(exit);
