@@ -235,6 +235,11 @@ pub enum WrapperKind {
     WeakRef,
     /// `weakref.finalize(obj, func, *args)`: the function, the tuple of arguments.
     Finalize,
+    /// `functools.lru_cache` wrapper: the function, `maxsize`, hits, misses, then the cached
+    /// key, result pairs (least recently used first).
+    LruCache,
+    /// What `functools.lru_cache(maxsize)` returns: `maxsize`.
+    LruCacheDecorator,
 }
 
 impl ObjKind {
@@ -278,6 +283,8 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",
             ObjKind::Wrapper(WrapperKind::WeakRef, _) => "weakref.ReferenceType",
             ObjKind::Wrapper(WrapperKind::Finalize, _) => "weakref.finalize",
+            ObjKind::Wrapper(WrapperKind::LruCache, _) => "functools._lru_cache_wrapper",
+            ObjKind::Wrapper(WrapperKind::LruCacheDecorator, _) => "function",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

@@ -40,6 +40,7 @@ mod keywords;
 mod layers;
 mod losses;
 mod lr_scheduler;
+mod lru_cache;
 mod module_api;
 mod module_forward;
 mod natives;

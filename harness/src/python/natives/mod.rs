@@ -257,6 +257,8 @@ natives!(
     OrderedDictFn,
     WeakrefRef,
     WeakrefFinalize,
+    FunctoolsLruCache,
+    FunctoolsCache,
 );
 
 impl Native {
@@ -544,6 +546,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModSys, "exc_info") => SysExcInfo,
         (ModFunctools, "partial") => FunctoolsPartial,
         (ModFunctools, "wraps") => FunctoolsWraps,
+        (ModFunctools, "lru_cache") => FunctoolsLruCache,
+        (ModFunctools, "cache") => FunctoolsCache,
         _ => return None,
     };
     Some(native(n))

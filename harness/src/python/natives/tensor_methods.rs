@@ -131,6 +131,9 @@ pub(in crate::python) fn call_method(
             ObjKind::Set { .. } => it.set_method(id, method, &args.pos),
             ObjKind::Generator(_) => it.generator_method(id, method, &args.pos),
             ObjKind::Future(_) => it.future_method(id, method, &args.pos),
+            ObjKind::Wrapper(crate::heap::WrapperKind::LruCache, _) => {
+                it.lru_cache_method(id, method, &args.pos)
+            }
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.
