@@ -36,6 +36,7 @@ mod handlers;
 mod inplace;
 mod int_ops;
 mod interp;
+mod itertools;
 mod keywords;
 mod layers;
 mod losses;

@@ -259,6 +259,12 @@ natives!(
     WeakrefFinalize,
     FunctoolsLruCache,
     FunctoolsCache,
+    ItertoolsChain,
+    ItertoolsChainFromIterable,
+    ItertoolsIslice,
+    ItertoolsCount,
+    ItertoolsRepeat,
+    ItertoolsCycle,
 );
 
 impl Native {
