@@ -237,6 +237,23 @@ pub enum WrapperKind {
     Finalize,
     /// `torch.autocast(...)`: its dtype, whether enabled, the dtype it replaced (or `None`).
     Autocast,
+    /// `functools.lru_cache` wrapper: the function, `maxsize`, hits, misses, then the cached
+    /// key, result pairs (least recently used first).
+    LruCache,
+    /// What `functools.lru_cache(maxsize)` returns: `maxsize`.
+    LruCacheDecorator,
+    /// `itertools.chain`: the iterator over the sources, the current source's iterator.
+    Chain,
+    /// `itertools.islice`: the source iterator, the next index to yield, the stop (`None`:
+    /// none), the step, how many items were read.
+    Islice,
+    /// `itertools.count`: the next value, the step.
+    Count,
+    /// `itertools.repeat`: the object, the repetitions left (`None`: endless).
+    Repeat,
+    /// `itertools.cycle`: the source iterator, the list of saved items, the index into it
+    /// (-1 during the first pass).
+    Cycle,
 }
 
 impl ObjKind {
@@ -281,6 +298,13 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::WeakRef, _) => "weakref.ReferenceType",
             ObjKind::Wrapper(WrapperKind::Finalize, _) => "weakref.finalize",
             ObjKind::Wrapper(WrapperKind::Autocast, _) => "autocast",
+            ObjKind::Wrapper(WrapperKind::LruCache, _) => "functools._lru_cache_wrapper",
+            ObjKind::Wrapper(WrapperKind::LruCacheDecorator, _) => "function",
+            ObjKind::Wrapper(WrapperKind::Chain, _) => "itertools.chain",
+            ObjKind::Wrapper(WrapperKind::Islice, _) => "itertools.islice",
+            ObjKind::Wrapper(WrapperKind::Count, _) => "itertools.count",
+            ObjKind::Wrapper(WrapperKind::Repeat, _) => "itertools.repeat",
+            ObjKind::Wrapper(WrapperKind::Cycle, _) => "itertools.cycle",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

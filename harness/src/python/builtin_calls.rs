@@ -30,6 +30,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         },
         WeakrefRef => it.new_weak_ref(p),
         WeakrefFinalize => it.new_finalizer(p, &a.kw),
+        FunctoolsLruCache | FunctoolsCache => it.lru_cache_new(n == FunctoolsCache, p, &a.kw),
+        ItertoolsChain | ItertoolsChainFromIterable | ItertoolsIslice | ItertoolsCount
+        | ItertoolsRepeat | ItertoolsCycle => it.itertools_new(n, p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),

@@ -220,6 +220,11 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(Some(Value::Obj(self.alloc(ObjKind::Tuple(row)))))
             }
+            WrapperKind::Chain
+            | WrapperKind::Islice
+            | WrapperKind::Count
+            | WrapperKind::Repeat
+            | WrapperKind::Cycle => self.itertools_next(id, kind, &items),
             _ => {
                 let t = self.heap.kind(id).type_name();
                 self.error(format!("TypeError: '{t}' object is not an iterator"))

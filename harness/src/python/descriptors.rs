@@ -49,7 +49,10 @@ impl<'a> Interpreter<'a> {
             return Ok(attr);
         };
         match self.heap.kind(a) {
-            ObjKind::Function(_) if instance.is_some() => {
+            // The C lru_cache wrapper binds as a function does (`lru_cache_descr_get`).
+            ObjKind::Function(_) | ObjKind::Wrapper(WrapperKind::LruCache, _)
+                if instance.is_some() =>
+            {
                 let receiver = instance.expect("checked");
                 self.heap.incref(attr);
                 self.heap.incref(receiver);
@@ -177,6 +180,12 @@ impl<'a> Interpreter<'a> {
                 if args.is_empty() && kwargs.is_empty() =>
             {
                 self.call_weak(id, kind)
+            }
+            WrapperKind::LruCache => self.lru_cache_call(id, args, kwargs),
+            WrapperKind::LruCacheDecorator if kwargs.is_empty() => {
+                let r = self.lru_cache_decorate(id, &args);
+                self.heap.decref_all(args);
+                r
             }
             _ => {
                 self.heap.decref_all(args);

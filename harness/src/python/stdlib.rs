@@ -92,6 +92,11 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModWarnings, "warn" | "filterwarnings" | "simplefilter") => f(Silent),
         (ModCopy, "deepcopy") => f(CopyDeepcopy),
         (ModCopy, "copy") => f(CopyCopy),
+        (ModItertools, "chain") => f(ItertoolsChain),
+        (ModItertools, "islice") => f(ItertoolsIslice),
+        (ModItertools, "count") => f(ItertoolsCount),
+        (ModItertools, "repeat") => f(ItertoolsRepeat),
+        (ModItertools, "cycle") => f(ItertoolsCycle),
         _ => None,
     }
 }

@@ -82,7 +82,11 @@ impl<'a> Interpreter<'a> {
                     let mut all = Vec::with_capacity(args.len() + 1);
                     all.push(receiver);
                     all.extend(args);
-                    self.call_function(func, all, kwargs)
+                    if matches!(self.heap.kind(func), ObjKind::Function(_)) {
+                        self.call_function(func, all, kwargs)
+                    } else {
+                        self.call(Value::Obj(func), all, kwargs)
+                    }
                 }
                 ObjKind::Instance { .. } if self.instance_torch_class(callee).is_some() => {
                     self.call_module(id, args, kwargs)

@@ -262,6 +262,14 @@ natives!(
     ModCudaAmp,
     Autocast,
     CudaAmpAutocast,
+    FunctoolsLruCache,
+    FunctoolsCache,
+    ItertoolsChain,
+    ItertoolsChainFromIterable,
+    ItertoolsIslice,
+    ItertoolsCount,
+    ItertoolsRepeat,
+    ItertoolsCycle,
 );
 
 impl Native {
@@ -557,6 +565,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModSys, "exc_info") => SysExcInfo,
         (ModFunctools, "partial") => FunctoolsPartial,
         (ModFunctools, "wraps") => FunctoolsWraps,
+        (ModFunctools, "lru_cache") => FunctoolsLruCache,
+        (ModFunctools, "cache") => FunctoolsCache,
         _ => return None,
     };
     Some(native(n))

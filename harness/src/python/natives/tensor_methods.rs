@@ -13,6 +13,9 @@ pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sy
         }
         (Value::Dtype(d), "itemsize") => Ok(Value::Int(d.element_size() as i64)),
         (Value::Dtype(d), "is_floating_point") => Ok(Value::Bool(d.is_floating())),
+        (Value::Native(n), "from_iterable") if n == super::Native::ItertoolsChain.id() => Ok(
+            Value::Native(super::Native::ItertoolsChainFromIterable.id()),
+        ),
         _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
     }
 }
@@ -131,6 +134,9 @@ pub(in crate::python) fn call_method(
             ObjKind::Set { .. } => it.set_method(id, method, &args.pos),
             ObjKind::Generator(_) => it.generator_method(id, method, &args.pos),
             ObjKind::Future(_) => it.future_method(id, method, &args.pos),
+            ObjKind::Wrapper(crate::heap::WrapperKind::LruCache, _) => {
+                it.lru_cache_method(id, method, &args.pos)
+            }
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.
@@ -151,6 +157,15 @@ pub(in crate::python) fn call_method(
             Some(r) => r,
             None => it.unsupported(format!("method '{method}' of str")),
         },
+        Value::Native(n)
+            if n == super::Native::ItertoolsChain.id() && method == "from_iterable" =>
+        {
+            it.itertools_new(
+                super::Native::ItertoolsChainFromIterable,
+                &args.pos,
+                &args.kw,
+            )
+        }
         Value::Dtype(_) | Value::Device(_) | Value::Int(_) | Value::Float(_) => {
             it.unsupported(format!("method '{method}' of {}", it.display(recv)))
         }
