@@ -30,9 +30,9 @@ use super::generators::{Resume, Step};
 /// The running loop's queues; every entry holds a reference to its object.
 #[derive(Default)]
 pub(in crate::python) struct EventLoop {
-    ready: VecDeque<Callback>,
+    pub(super) ready: VecDeque<Callback>,
     /// Pending timers (deadline, order made, the future they resolve), kept sorted.
-    timers: Vec<(f64, u64, ObjId)>,
+    pub(super) timers: Vec<(f64, u64, ObjId)>,
     clock: f64,
     timers_made: u64,
 }
@@ -72,7 +72,9 @@ impl<'a> Interpreter<'a> {
         self.event_loop = Some(Box::default());
         self.heap.incref(coroutine);
         let main = self.new_task(coro);
-        let run = self.run_until_done(main);
+        let run = self
+            .run_until_done(&[main])
+            .and_then(|()| self.cancel_all_tasks());
         self.close_loop();
         let outcome = run.and_then(|()| self.future_outcome(main));
         self.heap.decref_id(main);
@@ -104,7 +106,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Schedules a callback, taking a reference to its target.
-    fn call_soon(&mut self, callback: Callback) {
+    pub(super) fn call_soon(&mut self, callback: Callback) {
         self.heap.incref(Value::Obj(callback.target()));
         if let Some(l) = self.event_loop.as_deref_mut() {
             l.ready.push_back(callback);
@@ -193,7 +195,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Finishes a future with an outcome (owned) and schedules its callbacks in order.
-    fn resolve(&mut self, future: ObjId, outcome: FutureState) {
+    pub(super) fn resolve(&mut self, future: ObjId, outcome: FutureState) {
         let callbacks = match self.heap.kind_mut(future) {
             ObjKind::Future(f) if f.state == FutureState::Pending => {
                 f.state = outcome;
@@ -203,7 +205,7 @@ impl<'a> Interpreter<'a> {
                 match outcome {
                     FutureState::Done(v) => self.heap.decref(v),
                     FutureState::Failed(e) => self.heap.decref_id(e),
-                    FutureState::Pending => {}
+                    FutureState::Pending | FutureState::Cancelled => {}
                 }
                 return;
             }
@@ -218,13 +220,15 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// Runs callbacks until `main` is done.
-    fn run_until_done(&mut self, main: ObjId) -> R<()> {
+    /// Runs callbacks until every future of `awaited` is done.
+    pub(super) fn run_until_done(&mut self, awaited: &[ObjId]) -> R<()> {
         loop {
-            let done = matches!(
-                self.heap.kind(main),
-                ObjKind::Future(f) if f.state != FutureState::Pending
-            );
+            let done = awaited.iter().all(|&f| {
+                matches!(
+                    self.heap.kind(f),
+                    ObjKind::Future(f) if f.state != FutureState::Pending
+                )
+            });
             if done {
                 return Ok(());
             }
@@ -242,7 +246,7 @@ impl<'a> Interpreter<'a> {
                 None => {
                     if !self.fire_next_timers() {
                         return self.error(
-                            "RuntimeError: the event loop has nothing to run and the main task is not done (it would wait forever)",
+                            "RuntimeError: the event loop has nothing to run and the main task (or, at shutdown, a cancelled task) is not done (it would wait forever)",
                         );
                     }
                 }
@@ -284,6 +288,8 @@ impl<'a> Interpreter<'a> {
     /// done it gets the list of their results, in argument order.
     fn gather_child_done(&mut self, outer: ObjId) {
         let (children, pending) = match self.heap.kind_mut(outer) {
+            // Already failed by an earlier child: nothing more to report.
+            ObjKind::Future(f) if f.state != FutureState::Pending => return,
             ObjKind::Future(f) => match &mut f.role {
                 FutureRole::Gather { children, pending } => {
                     *pending = pending.saturating_sub(1);
@@ -293,15 +299,12 @@ impl<'a> Interpreter<'a> {
             },
             _ => return,
         };
-        let failure = children.iter().find_map(|&c| match self.heap.kind(c) {
-            ObjKind::Future(f) => match f.state {
-                FutureState::Failed(e) => Some(e),
-                _ => None,
-            },
-            _ => None,
+        let failed = children.iter().copied().find(|&c| {
+            matches!(self.heap.kind(c), ObjKind::Future(f)
+                if matches!(f.state, FutureState::Failed(_) | FutureState::Cancelled))
         });
-        if let Some(e) = failure {
-            self.heap.incref(Value::Obj(e));
+        if let Some(child) = failed {
+            let e = self.failure_of(child);
             self.resolve(outer, FutureState::Failed(e));
             return;
         }
@@ -329,24 +332,41 @@ impl<'a> Interpreter<'a> {
     /// Python exceptions end the task (they are caught there, so they are objects); model
     /// errors (an unsupported construct, the run's OOM) stop the run.
     fn step_task(&mut self, task: ObjId) -> R<()> {
-        let coroutine = match self.heap.kind(task) {
+        let (coroutine, waiter, must_cancel) = match self.heap.kind_mut(task) {
             ObjKind::Future(f) if f.state == FutureState::Pending => match f.role {
-                FutureRole::Task { coroutine } => coroutine,
+                FutureRole::Task { coroutine } => (
+                    coroutine,
+                    f.waiter.take(),
+                    std::mem::take(&mut f.must_cancel),
+                ),
                 _ => return Ok(()),
             },
             _ => return Ok(()),
         };
+        if let Some(w) = waiter {
+            self.heap.decref_id(w);
+        }
+        let how = if must_cancel {
+            let e = self.new_cancelled_error();
+            Resume::Throw(self.raising(e))
+        } else {
+            Resume::Send(Value::None)
+        };
         self.exc.handler_depth += 1;
-        let step = self.resume_generator(coroutine, Resume::Send(Value::None));
+        let step = self.resume_generator(coroutine, how);
         self.exc.handler_depth -= 1;
         match step {
-            Ok(Step::Returned(v)) => self.resolve(task, FutureState::Done(v)),
+            Ok(Step::Returned(v)) => self.task_returned(task, v),
             Ok(Step::Yielded(v)) => self.task_yielded(task, v)?,
             Err(e) => match Self::raised_exception(&e) {
                 Some(x) => {
                     self.heap.incref(Value::Obj(x));
                     self.discard(e);
-                    self.resolve(task, FutureState::Failed(x));
+                    if self.is_cancelled_error(x) {
+                        self.task_cancelled(task, x);
+                    } else {
+                        self.resolve(task, FutureState::Failed(x));
+                    }
                 }
                 None => return Err(e),
             },
@@ -387,8 +407,14 @@ impl<'a> Interpreter<'a> {
             Some(_) => {
                 self.add_done_callback(future, Callback::Step(task));
                 self.arm_sleep(future)?;
+                self.set_waiter(task, future);
+                return Ok(());
             }
-            None => self.add_done_callback(future, Callback::Step(task)),
+            None => {
+                self.add_done_callback(future, Callback::Step(task));
+                self.set_waiter(task, future);
+                return Ok(());
+            }
         }
         self.heap.decref_id(future);
         Ok(())
@@ -425,9 +451,9 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// `asyncio.run`'s shutdown: callbacks and timers still queued are dropped, which frees
-    /// tasks nothing else keeps (CPython cancels them first: not modelled, their `finally`
-    /// blocks do not run).
+    /// `asyncio.run`'s shutdown, after the tasks still pending were cancelled and run to
+    /// their end ([`Interpreter::cancel_all_tasks`]): callbacks and timers still queued
+    /// are dropped.
     fn close_loop(&mut self) {
         let Some(l) = self.event_loop.take() else {
             return;
