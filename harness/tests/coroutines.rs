@@ -411,7 +411,7 @@ assert log == ['main done', 'worker cancelled', 'worker finally'], log
 
 #[test]
 fn a_cancelled_task_releases_its_tensors() {
-    ok("
+    let after_cancel = "
 MiB = 1024 * 1024
 async def holder():
     x = torch.zeros(MiB, device='cuda')
@@ -429,7 +429,10 @@ asyncio.run(main())
 # Freed without a collection: from 3.9 the task hands its CancelledError (whose traceback
 # holds the frame) to the first `await t`, so no cycle through `t` remains (CPython too).
 assert torch.cuda.memory_allocated() == 0
-");
+";
+    ok(after_cancel);
+    // 3.8 drops the task's CancelledError at once (the other path of `task_cancelled`).
+    probes::run("3.8", after_cancel).expect("runs on 3.8");
     // A task left pending at shutdown is cancelled, and frees its tensors then.
     ok("
 MiB = 1024 * 1024
@@ -443,4 +446,29 @@ async def main():
 asyncio.run(main())
 assert torch.cuda.memory_allocated() == 0
 ");
+}
+
+#[test]
+fn asyncio_calls_not_modelled_are_refused_with_a_location() {
+    for (script, what) in [
+        (
+            "async def main():\n    await asyncio.wait_for(asyncio.sleep(1), 2)\nasyncio.run(main())\n",
+            "wait_for",
+        ),
+        (
+            "async def main():\n    q = asyncio.Queue()\nasyncio.run(main())\n",
+            "Queue",
+        ),
+    ] {
+        let err = probes::run("3.11", script).expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("unsupported") && text.contains(what),
+            "{text}"
+        );
+        assert!(
+            text.contains("t.yaml:6:"),
+            "located on the call's line: {text}"
+        );
+    }
 }
