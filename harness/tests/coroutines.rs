@@ -472,3 +472,25 @@ fn asyncio_calls_not_modelled_are_refused_with_a_location() {
         );
     }
 }
+
+#[test]
+fn a_task_created_as_main_returns_takes_its_first_step_before_shutdown() {
+    // The main task's done callback stops the loop only after the batch under way, so the
+    // new task starts, then shutdown cancels it at its `await`.
+    agrees_with_cpython(
+        "
+log = []
+async def worker(n):
+    log.append('start' + str(n))
+    try:
+        await asyncio.sleep(1)
+    finally:
+        log.append('finally' + str(n))
+async def main():
+    asyncio.create_task(worker(1))
+    log.append('main')
+asyncio.run(main())
+assert log == ['main', 'start1', 'finally1'], ' '.join(log)
+",
+    );
+}

@@ -38,12 +38,15 @@ pub enum Callback {
     Step(ObjId),
     /// A gather child finished: tell the gathering future (owned reference).
     GatherChild(ObjId),
+    /// `asyncio.run`'s main task finished (`_run_until_complete_cb`, owned reference): the
+    /// loop stops once the batch of callbacks under way is done.
+    Stop(ObjId),
 }
 
 impl Callback {
     pub fn target(self) -> ObjId {
         match self {
-            Callback::Step(t) | Callback::GatherChild(t) => t,
+            Callback::Step(t) | Callback::GatherChild(t) | Callback::Stop(t) => t,
         }
     }
 }

@@ -15,6 +15,10 @@
 //! `Future.__schedule_callbacks` does (a gather child's completion, then the gathering
 //! future's, then the waiting task's step).
 //!
+//! `asyncio.run` stops as `run_until_complete` does: the main task's done callback stops
+//! the loop, and the batch of callbacks under way still runs; then the tasks still pending
+//! are cancelled and run to their end (`cancellation.rs`).
+//!
 //! Objects counted for the collector: each task, future and gathering future is one
 //! gen-0 object (C `_asyncio.Task`/`Future`; `_GatheringFuture` counted as one). Handles,
 //! the bound step methods and context copies are not modelled, nor the loop's own objects
@@ -35,6 +39,11 @@ pub(in crate::python) struct EventLoop {
     pub(super) timers: Vec<(f64, u64, ObjId)>,
     clock: f64,
     timers_made: u64,
+    /// Callbacks left in the batch under way (`_run_once` runs the ready queue's length at
+    /// the start of a batch; what those schedule runs in the next one).
+    batch_left: usize,
+    /// `loop.stop()` was called: the loop ends when the batch under way is done.
+    stopping: bool,
 }
 
 /// Gen-0 objects `asyncio.run` allocates before the coroutine's first line, less the ones
@@ -72,8 +81,9 @@ impl<'a> Interpreter<'a> {
         self.event_loop = Some(Box::default());
         self.heap.incref(coroutine);
         let main = self.new_task(coro);
+        self.add_done_callback(main, Callback::Stop(main));
         let run = self
-            .run_until_done(&[main])
+            .run_until_stopped()
             .and_then(|()| self.cancel_all_tasks());
         self.close_loop();
         let outcome = run.and_then(|()| self.future_outcome(main));
@@ -220,6 +230,42 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// `run_until_complete`'s `run_forever`: runs batches of callbacks until a batch in
+    /// which the main task's done callback stopped the loop is over, so callbacks already
+    /// scheduled in that batch still run (a task created just before `main` returns takes
+    /// its first step).
+    fn run_until_stopped(&mut self) -> R<()> {
+        loop {
+            let Some(l) = self.event_loop.as_deref_mut() else {
+                return Ok(());
+            };
+            if l.batch_left == 0 {
+                if l.stopping {
+                    return Ok(());
+                }
+                if l.ready.is_empty() && !self.fire_next_timers() {
+                    return self.error(
+                        "RuntimeError: the event loop has nothing to run and the main task is not done (it would wait forever)",
+                    );
+                }
+                let Some(l) = self.event_loop.as_deref_mut() else {
+                    return Ok(());
+                };
+                l.batch_left = l.ready.len();
+                continue;
+            }
+            l.batch_left -= 1;
+            let Some(callback) = l.ready.pop_front() else {
+                l.batch_left = 0;
+                continue;
+            };
+            let r = self.run_callback(callback);
+            self.heap.decref_id(callback.target());
+            self.release_dropped_storages(None);
+            r?;
+        }
+    }
+
     /// Runs callbacks until every future of `awaited` is done.
     pub(super) fn run_until_done(&mut self, awaited: &[ObjId]) -> R<()> {
         loop {
@@ -279,6 +325,12 @@ impl<'a> Interpreter<'a> {
             Callback::Step(task) => self.step_task(task),
             Callback::GatherChild(outer) => {
                 self.gather_child_done(outer);
+                Ok(())
+            }
+            Callback::Stop(_) => {
+                if let Some(l) = self.event_loop.as_deref_mut() {
+                    l.stopping = true;
+                }
                 Ok(())
             }
         }
