@@ -278,3 +278,219 @@ assert asyncio.run(main()) == 'ok'
     .expect_err("refused");
     assert!(err.to_string().contains("async generators"), "{err}");
 }
+
+#[test]
+fn cancelling_a_sleeping_task_raises_cancelled_error_at_its_await() {
+    agrees_with_cpython(
+        "
+log = []
+async def worker():
+    try:
+        await asyncio.sleep(10)
+        log.append('not reached')
+    except asyncio.CancelledError:
+        log.append('cancelled')
+        raise
+    finally:
+        log.append('finally')
+async def main():
+    t = asyncio.create_task(worker())
+    await asyncio.sleep(0)
+    assert t.cancel() is True
+    assert not t.cancelled()
+    try:
+        await t
+    except asyncio.CancelledError:
+        log.append('main saw')
+    assert t.cancelled() and t.done()
+    assert t.cancel() is False
+    return 'ok'
+assert asyncio.run(main()) == 'ok'
+assert log == ['cancelled', 'finally', 'main saw'], log
+",
+    );
+}
+
+#[test]
+fn a_task_cancelled_before_its_first_step_never_runs() {
+    agrees_with_cpython(
+        "
+log = []
+async def worker():
+    log.append('ran')
+async def main():
+    t = asyncio.create_task(worker())
+    assert t.cancel()
+    try:
+        await t
+    except asyncio.CancelledError:
+        log.append('cancelled before start')
+    return t.cancelled()
+assert asyncio.run(main()) is True
+assert log == ['cancelled before start'], log
+",
+    );
+}
+
+#[test]
+fn a_task_that_swallows_cancellation_finishes_with_its_result() {
+    agrees_with_cpython(
+        "
+async def stubborn():
+    outcome = 'slept'
+    try:
+        await asyncio.sleep(5)
+    except asyncio.CancelledError:
+        outcome = 'kept going'
+    return outcome
+async def main():
+    t = asyncio.create_task(stubborn())
+    await asyncio.sleep(0)
+    t.cancel()
+    r = await t
+    assert not t.cancelled()
+    return r
+assert asyncio.run(main()) == 'kept going'
+",
+    );
+}
+
+#[test]
+fn cancelling_a_task_awaiting_gather_cancels_the_children() {
+    agrees_with_cpython(
+        "
+log = []
+async def child(n):
+    try:
+        await asyncio.sleep(n)
+    except asyncio.CancelledError:
+        log.append('child' + str(n))
+        raise
+async def parent():
+    await asyncio.gather(child(1), child(2))
+    log.append('not reached')
+async def main():
+    t = asyncio.create_task(parent())
+    # Two hops: the parent starts the children, then they start sleeping.
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    t.cancel()
+    try:
+        await t
+    except asyncio.CancelledError:
+        log.append('parent cancelled')
+    return t.cancelled()
+assert asyncio.run(main()) is True
+assert log == ['child1', 'child2', 'parent cancelled'], ' '.join(log)
+",
+    );
+}
+
+#[test]
+fn asyncio_run_cancels_the_tasks_still_pending_at_shutdown() {
+    agrees_with_cpython(
+        "
+log = []
+async def worker():
+    try:
+        await asyncio.sleep(10)
+    except asyncio.CancelledError:
+        log.append('worker cancelled')
+        raise
+    finally:
+        log.append('worker finally')
+async def main():
+    asyncio.create_task(worker())
+    await asyncio.sleep(0)
+    log.append('main done')
+asyncio.run(main())
+assert log == ['main done', 'worker cancelled', 'worker finally'], log
+",
+    );
+}
+
+#[test]
+fn a_cancelled_task_releases_its_tensors() {
+    let after_cancel = "
+MiB = 1024 * 1024
+async def holder():
+    x = torch.zeros(MiB, device='cuda')
+    await asyncio.sleep(100)
+async def main():
+    t = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    assert torch.cuda.memory_allocated() == 4 * MiB
+    t.cancel()
+    try:
+        await t
+    except asyncio.CancelledError:
+        pass
+asyncio.run(main())
+# Freed without a collection: from 3.9 the task hands its CancelledError (whose traceback
+# holds the frame) to the first `await t`, so no cycle through `t` remains (CPython too).
+assert torch.cuda.memory_allocated() == 0
+";
+    ok(after_cancel);
+    // 3.8 drops the task's CancelledError at once (the other path of `task_cancelled`).
+    probes::run("3.8", after_cancel).expect("runs on 3.8");
+    // A task left pending at shutdown is cancelled, and frees its tensors then.
+    ok("
+MiB = 1024 * 1024
+async def holder():
+    x = torch.zeros(MiB, device='cuda')
+    await asyncio.sleep(100)
+async def main():
+    asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    assert torch.cuda.memory_allocated() == 4 * MiB
+asyncio.run(main())
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+#[test]
+fn asyncio_calls_not_modelled_are_refused_with_a_location() {
+    for (script, what) in [
+        (
+            "async def main():\n    await asyncio.wait_for(asyncio.sleep(1), 2)\nasyncio.run(main())\n",
+            "wait_for",
+        ),
+        (
+            "async def main():\n    q = asyncio.Queue()\nasyncio.run(main())\n",
+            "Queue",
+        ),
+    ] {
+        let err = probes::run("3.11", script).expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("unsupported") && text.contains(what),
+            "{text}"
+        );
+        assert!(
+            text.contains("t.yaml:6:"),
+            "located on the call's line: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_task_created_as_main_returns_takes_its_first_step_before_shutdown() {
+    // The main task's done callback stops the loop only after the batch under way, so the
+    // new task starts, then shutdown cancels it at its `await`.
+    agrees_with_cpython(
+        "
+log = []
+async def worker(n):
+    log.append('start' + str(n))
+    try:
+        await asyncio.sleep(1)
+    finally:
+        log.append('finally' + str(n))
+async def main():
+    asyncio.create_task(worker(1))
+    log.append('main')
+asyncio.run(main())
+assert log == ['main', 'start1', 'finally1'], ' '.join(log)
+",
+    );
+}

@@ -14,6 +14,8 @@ pub enum FutureState {
     Done(Value),
     /// Holds the exception object (owned).
     Failed(ObjId),
+    /// Cancelled, holding no exception: reading the outcome makes a new `CancelledError`.
+    Cancelled,
 }
 
 /// What a future stands for.
@@ -36,12 +38,15 @@ pub enum Callback {
     Step(ObjId),
     /// A gather child finished: tell the gathering future (owned reference).
     GatherChild(ObjId),
+    /// `asyncio.run`'s main task finished (`_run_until_complete_cb`, owned reference): the
+    /// loop stops once the batch of callbacks under way is done.
+    Stop(ObjId),
 }
 
 impl Callback {
     pub fn target(self) -> ObjId {
         match self {
-            Callback::Step(t) | Callback::GatherChild(t) => t,
+            Callback::Step(t) | Callback::GatherChild(t) | Callback::Stop(t) => t,
         }
     }
 }
@@ -53,6 +58,14 @@ pub struct FutureData {
     pub role: FutureRole,
     /// Callbacks run (scheduled with `call_soon`) when it finishes; each holds a reference.
     pub callbacks: Vec<Callback>,
+    /// Finished by cancellation (`Future.cancelled()`); the state then holds the
+    /// `CancelledError` that awaiting it raises.
+    pub cancelled: bool,
+    /// A task asked to cancel while not waiting on a future (`Task._must_cancel`): its next
+    /// step throws `CancelledError` into the coroutine.
+    pub must_cancel: bool,
+    /// The future a task is suspended on (`Task._fut_waiter`, owned): `cancel()` cancels it.
+    pub waiter: Option<ObjId>,
 }
 
 impl FutureData {
@@ -61,6 +74,9 @@ impl FutureData {
             state: FutureState::Pending,
             role,
             callbacks: Vec::new(),
+            cancelled: false,
+            must_cancel: false,
+            waiter: None,
         }
     }
 
@@ -82,7 +98,7 @@ impl FutureData {
         match self.state {
             FutureState::Done(v) => value(v, Edge::Role("_result")),
             FutureState::Failed(e) => value(Value::Obj(e), Edge::Role("_exception")),
-            FutureState::Pending => {}
+            FutureState::Pending | FutureState::Cancelled => {}
         }
         match &self.role {
             FutureRole::Task { coroutine } => value(Value::Obj(*coroutine), Edge::Role("_coro")),
@@ -96,6 +112,9 @@ impl FutureData {
         for c in &self.callbacks {
             value(Value::Obj(c.target()), Edge::Role("_callbacks"));
         }
+        if let Some(w) = self.waiter {
+            value(Value::Obj(w), Edge::Role("_fut_waiter"));
+        }
     }
 
     /// Drops its references (the collector's `tp_clear`).
@@ -103,11 +122,15 @@ impl FutureData {
         let role = std::mem::replace(&mut self.role, FutureRole::Plain);
         let state = std::mem::replace(&mut self.state, FutureState::Pending);
         let callbacks = std::mem::take(&mut self.callbacks);
+        out.extend(self.waiter.take().map(Value::Obj));
         Self::push_all(state, role, callbacks, &mut |v| out.push(v));
     }
 
     /// Every reference it owns, when it is freed.
     pub fn references(self, push: &mut impl FnMut(Value)) {
+        if let Some(w) = self.waiter {
+            push(Value::Obj(w));
+        }
         Self::push_all(self.state, self.role, self.callbacks, push);
     }
 
@@ -120,7 +143,7 @@ impl FutureData {
         match state {
             FutureState::Done(v) => push(v),
             FutureState::Failed(e) => push(Value::Obj(e)),
-            FutureState::Pending => {}
+            FutureState::Pending | FutureState::Cancelled => {}
         }
         match role {
             FutureRole::Task { coroutine } => push(Value::Obj(coroutine)),

@@ -188,7 +188,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::AsyncFunctions,
         construct: "`async def`, `await`, `asyncio.run`",
         support: Support::Partly,
-        notes: "coroutines suspend at `await x`, `y = await x` and `return await x` statements (also inside `if`/`for`/`while`/`try`); a deterministic event loop runs `asyncio.run`, `create_task`, `gather`, `sleep` (virtual clock) and awaiting tasks; an `await` inside a larger expression, a `finally` or a `with` runs its awaitable to the end and is refused if it would suspend; no `asyncio.Queue`, cancellation, `wait_for`, or async generators",
+        notes: "coroutines suspend at `await x`, `y = await x` and `return await x` statements (also inside `if`/`for`/`while`/`try`); a deterministic event loop runs `asyncio.run`, `create_task`, `gather`, `sleep` (virtual clock) and awaiting tasks; `task.cancel()` raises `asyncio.CancelledError` at the task's `await`, and `asyncio.run` cancels the tasks still pending at shutdown; an `await` inside a larger expression, a `finally` or a `with` runs its awaitable to the end and is refused if it would suspend; no `asyncio.Queue`, `wait_for`, or async generators",
         what: "",
         runs: "async def f(x):\n    await asyncio.sleep(0)\n    return x\nasync def main():\n    return await asyncio.gather(f(1), f(2))\nassert asyncio.run(main()) == [1, 2]\n",
         refused: "",

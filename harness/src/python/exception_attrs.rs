@@ -152,6 +152,9 @@ impl<'a> Interpreter<'a> {
     /// `torch.OutOfMemoryError` and `torch.cuda.OutOfMemoryError`.
     pub(super) fn torch_exception_attr(&mut self, module: Value, name: Sym) -> Option<Value> {
         let m = super::natives::module_display_of(module);
+        if m == "asyncio" && self.names.name(name) == "CancelledError" {
+            return Some(Value::Obj(self.asyncio_cancelled_class()));
+        }
         ((m == "torch" || m == "torch.cuda") && self.names.name(name) == "OutOfMemoryError")
             .then(|| self.torch_oom_class())
     }

@@ -79,10 +79,14 @@ const HIERARCHY: &[(&str, Option<&str>)] = &[
     ("DeprecationWarning", Some("Warning")),
     ("RuntimeWarning", Some("Warning")),
     ("FutureWarning", Some("Warning")),
+    ("CancelledError", Some("BaseException")),
 ];
 
 /// The name under which torch exposes its out-of-memory error (not a Python builtin).
 const TORCH_OOM: &str = "OutOfMemoryError";
+
+/// `asyncio.CancelledError` (a `BaseException` since 3.8; not a Python builtin).
+const ASYNCIO_CANCELLED: &str = "CancelledError";
 
 /// The interpreter's exception bookkeeping.
 #[derive(Default)]
@@ -125,7 +129,10 @@ impl<'a> Interpreter<'a> {
 
     /// The builtin exception class `name` (`ValueError`), if it is one.
     pub(super) fn builtin_exception(&mut self, name: &str) -> Option<Value> {
-        if name == TORCH_OOM || !HIERARCHY.iter().any(|(n, _)| *n == name) {
+        if name == TORCH_OOM
+            || name == ASYNCIO_CANCELLED
+            || !HIERARCHY.iter().any(|(n, _)| *n == name)
+        {
             return None;
         }
         self.exception_class(name).map(Value::Obj)
@@ -135,6 +142,12 @@ impl<'a> Interpreter<'a> {
     pub(super) fn torch_oom_class(&mut self) -> Value {
         self.exception_class(TORCH_OOM)
             .map_or(Value::None, Value::Obj)
+    }
+
+    /// `asyncio.CancelledError`.
+    pub(super) fn asyncio_cancelled_class(&mut self) -> ObjId {
+        self.exception_class(ASYNCIO_CANCELLED)
+            .expect("CancelledError is in the hierarchy")
     }
 
     fn exception_class(&mut self, name: &str) -> Option<ObjId> {

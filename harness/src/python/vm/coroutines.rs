@@ -163,15 +163,15 @@ impl<'a> Interpreter<'a> {
                 self.heap.incref(v);
                 Ok(v)
             }
-            FutureState::Failed(e) => {
-                self.heap.incref(Value::Obj(e));
+            FutureState::Failed(_) | FutureState::Cancelled => {
+                let e = self.failure_of(future);
                 Err(self.raising(e))
             }
             FutureState::Pending => self.error("asyncio.InvalidStateError: Result is not set."),
         }
     }
 
-    /// `task.done()`, `task.result()`, `task.cancelled()` (arguments owned by the caller).
+    /// `task.done()`, `task.result()`, `task.cancelled()`, `task.cancel()` (arguments owned by the caller).
     pub(in crate::python) fn future_method(
         &mut self,
         future: ObjId,
@@ -184,7 +184,11 @@ impl<'a> Interpreter<'a> {
         );
         match (method, args) {
             ("done", []) => Ok(Value::Bool(!pending)),
-            ("cancelled", []) => Ok(Value::Bool(false)),
+            ("cancelled", []) => Ok(Value::Bool(matches!(
+                self.heap.kind(future),
+                ObjKind::Future(f) if f.cancelled
+            ))),
+            ("cancel", []) => Ok(Value::Bool(self.cancel_future(future))),
             ("result", []) => self.future_outcome(future),
             _ => self.unsupported(format!(
                 "asyncio future method '{method}' with these arguments"

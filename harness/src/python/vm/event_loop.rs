@@ -15,6 +15,10 @@
 //! `Future.__schedule_callbacks` does (a gather child's completion, then the gathering
 //! future's, then the waiting task's step).
 //!
+//! `asyncio.run` stops as `run_until_complete` does: the main task's done callback stops
+//! the loop, and the batch of callbacks under way still runs; then the tasks still pending
+//! are cancelled and run to their end (`cancellation.rs`).
+//!
 //! Objects counted for the collector: each task, future and gathering future is one
 //! gen-0 object (C `_asyncio.Task`/`Future`; `_GatheringFuture` counted as one). Handles,
 //! the bound step methods and context copies are not modelled, nor the loop's own objects
@@ -30,11 +34,16 @@ use super::generators::{Resume, Step};
 /// The running loop's queues; every entry holds a reference to its object.
 #[derive(Default)]
 pub(in crate::python) struct EventLoop {
-    ready: VecDeque<Callback>,
+    pub(super) ready: VecDeque<Callback>,
     /// Pending timers (deadline, order made, the future they resolve), kept sorted.
-    timers: Vec<(f64, u64, ObjId)>,
+    pub(super) timers: Vec<(f64, u64, ObjId)>,
     clock: f64,
     timers_made: u64,
+    /// Callbacks left in the batch under way (`_run_once` runs the ready queue's length at
+    /// the start of a batch; what those schedule runs in the next one).
+    batch_left: usize,
+    /// `loop.stop()` was called: the loop ends when the batch under way is done.
+    stopping: bool,
 }
 
 /// Gen-0 objects `asyncio.run` allocates before the coroutine's first line, less the ones
@@ -72,7 +81,10 @@ impl<'a> Interpreter<'a> {
         self.event_loop = Some(Box::default());
         self.heap.incref(coroutine);
         let main = self.new_task(coro);
-        let run = self.run_until_done(main);
+        self.add_done_callback(main, Callback::Stop(main));
+        let run = self
+            .run_until_stopped()
+            .and_then(|()| self.cancel_all_tasks());
         self.close_loop();
         let outcome = run.and_then(|()| self.future_outcome(main));
         self.heap.decref_id(main);
@@ -104,7 +116,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Schedules a callback, taking a reference to its target.
-    fn call_soon(&mut self, callback: Callback) {
+    pub(super) fn call_soon(&mut self, callback: Callback) {
         self.heap.incref(Value::Obj(callback.target()));
         if let Some(l) = self.event_loop.as_deref_mut() {
             l.ready.push_back(callback);
@@ -193,7 +205,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Finishes a future with an outcome (owned) and schedules its callbacks in order.
-    fn resolve(&mut self, future: ObjId, outcome: FutureState) {
+    pub(super) fn resolve(&mut self, future: ObjId, outcome: FutureState) {
         let callbacks = match self.heap.kind_mut(future) {
             ObjKind::Future(f) if f.state == FutureState::Pending => {
                 f.state = outcome;
@@ -203,7 +215,7 @@ impl<'a> Interpreter<'a> {
                 match outcome {
                     FutureState::Done(v) => self.heap.decref(v),
                     FutureState::Failed(e) => self.heap.decref_id(e),
-                    FutureState::Pending => {}
+                    FutureState::Pending | FutureState::Cancelled => {}
                 }
                 return;
             }
@@ -218,13 +230,51 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// Runs callbacks until `main` is done.
-    fn run_until_done(&mut self, main: ObjId) -> R<()> {
+    /// `run_until_complete`'s `run_forever`: runs batches of callbacks until a batch in
+    /// which the main task's done callback stopped the loop is over, so callbacks already
+    /// scheduled in that batch still run (a task created just before `main` returns takes
+    /// its first step).
+    fn run_until_stopped(&mut self) -> R<()> {
         loop {
-            let done = matches!(
-                self.heap.kind(main),
-                ObjKind::Future(f) if f.state != FutureState::Pending
-            );
+            let Some(l) = self.event_loop.as_deref_mut() else {
+                return Ok(());
+            };
+            if l.batch_left == 0 {
+                if l.stopping {
+                    return Ok(());
+                }
+                if l.ready.is_empty() && !self.fire_next_timers() {
+                    return self.error(
+                        "RuntimeError: the event loop has nothing to run and the main task is not done (it would wait forever)",
+                    );
+                }
+                let Some(l) = self.event_loop.as_deref_mut() else {
+                    return Ok(());
+                };
+                l.batch_left = l.ready.len();
+                continue;
+            }
+            l.batch_left -= 1;
+            let Some(callback) = l.ready.pop_front() else {
+                l.batch_left = 0;
+                continue;
+            };
+            let r = self.run_callback(callback);
+            self.heap.decref_id(callback.target());
+            self.release_dropped_storages(None);
+            r?;
+        }
+    }
+
+    /// Runs callbacks until every future of `awaited` is done.
+    pub(super) fn run_until_done(&mut self, awaited: &[ObjId]) -> R<()> {
+        loop {
+            let done = awaited.iter().all(|&f| {
+                matches!(
+                    self.heap.kind(f),
+                    ObjKind::Future(f) if f.state != FutureState::Pending
+                )
+            });
             if done {
                 return Ok(());
             }
@@ -242,7 +292,7 @@ impl<'a> Interpreter<'a> {
                 None => {
                     if !self.fire_next_timers() {
                         return self.error(
-                            "RuntimeError: the event loop has nothing to run and the main task is not done (it would wait forever)",
+                            "RuntimeError: the event loop has nothing to run and the main task (or, at shutdown, a cancelled task) is not done (it would wait forever)",
                         );
                     }
                 }
@@ -277,6 +327,12 @@ impl<'a> Interpreter<'a> {
                 self.gather_child_done(outer);
                 Ok(())
             }
+            Callback::Stop(_) => {
+                if let Some(l) = self.event_loop.as_deref_mut() {
+                    l.stopping = true;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -284,6 +340,8 @@ impl<'a> Interpreter<'a> {
     /// done it gets the list of their results, in argument order.
     fn gather_child_done(&mut self, outer: ObjId) {
         let (children, pending) = match self.heap.kind_mut(outer) {
+            // Already failed by an earlier child: nothing more to report.
+            ObjKind::Future(f) if f.state != FutureState::Pending => return,
             ObjKind::Future(f) => match &mut f.role {
                 FutureRole::Gather { children, pending } => {
                     *pending = pending.saturating_sub(1);
@@ -293,15 +351,12 @@ impl<'a> Interpreter<'a> {
             },
             _ => return,
         };
-        let failure = children.iter().find_map(|&c| match self.heap.kind(c) {
-            ObjKind::Future(f) => match f.state {
-                FutureState::Failed(e) => Some(e),
-                _ => None,
-            },
-            _ => None,
+        let failed = children.iter().copied().find(|&c| {
+            matches!(self.heap.kind(c), ObjKind::Future(f)
+                if matches!(f.state, FutureState::Failed(_) | FutureState::Cancelled))
         });
-        if let Some(e) = failure {
-            self.heap.incref(Value::Obj(e));
+        if let Some(child) = failed {
+            let e = self.failure_of(child);
             self.resolve(outer, FutureState::Failed(e));
             return;
         }
@@ -329,24 +384,41 @@ impl<'a> Interpreter<'a> {
     /// Python exceptions end the task (they are caught there, so they are objects); model
     /// errors (an unsupported construct, the run's OOM) stop the run.
     fn step_task(&mut self, task: ObjId) -> R<()> {
-        let coroutine = match self.heap.kind(task) {
+        let (coroutine, waiter, must_cancel) = match self.heap.kind_mut(task) {
             ObjKind::Future(f) if f.state == FutureState::Pending => match f.role {
-                FutureRole::Task { coroutine } => coroutine,
+                FutureRole::Task { coroutine } => (
+                    coroutine,
+                    f.waiter.take(),
+                    std::mem::take(&mut f.must_cancel),
+                ),
                 _ => return Ok(()),
             },
             _ => return Ok(()),
         };
+        if let Some(w) = waiter {
+            self.heap.decref_id(w);
+        }
+        let how = if must_cancel {
+            let e = self.new_cancelled_error();
+            Resume::Throw(self.raising(e))
+        } else {
+            Resume::Send(Value::None)
+        };
         self.exc.handler_depth += 1;
-        let step = self.resume_generator(coroutine, Resume::Send(Value::None));
+        let step = self.resume_generator(coroutine, how);
         self.exc.handler_depth -= 1;
         match step {
-            Ok(Step::Returned(v)) => self.resolve(task, FutureState::Done(v)),
+            Ok(Step::Returned(v)) => self.task_returned(task, v),
             Ok(Step::Yielded(v)) => self.task_yielded(task, v)?,
             Err(e) => match Self::raised_exception(&e) {
                 Some(x) => {
                     self.heap.incref(Value::Obj(x));
                     self.discard(e);
-                    self.resolve(task, FutureState::Failed(x));
+                    if self.is_cancelled_error(x) {
+                        self.task_cancelled(task, x);
+                    } else {
+                        self.resolve(task, FutureState::Failed(x));
+                    }
                 }
                 None => return Err(e),
             },
@@ -387,8 +459,14 @@ impl<'a> Interpreter<'a> {
             Some(_) => {
                 self.add_done_callback(future, Callback::Step(task));
                 self.arm_sleep(future)?;
+                self.set_waiter(task, future);
+                return Ok(());
             }
-            None => self.add_done_callback(future, Callback::Step(task)),
+            None => {
+                self.add_done_callback(future, Callback::Step(task));
+                self.set_waiter(task, future);
+                return Ok(());
+            }
         }
         self.heap.decref_id(future);
         Ok(())
@@ -425,9 +503,9 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// `asyncio.run`'s shutdown: callbacks and timers still queued are dropped, which frees
-    /// tasks nothing else keeps (CPython cancels them first: not modelled, their `finally`
-    /// blocks do not run).
+    /// `asyncio.run`'s shutdown, after the tasks still pending were cancelled and run to
+    /// their end ([`Interpreter::cancel_all_tasks`]): callbacks and timers still queued
+    /// are dropped.
     fn close_loop(&mut self) {
         let Some(l) = self.event_loop.take() else {
             return;

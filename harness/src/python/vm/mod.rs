@@ -10,12 +10,13 @@
 //! function body onto instructions, so that the evaluator's statement walker goes away.
 //! Coroutines (`async def`) are compiled the same way: `await` at statement level is a
 //! suspension point that delegates as `yield from` does (`coroutines.rs`), and the asyncio
-//! event loop that drives them is `event_loop.rs`.
+//! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`).
 //! `with` around a suspension point enters its manager and keeps what its exit needs on
 //! the frame's value stack (`with_blocks.rs`). Not compiled yet (refused, located): `yield`
 //! inside `finally`, or nested in a larger expression; an `await` there runs its awaitable
 //! to the end, refused if it would suspend.
 
+mod cancellation;
 mod compile;
 mod contextlib;
 mod coroutines;
