@@ -452,3 +452,60 @@ fn slots_classes_make_member_descriptors_and_instances_without_a_dict() {
         );
     }
 }
+
+/// Up to 3.10 a comprehension runs in a frame object, its code object's zombie frame: counted
+/// on its first run only. Measured with this loop after a full collection (`gc.get_count()`
+/// around a list, a set and a dict comprehension, all kept): 7, 1, 1 on 3.8.18 – 3.10.13 and
+/// 4, 1, 1 on 3.11.7 and 3.12.1 (three zombie frames on the first pass).
+#[test]
+fn a_comprehension_counts_its_zombie_frame_on_its_first_run_up_to_3_10() {
+    let run = |expected: [u64; 3]| {
+        format!(
+            "w = gc.get_count()\nw = gc.get_count()[0]\ndef run():\n    out = []\n    for k in range(3):\n        b = gc.get_count()[0]\n        x = [i for i in range(2)]\n        y = {{i for i in range(2)}}\n        z = {{i: i for i in range(2)}}\n        out.append(gc.get_count()[0] - b)\n        x = y = z = None\n    return out\ngc.collect()\nout = run()\nassert out == {expected:?}, out\n"
+        )
+    };
+    for (python, expected) in [
+        ("3.8", [7, 1, 1]),
+        ("3.10", [7, 1, 1]),
+        ("3.11", [4, 1, 1]),
+        ("3.12", [4, 1, 1]),
+    ] {
+        common::run_model(&run(expected), python, [0, 0, 0], 11_000, 0);
+    }
+}
+
+/// A dict display allocates its dict after its keys and values (`BUILD_MAP n`), except from
+/// 3.10 for more than 15 pairs, which start from an empty dict (`BUILD_MAP 0` + `MAP_ADD`).
+/// Measured with the first value calling `gc.get_count()` (dict free list drained): the dict
+/// is not counted yet there for 15 pairs on 3.8.18 – 3.13.0, is for 16 on 3.10.13 – 3.13.0,
+/// and is not for 17 on 3.8.18 and 3.9.18.
+#[test]
+fn a_dict_display_allocates_its_dict_after_its_values_up_to_15_pairs() {
+    let display = |pairs: usize| {
+        let rest: String = (1..pairs).map(|j| format!(", 'a{j}': {j}")).collect();
+        format!("{{'a0': f(){rest}}}")
+    };
+    let probe = |pairs: usize, expected: u64| {
+        format!(
+            "R = []\ndef f():\n    R.append(gc.get_count()[0])\n    return 0\n\nw = gc.get_count()[0]\nf()\nkeep = [{{}} for _ in range(200)]\nb = gc.get_count()[0]\nd = {}\nassert R[-1] - b == {expected}, R[-1] - b\n",
+            display(pairs)
+        )
+    };
+    for (python, pairs, counted_before_values) in [
+        ("3.8", 17, 0),
+        ("3.9", 17, 0),
+        ("3.10", 15, 0),
+        ("3.10", 16, 1),
+        ("3.11", 16, 1),
+        ("3.13", 15, 0),
+        ("3.13", 16, 1),
+    ] {
+        common::run_model(
+            &probe(pairs, counted_before_values),
+            python,
+            [0, 0, 0],
+            11_000,
+            0,
+        );
+    }
+}

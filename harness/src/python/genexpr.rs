@@ -237,6 +237,7 @@ impl<'a> Interpreter<'a> {
         if function {
             self.count_untracked_allocations(1);
         }
+        let frame = self.enter_comprehension_frame(c as *const _ as usize);
         let dict = self.alloc(ObjKind::Dict(Vec::new()));
         let result = self.with_own_targets(&c.generators, |it| {
             it.comprehension_loop(&c.generators, None, &mut |it| {
@@ -263,6 +264,7 @@ impl<'a> Interpreter<'a> {
                 Ok(true)
             })
         });
+        self.leave_comprehension_frame(frame);
         if function {
             self.uncount(1);
         }

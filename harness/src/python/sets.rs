@@ -365,6 +365,7 @@ impl<'a> Interpreter<'a> {
         if function {
             self.count_untracked_allocations(1);
         }
+        let frame = self.enter_comprehension_frame(c as *const _ as usize);
         let id = self.new_empty_set(false);
         let result = self.with_own_targets(&c.generators, |it| {
             it.comprehension_loop(&c.generators, None, &mut |it| {
@@ -373,6 +374,7 @@ impl<'a> Interpreter<'a> {
                 Ok(true)
             })
         });
+        self.leave_comprehension_frame(frame);
         if function {
             self.free_loop_iterator();
         }

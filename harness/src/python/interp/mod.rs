@@ -141,6 +141,9 @@ pub struct Interpreter<'a> {
     cycle_tally: FxHashMap<CycleKey, usize>,
     cycle_totals: Vec<(u64, Option<u32>)>,
     sym_init: Sym,
+    /// ≤ 3.10: the code-object key (from `u32::MAX` down, apart from function code indexes)
+    /// under which each comprehension's zombie frame is kept in `frames_of_code`.
+    comprehension_codes: FxHashMap<usize, u32>,
     /// Autograd's grad mode (`torch.no_grad()` turns it off).
     pub(super) grad_enabled: bool,
     pub(super) torch_classes: super::torchlib::TorchClasses,
@@ -249,6 +252,7 @@ impl<'a> Interpreter<'a> {
             cycle_tally: FxHashMap::default(),
             cycle_totals: Vec::new(),
             sym_init,
+            comprehension_codes: FxHashMap::default(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);
