@@ -410,8 +410,8 @@ fn class_statements_cost_per_version_as_measured() {
 /// `__slots__` (Objects/typeobject.c, `type_new`): a class statement makes a member descriptor
 /// per name and a tuple of the names instead of the `__dict__`/`__weakref__` descriptors, and
 /// the instances have no dict, a separate object on 3.8 – 3.10. Measured on 3.8 – 3.15
-/// (`gc.get_count()` around the statement): `__slots__ = ()` 5, one name 7, two 8, three 9,
-/// `pass` 7 (5 on 3.15, which makes no descriptors); after a full collection, a kept instance
+/// (`gc.get_count()` around the statement, free lists warm): `__slots__ = ()` 5, one name 7,
+/// two 8, three 9, `pass` 7 (5 on 3.15, which makes no descriptors); after a full collection, a kept instance
 /// setting two attributes counts 2 with slots and 3 without on 3.8 – 3.10, 2 either way from
 /// 3.11 (3.8, 3.10 – 3.15 measured).
 #[test]
@@ -432,8 +432,12 @@ fn slots_classes_make_member_descriptors_and_instances_without_a_dict() {
             [2, 3, 4],
             "{python}: a member per name and the names' tuple"
         );
+        // Right after `gc.collect()` the `__slots__` class also counts the temporary list
+        // of its sorted names (see `a_slots_class_sorts_its_names_in_a_list_from_the_free_list`):
+        // measured on 3.8.18 – 3.15.2 with this workload's shape, `pass` minus `__slots__ = ()`
+        // is 1 (two descriptors against the list), -1 on 3.15.2 (no descriptors).
         let plain = class_cost(python, "pass") - empty;
-        assert_eq!(plain, if python == "3.15" { 0 } else { 2 }, "{python}");
+        assert_eq!(plain, if python == "3.15" { -1 } else { 1 }, "{python}");
         if ["3.13", "3.14", "3.15"].contains(&python) {
             // Measured 2 and 2 there; the model counts 1 and 1 (its specialized class call
             // makes no argument tuple at a call site's first run: not settled, see the report).
@@ -506,6 +510,29 @@ fn a_dict_display_allocates_its_dict_after_its_values_up_to_15_pairs() {
             [0, 0, 0],
             11_000,
             0,
+        );
+    }
+}
+
+/// `type_new` sorts a class's slot names in a temporary list, which comes from the list free
+/// list: right after `gc.collect()` (free lists empty) the first `__slots__` class counts it,
+/// the next one does not. Measured (`gc.get_count()` around two equal class statements right
+/// after `gc.collect()`): with `__slots__ = ('a', 'b')` 14 then 9 on 3.8.18, 11 then 8 on
+/// 3.11.7 – 3.13.0; with `pass` 12 then 8 and 9 then 7: one more first-time object with slots.
+#[test]
+fn a_slots_class_sorts_its_names_in_a_list_from_the_free_list() {
+    let first_minus_second = |python: &str, body: &str| {
+        let workload = format!(
+            "gc.collect()\nclass A:\n    {body}\n\ngc.collect(0)\nclass B:\n    {body}\n\ngc.collect(0)\n"
+        );
+        let counts = counts_at_explicit_collections(&workload, python);
+        counts[0] as i64 - counts[1] as i64
+    };
+    for python in ["3.8", "3.10", "3.11", "3.13", "3.14", "3.15"] {
+        assert_eq!(
+            first_minus_second(python, "__slots__ = ('a', 'b')"),
+            first_minus_second(python, "pass") + 1,
+            "{python}"
         );
     }
 }
