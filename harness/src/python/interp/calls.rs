@@ -32,12 +32,14 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        let freevars = self.codes.get(code).freevars.clone();
+        // Shared, so that the free variables are read without copying them per closure.
+        let codes = std::rc::Rc::clone(&self.codes);
+        let freevars = &codes.get(code).freevars;
         let closure = if freevars.is_empty() {
             None
         } else {
             let mut cells = Vec::with_capacity(freevars.len());
-            for name in freevars {
+            for &name in freevars {
                 let cell = self.frames.last().and_then(|f| f.cells.get(&name).copied());
                 let Some(cell) = cell else {
                     return self.error(format!(
@@ -498,7 +500,8 @@ impl<'a> Interpreter<'a> {
             .iter()
             .filter_map(|k| {
                 let name = k.arg.as_ref()?;
-                Some((self.names.intern(name.as_str()), k.range().start().to_u32()))
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                Some((sym, k.range().start().to_u32()))
             })
             .collect();
         match (callee, receiver, method) {
