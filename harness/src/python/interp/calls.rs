@@ -9,6 +9,10 @@ use crate::python::small_map::SmallMap;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
+/// Most spare local-variable tables kept, and the most entries one may hold (a call with
+/// many locals does not pin its table).
+const SPARE_LOCALS: usize = 64;
+
 impl<'a> Interpreter<'a> {
     // ----- functions ------------------------------------------------------------------------
 
@@ -212,7 +216,11 @@ impl<'a> Interpreter<'a> {
             // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
             Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
             None => {
-                self.heap.decref_all(frame.locals.into_values());
+                let mut locals = frame.locals.into_entries();
+                self.heap.decref_all(locals.drain(..).map(|(_, v)| v));
+                if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
+                    self.spare_locals.push(locals);
+                }
                 self.heap
                     .decref_all(frame.cells.into_values().map(Value::Obj));
                 self.leave_frame_object(code_index, uses_zombie);
@@ -249,7 +257,9 @@ impl<'a> Interpreter<'a> {
             .map(|p| p.name)
             .chain(code.vararg)
             .chain(code.kwarg);
-        let mut args: SmallMap<Sym, Value> = names.zip(bound).collect();
+        let mut entries = self.spare_locals.pop().unwrap_or_default();
+        entries.extend(names.zip(bound));
+        let mut args = SmallMap::from_entries(entries);
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
         for &name in &code.cellvars {
             let contents = args.remove(&name);
