@@ -203,6 +203,9 @@ impl TorchClass {
 #[derive(Default)]
 pub(super) struct TorchClasses {
     ids: Vec<(TorchClass, ObjId)>,
+    /// The same by object slot (torch's classes are never freed, so their slots stay
+    /// theirs): what every class call and method call asks, answered without a scan.
+    kind_by_slot: Vec<Option<TorchClass>>,
     /// The recurrent layers' approximation note was added to the timeline.
     pub(super) recurrent_noted: bool,
     /// PyTorch's `create_graph=True` warning was given.
@@ -226,8 +229,18 @@ impl TorchClasses {
             }));
             ids.push((kind, id));
         }
+        let slots = ids
+            .iter()
+            .map(|(_, id)| id.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut kind_by_slot = vec![None; slots];
+        for &(kind, id) in &ids {
+            kind_by_slot[id.0 as usize] = Some(kind);
+        }
         TorchClasses {
             ids,
+            kind_by_slot,
             recurrent_noted: false,
             create_graph_warned: false,
             next_hook_id: 0,
@@ -242,10 +255,7 @@ impl TorchClasses {
     }
 
     pub(super) fn kind_of(&self, class: ObjId) -> Option<TorchClass> {
-        self.ids
-            .iter()
-            .find(|(_, id)| *id == class)
-            .map(|(k, _)| *k)
+        self.kind_by_slot.get(class.0 as usize).copied().flatten()
     }
 }
 

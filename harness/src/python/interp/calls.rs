@@ -9,6 +9,10 @@ use crate::python::small_map::SmallMap;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
 
+/// Most spare local-variable tables kept, and the most entries one may hold (a call with
+/// many locals does not pin its table).
+const SPARE_LOCALS: usize = 64;
+
 impl<'a> Interpreter<'a> {
     // ----- functions ------------------------------------------------------------------------
 
@@ -32,12 +36,14 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        let freevars = self.codes.get(code).freevars.clone();
+        // Shared, so that the free variables are read without copying them per closure.
+        let codes = std::rc::Rc::clone(&self.codes);
+        let freevars = &codes.get(code).freevars;
         let closure = if freevars.is_empty() {
             None
         } else {
             let mut cells = Vec::with_capacity(freevars.len());
-            for name in freevars {
+            for &name in freevars {
                 let cell = self.frames.last().and_then(|f| f.cells.get(&name).copied());
                 let Some(cell) = cell else {
                     return self.error(format!(
@@ -210,7 +216,11 @@ impl<'a> Interpreter<'a> {
             // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
             Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
             None => {
-                self.heap.decref_all(frame.locals.into_values());
+                let mut locals = frame.locals.into_entries();
+                self.heap.decref_all(locals.drain(..).map(|(_, v)| v));
+                if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
+                    self.spare_locals.push(locals);
+                }
                 self.heap
                     .decref_all(frame.cells.into_values().map(Value::Obj));
                 self.leave_frame_object(code_index, uses_zombie);
@@ -247,7 +257,9 @@ impl<'a> Interpreter<'a> {
             .map(|p| p.name)
             .chain(code.vararg)
             .chain(code.kwarg);
-        let mut args: SmallMap<Sym, Value> = names.zip(bound).collect();
+        let mut entries = self.spare_locals.pop().unwrap_or_default();
+        entries.extend(names.zip(bound));
+        let mut args = SmallMap::from_entries(entries);
         // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
         for &name in &code.cellvars {
             let contents = args.remove(&name);
@@ -498,7 +510,8 @@ impl<'a> Interpreter<'a> {
             .iter()
             .filter_map(|k| {
                 let name = k.arg.as_ref()?;
-                Some((self.names.intern(name.as_str()), k.range().start().to_u32()))
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                Some((sym, k.range().start().to_u32()))
             })
             .collect();
         match (callee, receiver, method) {

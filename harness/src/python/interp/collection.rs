@@ -68,6 +68,8 @@ impl<'a> Interpreter<'a> {
         let mut paths: FxHashMap<StorageId, (Rc<str>, Rc<str>)> = FxHashMap::default();
         let names = &self.names;
         let described = &mut self.described_hits;
+        // One buffer for every hit's signature: a known shape is found without a new key.
+        let mut signature = Vec::new();
         let outcome = self
             .heap
             .run_collection(generation, |heap, hit: &CycleHit| {
@@ -75,13 +77,16 @@ impl<'a> Interpreter<'a> {
                     && t.device == DeviceKind::Cuda
                 {
                     // Paths repeat from iteration to iteration: format each shape once.
-                    let text = described
-                        .entry(hit_signature(heap, hit))
-                        .or_insert_with(|| {
+                    hit_signature(heap, hit, &mut signature);
+                    let text = match described.get(signature.as_slice()) {
+                        Some(text) => text.clone(),
+                        None => {
                             let (holder, cycle) = describe_hit(heap, names, hit);
-                            (holder.into(), cycle.into())
-                        })
-                        .clone();
+                            let text: (Rc<str>, Rc<str>) = (holder.into(), cycle.into());
+                            described.insert(signature.clone(), text.clone());
+                            text
+                        }
+                    };
                     paths.insert(t.storage, text);
                 }
             });
@@ -146,8 +151,8 @@ pub(super) struct CycleKey {
 /// or its kind) and the edge (a role is compared by the address of its static text).
 pub(super) type SignatureStep = (u8, u32, std::mem::Discriminant<ObjKind>, u8, u64);
 
-/// The shape of a hit's paths, to format each shape once.
-fn hit_signature(heap: &Heap, hit: &CycleHit) -> Vec<SignatureStep> {
+/// The shape of a hit's paths, to format each shape once (written into `out`).
+fn hit_signature(heap: &Heap, hit: &CycleHit, out: &mut Vec<SignatureStep>) {
     let step = |id: ObjId, edge: Edge| -> SignatureStep {
         let kind = heap.kind(id);
         let (tag, name) = match kind {
@@ -173,7 +178,8 @@ fn hit_signature(heap: &Heap, hit: &CycleHit) -> Vec<SignatureStep> {
             edge_value,
         )
     };
-    let mut out: Vec<SignatureStep> = hit.holder_path.iter().map(|&(o, e)| step(o, e)).collect();
+    out.clear();
+    out.extend(hit.holder_path.iter().map(|&(o, e)| step(o, e)));
     // A step no object can produce separates the holder path from the cycle.
     if let Some(&(first, _)) = hit.holder_path.first() {
         out.push((
@@ -185,7 +191,6 @@ fn hit_signature(heap: &Heap, hit: &CycleHit) -> Vec<SignatureStep> {
         ));
     }
     out.extend(hit.cycle.iter().map(|&(o, e)| step(o, e)));
-    out
 }
 
 /// Renders a cycle hit as `Node.tensor` and `Node.link → Node.link → Node`.

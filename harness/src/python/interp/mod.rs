@@ -163,6 +163,9 @@ pub struct Interpreter<'a> {
     pub(super) data_depth: super::depth::DepthGuard,
     /// `torch.autocast` regions and their cast cache (`amp.rs`).
     pub(in crate::python) autocast: super::amp::AutocastState,
+    /// Emptied local-variable tables of returned calls, reused by later calls' frames so
+    /// that a call does not allocate one (Rust memory only, not modelled objects).
+    pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -253,6 +256,7 @@ impl<'a> Interpreter<'a> {
             cycle_totals: Vec::new(),
             sym_init,
             comprehension_codes: FxHashMap::default(),
+            spare_locals: Vec::new(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);

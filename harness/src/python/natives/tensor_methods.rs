@@ -121,6 +121,8 @@ pub(in crate::python) fn call_method(
     let method: &str = &method_rc;
     let result = match recv {
         Value::Obj(id) => match it.heap.kind(id) {
+            // The check's function name is formatted only when there are keywords to check.
+            ObjKind::Tensor(_) if args.kw.is_empty() => tensor_method(it, id, method, &args),
             ObjKind::Tensor(_) => crate::python::keywords::check(
                 it,
                 &format!("Tensor.{method}"),
