@@ -148,7 +148,7 @@ impl Interpreter<'_> {
     }
 
     /// The gradient as a new tensor object on the same bytes (with its graph, if any).
-    fn grad_as_tensor(&mut self, grad: &GradBuffer) -> R<Value> {
+    pub(super) fn grad_as_tensor(&mut self, grad: &GradBuffer) -> R<Value> {
         let g = self.new_tensor_as(
             grad.shape.clone(),
             grad.dtype,

@@ -148,6 +148,14 @@ pub(in crate::python) fn call_method(
                 }
                 Ok(Value::Bool(true))
             }
+            // `grad_fn.name()`: the node's class name.
+            ObjKind::GradFn { node } if method == "name" => {
+                let name = match it.heap.kind(*node) {
+                    ObjKind::GradNode(n) => n.name,
+                    _ => "",
+                };
+                Ok(Value::Str(it.names.intern(name)))
+            }
             other => {
                 let t = other.type_name();
                 it.unsupported(format!("method '{method}' of '{t}'"))
