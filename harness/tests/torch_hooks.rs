@@ -394,3 +394,46 @@ y.sum().backward()
 "
     ));
 }
+
+#[test]
+fn a_hook_handle_outliving_its_module_keeps_neither_the_hook_dict_nor_what_hooks_close_over() {
+    // `RemovableHandle.hooks_dict_ref` is a `weakref.ref`: when the module dies its hook
+    // dict goes, and with it the hook's closure over a 4 MiB tensor, though the handle
+    // lives on; `remove()` is then a no-op.
+    ok("M = 1024 * 1024
+base = torch.cuda.memory_allocated()
+def make():
+    m = torch.nn.Linear(1024, 1024, bias=False, device='cuda')
+    big = torch.zeros(M, device='cuda')
+    return m.register_forward_hook(lambda mod, i, o: big.shape)
+h = make()
+assert torch.cuda.memory_allocated() == base
+assert h.hooks_dict_ref() is None
+h.remove()
+# While the module lives, its dict (and the closure) do, and `remove()` drops the hook.
+def hook_on(m):
+    big = torch.zeros(M, device='cuda')
+    return m.register_full_backward_hook(lambda mod, gi, go: big.shape)
+m = torch.nn.Linear(1024, 1024, bias=False, device='cuda')
+h = hook_on(m)
+assert torch.cuda.memory_allocated() - base == 4 * M + 4 * M, torch.cuda.memory_allocated() - base
+assert len(h.hooks_dict_ref()) == 1
+h.remove()
+assert torch.cuda.memory_allocated() - base == 4 * M
+assert len(h.hooks_dict_ref()) == 0
+");
+}
+
+#[test]
+fn a_tensor_hook_handle_does_not_keep_a_dead_tensors_hooks() {
+    ok("M = 1024 * 1024
+base = torch.cuda.memory_allocated()
+def make():
+    t = torch.zeros(16, device='cuda', requires_grad=True)
+    big = torch.zeros(M, device='cuda')
+    return t.register_hook(lambda g: big.shape)
+h = make()
+assert torch.cuda.memory_allocated() == base
+h.remove()
+");
+}

@@ -9,7 +9,7 @@
 
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
-use crate::heap::{ObjId, ObjKind, Sym, Value};
+use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
 
 /// Where a module keeps each kind of hook.
 const FORWARD_HOOKS: &str = "_forward_hooks";
@@ -161,23 +161,43 @@ impl Interpreter<'_> {
         if prepend && let ObjKind::Dict(items) = self.heap.kind_mut(dict) {
             items.rotate_right(1);
         }
-        // `RemovableHandle(hooks_dict)`: the model holds the dict strongly (PyTorch holds a
-        // weak reference).
-        self.heap.incref(Value::Obj(dict));
+        self.new_removable_handle(dict, id)
+    }
+
+    /// `RemovableHandle(hooks_dict)`: `hooks_dict_ref` is a `weakref.ref` to the dict
+    /// (the registry's plain reference, shared as CPython shares it), so a handle kept
+    /// after its module or tensor died keeps neither the dict nor its hooks alive.
+    pub(super) fn new_removable_handle(&mut self, dict: ObjId, id: Value) -> R<Value> {
+        let weak = match self.heap.basic_weak_ref(dict) {
+            Some(existing) => {
+                self.heap.incref(Value::Obj(existing));
+                existing
+            }
+            None => {
+                let r = self.alloc(ObjKind::Wrapper(WrapperKind::WeakRef, vec![Value::None]));
+                self.heap.register_weak(r, dict);
+                r
+            }
+        };
         let handle = self.new_torch_instance(
             TorchClass::RemovableHandle,
-            vec![("hooks_dict_ref", Value::Obj(dict)), ("id", id)],
+            vec![("hooks_dict_ref", Value::Obj(weak)), ("id", id)],
         )?;
         Ok(Value::Obj(handle))
     }
 
-    /// `handle.remove()`: the hook leaves its dict.
+    /// `handle.remove()`: the hook leaves its dict, if the dict still lives (a no-op
+    /// otherwise, as `hooks_dict_ref()` is then `None`).
     pub(super) fn remove_hook(&mut self, handle: ObjId) -> R<Value> {
         let d = self.names.intern("hooks_dict_ref");
         let i = self.names.intern("id");
-        let dict = self.get_attr(Value::Obj(handle), d)?;
+        let weak = self.get_attr(Value::Obj(handle), d)?;
         let id = self.get_attr(Value::Obj(handle), i)?;
-        if let Value::Obj(dict_id) = dict {
+        let dict = match weak {
+            Value::Obj(w) => self.heap.weak_target(w),
+            _ => None,
+        };
+        if let Some(dict_id) = dict {
             let removed = match self.heap.kind_mut(dict_id) {
                 ObjKind::Dict(items) => items
                     .iter()
@@ -190,7 +210,7 @@ impl Interpreter<'_> {
                 self.heap.decref(v);
             }
         }
-        self.heap.decref(dict);
+        self.heap.decref(weak);
         Ok(Value::None)
     }
 
