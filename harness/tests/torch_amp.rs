@@ -284,3 +284,82 @@ scaler.step(opt)
     .unwrap_err();
     assert!(e.contains("Attempting to unscale FP16 gradients"), "{e}");
 }
+
+#[test]
+fn a_disabled_grad_scaler_passes_everything_through_and_makes_no_tensor() {
+    ok(&format!(
+        "{RECIPE}off = torch.amp.GradScaler('cuda', enabled=False)
+assert not off.is_enabled()
+loss = F.mse_loss(model(x), y)
+before = torch.cuda.memory_allocated()
+assert off.scale(loss) is loss
+assert torch.cuda.memory_allocated() == before
+loss.backward()
+off.unscale_(opt)
+off.step(opt)
+off.update()
+assert off.get_scale() == 1.0
+assert off.state_dict() == {{}}
+off.load_state_dict({{}})
+# Only the gradients (4 MiB + 4 KiB) were added; no _scale, _growth_tracker or found_inf.
+del loss
+assert torch.cuda.memory_allocated() == 12 * M + 4 * K + 4 * M + 4 * K
+"
+    ));
+}
+
+#[test]
+fn grad_scaler_state_dict_is_numbers_and_load_state_dict_fills_in_place() {
+    ok(&format!(
+        "{RECIPE}s = torch.amp.GradScaler('cuda', init_scale=1024.0, growth_interval=2)
+assert s.get_scale() == 1024.0
+sd = s.state_dict()
+assert sd == {{'scale': 1024.0, 'growth_factor': 2.0, 'backoff_factor': 0.5, 'growth_interval': 2, '_growth_tracker': 0}}, sd
+for i in range(3):
+    with torch.autocast('cuda'):
+        loss = F.mse_loss(model(x), y)
+    s.scale(loss).backward()
+    s.step(opt)
+    s.update()
+    opt.zero_grad()
+    del loss
+# No inf is ever found: the scale doubled after two updates, the tracker counts one.
+assert s.get_scale() == 2048.0
+assert s.state_dict()['_growth_tracker'] == 1
+before = torch.cuda.memory_allocated()
+fresh = torch.amp.GradScaler('cuda')
+fresh.load_state_dict(s.state_dict())
+assert fresh.get_scale() == 2048.0
+assert torch.cuda.memory_allocated() == before
+"
+    ));
+    let e = run(&format!(
+        "{RECIPE}scaler.load_state_dict(torch.amp.GradScaler('cuda', enabled=False).state_dict())\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("The source state dict is empty"), "{e}");
+    let e = run(&format!(
+        "{RECIPE}torch.amp.GradScaler('cuda', growth_factor=0.5)\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("The growth factor must be > 1.0."), "{e}");
+}
+
+#[test]
+fn scaling_a_list_or_tuple_of_outputs_scales_each_tensor_with_one_scale() {
+    ok(&format!(
+        "{RECIPE}a = torch.empty(1024, device='cuda')
+b = torch.empty(2048, device='cuda')
+before = torch.cuda.memory_allocated()
+out = scaler.scale([a, (b, a)])
+assert isinstance(out, list) and isinstance(out[1], tuple) and len(out[1]) == 2
+# _scale and _growth_tracker (512 B each), then one product per tensor: 4, 8 and 4 KiB.
+assert torch.cuda.memory_allocated() == before + 2 * 512 + 4 * K + 8 * K + 4 * K
+"
+    ));
+    let e = run(&format!("{RECIPE}scaler.scale(3)\n")).unwrap_err();
+    assert!(
+        e.contains("outputs must be a Tensor or an iterable of Tensors"),
+        "{e}"
+    );
+}
