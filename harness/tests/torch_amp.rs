@@ -363,3 +363,55 @@ assert torch.cuda.memory_allocated() == before + 2 * 512 + 4 * K + 8 * K + 4 * K
         "{e}"
     );
 }
+
+#[test]
+fn float32_list_ops_cast_half_inputs_up_and_softmax_widens_without_a_copy() {
+    ok("K = 1024
+M = 1024 * 1024
+x = torch.empty(1024, 1024, device='cuda', dtype=torch.float16)
+base = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+with torch.autocast('cuda'):
+    # fp32_set_opt_dtype: a float32 result read from the half input, no cast copy.
+    s = x.softmax(1)
+    assert s.dtype == torch.float32
+    assert torch.cuda.max_memory_allocated() == base + 4 * M
+    # fp32 list: a float32 copy of x (freed after the op, x needs no grad), then exp.
+    e = x.exp()
+    assert e.dtype == torch.float32
+    assert torch.cuda.memory_allocated() == base + 4 * M + 4 * M
+    assert torch.cuda.max_memory_allocated() == base + 4 * M + 4 * M + 4 * M
+del s, e
+xg = torch.zeros(1024, 1024, device='cuda', dtype=torch.float16, requires_grad=True)
+base = torch.cuda.memory_allocated()
+with torch.autocast('cuda'):
+    # `log` saves its input: the float32 copy lives with the graph.
+    l = xg.log()
+assert l.dtype == torch.float32
+assert torch.cuda.memory_allocated() == base + 4 * M + 4 * M
+del l
+assert torch.cuda.memory_allocated() == base
+# Outside a region nothing is cast.
+e = x.exp()
+assert e.dtype == torch.float16
+");
+}
+
+#[test]
+fn conv2d_in_autocast_runs_in_half() {
+    ok("K = 1024
+M = 1024 * 1024
+conv = torch.nn.Conv2d(16, 16, 3, padding=1, device='cuda')
+inp = torch.empty(8, 16, 64, 64, device='cuda')
+base = torch.cuda.memory_allocated()
+with torch.autocast('cuda'):
+    out = conv(inp)
+    assert out.dtype == torch.float16
+    # The half input (saved for the weight's gradient), the cached half weight (4.5 KiB)
+    # and bias (one 512-byte block), and the half output.
+    assert torch.cuda.memory_allocated() == base + M + 4608 + 512 + M, torch.cuda.memory_allocated() - base
+assert torch.cuda.memory_allocated() == base + M + 4608 + M, torch.cuda.memory_allocated() - base
+out.float().sum().backward()
+assert conv.weight.grad.dtype == torch.float32
+");
+}
