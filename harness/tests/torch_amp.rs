@@ -284,3 +284,134 @@ scaler.step(opt)
     .unwrap_err();
     assert!(e.contains("Attempting to unscale FP16 gradients"), "{e}");
 }
+
+#[test]
+fn a_disabled_grad_scaler_passes_everything_through_and_makes_no_tensor() {
+    ok(&format!(
+        "{RECIPE}off = torch.amp.GradScaler('cuda', enabled=False)
+assert not off.is_enabled()
+loss = F.mse_loss(model(x), y)
+before = torch.cuda.memory_allocated()
+assert off.scale(loss) is loss
+assert torch.cuda.memory_allocated() == before
+loss.backward()
+off.unscale_(opt)
+off.step(opt)
+off.update()
+assert off.get_scale() == 1.0
+assert off.state_dict() == {{}}
+off.load_state_dict({{}})
+# Only the gradients (4 MiB + 4 KiB) were added; no _scale, _growth_tracker or found_inf.
+del loss
+assert torch.cuda.memory_allocated() == 12 * M + 4 * K + 4 * M + 4 * K
+"
+    ));
+}
+
+#[test]
+fn grad_scaler_state_dict_is_numbers_and_load_state_dict_fills_in_place() {
+    ok(&format!(
+        "{RECIPE}s = torch.amp.GradScaler('cuda', init_scale=1024.0, growth_interval=2)
+assert s.get_scale() == 1024.0
+sd = s.state_dict()
+assert sd == {{'scale': 1024.0, 'growth_factor': 2.0, 'backoff_factor': 0.5, 'growth_interval': 2, '_growth_tracker': 0}}, sd
+for i in range(3):
+    with torch.autocast('cuda'):
+        loss = F.mse_loss(model(x), y)
+    s.scale(loss).backward()
+    s.step(opt)
+    s.update()
+    opt.zero_grad()
+    del loss
+# No inf is ever found: the scale doubled after two updates, the tracker counts one.
+assert s.get_scale() == 2048.0
+assert s.state_dict()['_growth_tracker'] == 1
+before = torch.cuda.memory_allocated()
+fresh = torch.amp.GradScaler('cuda')
+fresh.load_state_dict(s.state_dict())
+assert fresh.get_scale() == 2048.0
+assert torch.cuda.memory_allocated() == before
+"
+    ));
+    let e = run(&format!(
+        "{RECIPE}scaler.load_state_dict(torch.amp.GradScaler('cuda', enabled=False).state_dict())\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("The source state dict is empty"), "{e}");
+    let e = run(&format!(
+        "{RECIPE}torch.amp.GradScaler('cuda', growth_factor=0.5)\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("The growth factor must be > 1.0."), "{e}");
+}
+
+#[test]
+fn scaling_a_list_or_tuple_of_outputs_scales_each_tensor_with_one_scale() {
+    ok(&format!(
+        "{RECIPE}a = torch.empty(1024, device='cuda')
+b = torch.empty(2048, device='cuda')
+before = torch.cuda.memory_allocated()
+out = scaler.scale([a, (b, a)])
+assert isinstance(out, list) and isinstance(out[1], tuple) and len(out[1]) == 2
+# _scale and _growth_tracker (512 B each), then one product per tensor: 4, 8 and 4 KiB.
+assert torch.cuda.memory_allocated() == before + 2 * 512 + 4 * K + 8 * K + 4 * K
+"
+    ));
+    let e = run(&format!("{RECIPE}scaler.scale(3)\n")).unwrap_err();
+    assert!(
+        e.contains("outputs must be a Tensor or an iterable of Tensors"),
+        "{e}"
+    );
+}
+
+#[test]
+fn float32_list_ops_cast_half_inputs_up_and_softmax_widens_without_a_copy() {
+    ok("K = 1024
+M = 1024 * 1024
+x = torch.empty(1024, 1024, device='cuda', dtype=torch.float16)
+base = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+with torch.autocast('cuda'):
+    # fp32_set_opt_dtype: a float32 result read from the half input, no cast copy.
+    s = x.softmax(1)
+    assert s.dtype == torch.float32
+    assert torch.cuda.max_memory_allocated() == base + 4 * M
+    # fp32 list: a float32 copy of x (freed after the op, x needs no grad), then exp.
+    e = x.exp()
+    assert e.dtype == torch.float32
+    assert torch.cuda.memory_allocated() == base + 4 * M + 4 * M
+    assert torch.cuda.max_memory_allocated() == base + 4 * M + 4 * M + 4 * M
+del s, e
+xg = torch.zeros(1024, 1024, device='cuda', dtype=torch.float16, requires_grad=True)
+base = torch.cuda.memory_allocated()
+with torch.autocast('cuda'):
+    # `log` saves its input: the float32 copy lives with the graph.
+    l = xg.log()
+assert l.dtype == torch.float32
+assert torch.cuda.memory_allocated() == base + 4 * M + 4 * M
+del l
+assert torch.cuda.memory_allocated() == base
+# Outside a region nothing is cast.
+e = x.exp()
+assert e.dtype == torch.float16
+");
+}
+
+#[test]
+fn conv2d_in_autocast_runs_in_half() {
+    ok("K = 1024
+M = 1024 * 1024
+conv = torch.nn.Conv2d(16, 16, 3, padding=1, device='cuda')
+inp = torch.empty(8, 16, 64, 64, device='cuda')
+base = torch.cuda.memory_allocated()
+with torch.autocast('cuda'):
+    out = conv(inp)
+    assert out.dtype == torch.float16
+    # The half input (saved for the weight's gradient), the cached half weight (4.5 KiB)
+    # and bias (one 512-byte block), and the half output.
+    assert torch.cuda.memory_allocated() == base + M + 4608 + 512 + M, torch.cuda.memory_allocated() - base
+assert torch.cuda.memory_allocated() == base + M + 4608 + M, torch.cuda.memory_allocated() - base
+out.float().sum().backward()
+assert conv.weight.grad.dtype == torch.float32
+");
+}

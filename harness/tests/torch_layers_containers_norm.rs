@@ -243,3 +243,67 @@ assert torch.cuda.memory_allocated() == before + 4 * (4 * M + 4 * K) + M + 4 * M
 "
     ));
 }
+
+/// Four bias-free 1024x1024 layers (4 MiB each) in a `ModuleList`.
+const FOUR: &str =
+    "layers = nn.ModuleList([nn.Linear(1024, 1024, bias=False, device='cuda') for _ in range(4)])
+";
+
+#[test]
+fn deleting_from_a_module_list_frees_the_dropped_layers_and_renumbers_the_rest() {
+    ok(&format!(
+        "{PRELUDE}{FOUR}kept = layers[2]
+del layers[1]
+assert torch.cuda.memory_allocated() == 3 * 4 * M
+assert len(layers) == 3 and layers[1] is kept
+assert list(layers.state_dict().keys()) == ['0.weight', '1.weight', '2.weight']
+del layers[0:2]
+# `kept` still holds its layer.
+assert len(layers) == 1
+assert torch.cuda.memory_allocated() == 2 * 4 * M
+del kept
+assert torch.cuda.memory_allocated() == 4 * M
+last = layers.pop(-1)
+assert len(layers) == 0 and torch.cuda.memory_allocated() == 4 * M
+del last
+assert torch.cuda.memory_allocated() == 0
+"
+    ));
+}
+
+#[test]
+fn sequential_del_pop_and_module_dict_del_pop_clear_drop_their_children() {
+    ok(&format!(
+        "{PRELUDE}seq = nn.Sequential(*[nn.Linear(1024, 1024, bias=False, device='cuda') for _ in range(3)])
+seq.pop(0)
+assert len(seq) == 2 and torch.cuda.memory_allocated() == 2 * 4 * M
+del seq[-1]
+assert list(seq.state_dict().keys()) == ['0.weight']
+seq.append(nn.Linear(1024, 1024, bias=False, device='cuda'))
+seq.insert(0, nn.Linear(1024, 1024, bias=False, device='cuda'))
+assert list(seq.state_dict().keys()) == ['0.weight', '1.weight', '2.weight']
+del seq
+assert torch.cuda.memory_allocated() == 0
+d = nn.ModuleDict({{'a': nn.Linear(1024, 1024, bias=False, device='cuda'), 'b': nn.Linear(1024, 1024, bias=False, device='cuda'), 'c': nn.Linear(1024, 1024, bias=False, device='cuda')}})
+del d['b']
+assert list(d.keys()) == ['a', 'c'] and torch.cuda.memory_allocated() == 2 * 4 * M
+a = d.pop('a')
+assert list(d.keys()) == ['c'] and torch.cuda.memory_allocated() == 2 * 4 * M
+del a
+assert torch.cuda.memory_allocated() == 4 * M
+d.clear()
+assert len(d) == 0 and torch.cuda.memory_allocated() == 0
+"
+    ));
+}
+
+#[test]
+fn container_deletion_errors_follow_pytorch() {
+    let e = run(&format!("{PRELUDE}{FOUR}del layers[4]\n")).unwrap_err();
+    assert!(e.contains("IndexError: index 4 is out of range"), "{e}");
+    let e = run(&format!(
+        "{PRELUDE}d = nn.ModuleDict({{'a': nn.ReLU()}})\nd.pop('b')\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("KeyError: 'b'"), "{e}");
+}

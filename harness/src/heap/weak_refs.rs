@@ -40,7 +40,7 @@ impl Heap {
             .copied()
             .find(|r| {
                 matches!(&self.get(*r).kind,
-                ObjKind::Wrapper(WrapperKind::WeakRef, items) if items[0] == Value::None)
+                ObjKind::Wrapper(WrapperKind::WeakRef, items) if items.first().is_none_or(|c| *c == Value::None))
             })
     }
 
@@ -73,7 +73,10 @@ impl Heap {
                 continue;
             };
             match &obj.kind {
-                ObjKind::Wrapper(WrapperKind::WeakRef, items) if items[0] != Value::None => {
+                // (A reference the collector already cleared has no items left.)
+                ObjKind::Wrapper(WrapperKind::WeakRef, items)
+                    if items.first().is_some_and(|c| *c != Value::None) =>
+                {
                     self.incref(Value::Obj(r));
                     self.weak.pending.push(r);
                 }

@@ -27,8 +27,30 @@ pub(crate) struct AutocastState {
 pub(super) enum CastPolicy {
     /// `mm`, `matmul`, `linear`, `addmm`, `bmm`, the convolutions: run in the region's dtype.
     LowerPrecision,
-    /// `softmax`, `log_softmax`, the losses, `layer_norm`: run in float32.
+    /// `exp`, `log`, the losses, `layer_norm`, ...: inputs cast to float32.
     Float32,
+    /// `softmax`, `log_softmax`, `sum`, ... (`fp32_set_opt_dtype`): run with
+    /// `dtype=torch.float32`, so a half input gives a float32 result without a cast copy.
+    Float32Output,
+}
+
+/// The autocast list (CUDA, `aten/src/ATen/autocast_mode.cpp`) of an op that the model runs
+/// through a shared path (`tensor_unary`, the convolutions); the layers and losses with
+/// their own code name their policy there.
+pub(super) fn policy_of(op: &str) -> Option<CastPolicy> {
+    match op {
+        "conv1d" | "conv2d" | "linear" | "matmul" | "mm" | "bmm" | "addmm" => {
+            Some(CastPolicy::LowerPrecision)
+        }
+        "exp" | "log" | "log2" | "log10" | "log1p" | "expm1" | "reciprocal" | "rsqrt" | "acos"
+        | "asin" | "cosh" | "sinh" | "tan" | "erfinv" | "softplus" | "pow" => {
+            Some(CastPolicy::Float32)
+        }
+        "softmax" | "log_softmax" | "sum" | "prod" | "cumsum" | "cumprod" => {
+            Some(CastPolicy::Float32Output)
+        }
+        _ => None,
+    }
 }
 
 /// The manager's items: its dtype, whether enabled, and the state it replaced (set on
@@ -146,7 +168,7 @@ impl Interpreter<'_> {
         let target = match (self.autocast.enabled, policy) {
             (Some(d), CastPolicy::LowerPrecision) => Some(d),
             (Some(_), CastPolicy::Float32) => Some(Dtype::Float32),
-            (None, _) => None,
+            (Some(_), CastPolicy::Float32Output) | (None, _) => None,
         };
         let mut out = Vec::with_capacity(inputs.len());
         for &v in inputs {
@@ -167,6 +189,17 @@ impl Interpreter<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// The result dtype of an `fp32_set_opt_dtype` op on `v`: float32 inside an enabled
+    /// region for an eligible (CUDA, lower-precision floating) input, else unchanged.
+    pub(super) fn autocast_float32_output(&self, v: Value) -> Option<Dtype> {
+        self.autocast.enabled?;
+        let t = self.tensor_data(v)?;
+        let eligible = t.device == DeviceKind::Cuda
+            && t.dtype.is_floating()
+            && !matches!(t.dtype, Dtype::Float64 | Dtype::Float32);
+        eligible.then_some(Dtype::Float32)
     }
 
     /// `cached_cast`: `v` cast to `dtype` (owned), or `None` when it needs no cast.

@@ -468,6 +468,13 @@ fn execute(
     for &dict in &node.hook_dicts {
         incoming = it.run_tensor_hooks(dict, incoming, options.create_graph)?;
     }
+    // A module's full backward pre-hooks (`BackwardHook.setup_output_hook`'s node hook).
+    if let Some((bw, crate::torch::ModuleHookSide::Outputs)) = node.module_hook {
+        match it.run_module_output_pre_hook(bw, &node, incoming, options.create_graph)? {
+            Some(b) => incoming = b,
+            None => return Ok(Vec::new()),
+        }
+    }
     // A node that saved tensors cannot run after they were released; one that saved only
     // sizes can (a custom Function's check is `ctx.saved_tensors`).
     if node.released && node.had_saved && node.flow != GradFlow::Python {
@@ -563,6 +570,10 @@ fn execute(
                 }
             }
         }
+    }
+    // A module's full backward hooks (`BackwardHook._set_user_hook`'s node post-hook).
+    if let Some((bw, crate::torch::ModuleHookSide::Inputs)) = node.module_hook {
+        out = it.run_module_input_post_hook(bw, &node, out, options.create_graph)?;
     }
     let retain = options.retain_graph || options.create_graph;
     if !retain && node.flow != GradFlow::Accumulate {

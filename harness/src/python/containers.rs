@@ -212,6 +212,23 @@ impl Interpreter<'_> {
                 // PyTorch returns dict views over `_modules`; a list holds the same references.
                 Value::Obj(self.alloc(crate::heap::ObjKind::List(out)))
             }
+            (TorchClass::ModuleList | TorchClass::Sequential | TorchClass::ModuleDict, "pop") => {
+                // `v = self[key]; del self[key]; return v` (no default key).
+                let [key] = args else {
+                    return self
+                        .error("TypeError: pop() missing 1 required positional argument: 'key'");
+                };
+                let children = self.container_children(recv);
+                let at = self.container_position(&children, kind, *key)?;
+                let mut removed = self.container_remove(recv, kind, &[at])?;
+                removed.pop().unwrap_or(Value::None)
+            }
+            (TorchClass::ModuleDict, "clear") => {
+                let all: Vec<usize> = (0..self.container_children(recv).len()).collect();
+                let removed = self.container_remove(recv, kind, &all)?;
+                self.heap.decref_all(removed);
+                Value::None
+            }
             (TorchClass::ModuleDict, "update") => {
                 let [source] = args else {
                     return self.error("TypeError: update() takes exactly one argument");
@@ -283,16 +300,10 @@ impl<'a> Interpreter<'a> {
             if kind == TorchClass::ModuleDict {
                 return self.error("TypeError: unhashable type: 'slice'");
             }
-            let n = children.len() as i64;
-            let step = step.unwrap_or(1);
-            if step <= 0 {
-                return self.unsupported("a container slice with a step below 1");
-            }
-            let fix = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
-            let (start, stop) = (fix(lower.unwrap_or(0)), fix(upper.unwrap_or(n)));
-            let picked: Vec<Value> = (start..stop)
-                .step_by(step as usize)
-                .map(|i| children[i as usize].1)
+            let picked: Vec<Value> = self
+                .slice_positions((lower, upper, step), children.len())?
+                .into_iter()
+                .map(|i| children[i].1)
                 .collect();
             return Ok(Value::Obj(self.new_module_list(kind, &picked)?));
         }
@@ -374,5 +385,131 @@ impl<'a> Interpreter<'a> {
             }
         };
         self.set_attr(Value::Obj(container), name, value)
+    }
+}
+
+impl<'a> Interpreter<'a> {
+    /// `del container[index]`: removes children (a list's or `Sequential`'s by position or
+    /// slice, a `ModuleDict`'s by key); a module nothing else holds dies with its
+    /// parameters.
+    pub(super) fn container_delete(
+        &mut self,
+        container: ObjId,
+        kind: TorchClass,
+        index: &'a Expr,
+    ) -> R<()> {
+        let children = self.container_children(container);
+        let picked = match index {
+            Expr::Slice(s) if kind != TorchClass::ModuleDict => {
+                let mut bounds = [None; 3];
+                for (slot, e) in bounds.iter_mut().zip([&s.lower, &s.upper, &s.step]) {
+                    *slot = match e {
+                        None => None,
+                        Some(e) => match self.eval(e)? {
+                            Value::None => None,
+                            Value::Int(i) => Some(i),
+                            other => {
+                                self.heap.decref(other);
+                                return self
+                                    .error("TypeError: slice indices must be integers or None");
+                            }
+                        },
+                    };
+                }
+                let [lower, upper, step] = bounds;
+                self.slice_positions((lower, upper, step), children.len())?
+            }
+            Expr::Slice(_) => return self.error("TypeError: unhashable type: 'slice'"),
+            _ => {
+                let key = self.eval(index)?;
+                vec![self.container_position(&children, kind, key)?]
+            }
+        };
+        let removed = self.container_remove(container, kind, &picked)?;
+        self.heap.decref_all(removed);
+        Ok(())
+    }
+
+    /// The positions a slice `(lower, upper, step)` picks of `n` children.
+    fn slice_positions(
+        &self,
+        (lower, upper, step): (Option<i64>, Option<i64>, Option<i64>),
+        n: usize,
+    ) -> R<Vec<usize>> {
+        let n = n as i64;
+        let step = step.unwrap_or(1);
+        if step <= 0 {
+            return self.unsupported("a container slice with a step below 1");
+        }
+        let fix = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
+        let (start, stop) = (fix(lower.unwrap_or(0)), fix(upper.unwrap_or(n)));
+        Ok((start..stop)
+            .step_by(step as usize)
+            .map(|i| i as usize)
+            .collect())
+    }
+
+    /// The position of `key` (consumed) among `children`: an index of a list or
+    /// `Sequential` (negative from the end), a key of a `ModuleDict`, or PyTorch's error.
+    fn container_position(
+        &mut self,
+        children: &[(Sym, Value)],
+        kind: TorchClass,
+        key: Value,
+    ) -> R<usize> {
+        match (kind, key) {
+            (TorchClass::ModuleDict, Value::Str(k)) => {
+                match children.iter().position(|(name, _)| *name == k) {
+                    Some(at) => Ok(at),
+                    None => self.error(format!("KeyError: '{}'", self.names.name(k))),
+                }
+            }
+            (_, Value::Int(i)) if kind != TorchClass::ModuleDict => {
+                let n = children.len() as i64;
+                let at = if i < 0 { i + n } else { i };
+                if !(0..n).contains(&at) {
+                    return self.error(format!("IndexError: index {i} is out of range"));
+                }
+                Ok(at as usize)
+            }
+            (_, other) => {
+                let type_name = self.value_type_name(other);
+                self.heap.decref(other);
+                self.error(format!(
+                    "TypeError: container indices must be integers or strings, not {type_name}"
+                ))
+            }
+        }
+    }
+
+    /// Unregisters the children at `positions` (returned, owned) and, for a list or
+    /// `Sequential`, renames the rest `"0"`, `"1"`, ... in order, as PyTorch rebuilds
+    /// `_modules` after a deletion.
+    fn container_remove(
+        &mut self,
+        container: ObjId,
+        kind: TorchClass,
+        positions: &[usize],
+    ) -> R<Vec<Value>> {
+        let children = self.container_children(container);
+        let mut removed = Vec::new();
+        let mut kept = Vec::new();
+        for (i, (name, _)) in children.iter().enumerate() {
+            let taken = self.take_instance_attr(container, *name);
+            match taken {
+                Some(v) if positions.contains(&i) => removed.push(v),
+                Some(v) => kept.push((*name, v)),
+                None => {}
+            }
+        }
+        for (i, (name, v)) in kept.into_iter().enumerate() {
+            let name = if kind == TorchClass::ModuleDict {
+                name
+            } else {
+                self.names.intern(&i.to_string())
+            };
+            self.set_attr(Value::Obj(container), name, v)?;
+        }
+        Ok(removed)
     }
 }

@@ -327,8 +327,24 @@ impl Interpreter<'_> {
     }
 
     /// `F.conv1d`/`F.conv2d` (`n` spatial dimensions); an empty `window.padding` is
-    /// `padding='same'`.
+    /// `padding='same'`. On autocast's lower-precision list.
     pub(super) fn convolution(
+        &mut self,
+        x: Value,
+        weight: Value,
+        bias: Value,
+        n: usize,
+        window: Window,
+        groups: i64,
+    ) -> R<Value> {
+        let cast =
+            self.autocast_inputs(&[x, weight, bias], super::amp::CastPolicy::LowerPrecision)?;
+        let r = self.convolution_as_given(cast[0], cast[1], cast[2], n, window, groups);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn convolution_as_given(
         &mut self,
         x: Value,
         weight: Value,

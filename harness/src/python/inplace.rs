@@ -168,6 +168,18 @@ fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData) -> R<()> {
             "RuntimeError: a view of a leaf Variable that requires grad is being used in an in-place operation.",
         );
     }
+    // A view made by a custom Function returning its input as-is (a module's full backward
+    // hooks wrap its outputs that way): PyTorch's `handle_view_on_rebase` forbids it.
+    if t.base.is_some()
+        && let Some(node) = t.grad_fn
+        && let ObjKind::GradNode(n) = it.heap.kind(node)
+        && n.name == "BackwardHookFunctionBackward"
+    {
+        return it.error(format!(
+            "RuntimeError: Output 0 of {} is a view and is being modified inplace. This view was created inside a custom Function (or because an input was returned as-is) and the autograd logic to handle view+inplace would override the custom backward associated with the custom Function, leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the custom Function.",
+            n.name
+        ));
+    }
     Ok(())
 }
 

@@ -285,6 +285,7 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "growth_factor",
             "backoff_factor",
             "growth_interval",
+            "enabled",
         ],
         _ => &[],
     }

@@ -45,6 +45,7 @@ mod losses;
 mod lr_scheduler;
 mod lru_cache;
 mod module_api;
+mod module_backward_hooks;
 mod module_forward;
 mod natives;
 mod normalization;

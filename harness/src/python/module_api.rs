@@ -9,7 +9,7 @@
 
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
-use crate::heap::{ObjId, ObjKind, Sym, Value};
+use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
 
 /// Where a module keeps each kind of hook.
 const FORWARD_HOOKS: &str = "_forward_hooks";
@@ -42,19 +42,11 @@ impl Interpreter<'_> {
                 } else {
                     FORWARD_PRE_HOOKS
                 };
-                let dict = self.module_dict(module, dict_name)?;
-                self.torch_classes.next_hook_id += 1;
-                let id = Value::Int(self.torch_classes.next_hook_id);
-                self.heap.incref(hook);
-                self.dict_set(dict, id, hook);
-                // `RemovableHandle(hooks_dict)`: the model holds the dict strongly (PyTorch
-                // holds a weak reference).
-                self.heap.incref(Value::Obj(dict));
-                let handle = self.new_torch_instance(
-                    TorchClass::RemovableHandle,
-                    vec![("hooks_dict_ref", Value::Obj(dict)), ("id", id)],
-                )?;
-                Value::Obj(handle)
+                let prepend = match kw(self, "prepend") {
+                    Some(v) => self.truth(v)?,
+                    None => false,
+                };
+                self.register_module_hook(module, dict_name, hook, prepend)?
             }
             "register_buffer" => {
                 let (Some(&Value::Str(n)), Some(&tensor)) = (args.first(), args.get(1)) else {
@@ -147,18 +139,65 @@ impl Interpreter<'_> {
                 self.heap.incref(Value::Obj(module));
                 Value::Obj(module)
             }
-            _ => return Ok(None),
+            _ => return self.module_backward_hook_method(module, name, args, kwargs),
         };
         Ok(Some(result))
     }
 
-    /// `handle.remove()`: the hook leaves its dict.
+    /// Adds `hook` to the module's dict `dict_name` (at the front with `prepend`, as
+    /// `OrderedDict.move_to_end(last=False)` does) and returns its `RemovableHandle`.
+    pub(super) fn register_module_hook(
+        &mut self,
+        module: ObjId,
+        dict_name: &str,
+        hook: Value,
+        prepend: bool,
+    ) -> R<Value> {
+        let dict = self.module_dict(module, dict_name)?;
+        self.torch_classes.next_hook_id += 1;
+        let id = Value::Int(self.torch_classes.next_hook_id);
+        self.heap.incref(hook);
+        self.dict_set(dict, id, hook);
+        if prepend && let ObjKind::Dict(items) = self.heap.kind_mut(dict) {
+            items.rotate_right(1);
+        }
+        self.new_removable_handle(dict, id)
+    }
+
+    /// `RemovableHandle(hooks_dict)`: `hooks_dict_ref` is a `weakref.ref` to the dict
+    /// (the registry's plain reference, shared as CPython shares it), so a handle kept
+    /// after its module or tensor died keeps neither the dict nor its hooks alive.
+    pub(super) fn new_removable_handle(&mut self, dict: ObjId, id: Value) -> R<Value> {
+        let weak = match self.heap.basic_weak_ref(dict) {
+            Some(existing) => {
+                self.heap.incref(Value::Obj(existing));
+                existing
+            }
+            None => {
+                let r = self.alloc(ObjKind::Wrapper(WrapperKind::WeakRef, vec![Value::None]));
+                self.heap.register_weak(r, dict);
+                r
+            }
+        };
+        let handle = self.new_torch_instance(
+            TorchClass::RemovableHandle,
+            vec![("hooks_dict_ref", Value::Obj(weak)), ("id", id)],
+        )?;
+        Ok(Value::Obj(handle))
+    }
+
+    /// `handle.remove()`: the hook leaves its dict, if the dict still lives (a no-op
+    /// otherwise, as `hooks_dict_ref()` is then `None`).
     pub(super) fn remove_hook(&mut self, handle: ObjId) -> R<Value> {
         let d = self.names.intern("hooks_dict_ref");
         let i = self.names.intern("id");
-        let dict = self.get_attr(Value::Obj(handle), d)?;
+        let weak = self.get_attr(Value::Obj(handle), d)?;
         let id = self.get_attr(Value::Obj(handle), i)?;
-        if let Value::Obj(dict_id) = dict {
+        let dict = match weak {
+            Value::Obj(w) => self.heap.weak_target(w),
+            _ => None,
+        };
+        if let Some(dict_id) = dict {
             let removed = match self.heap.kind_mut(dict_id) {
                 ObjKind::Dict(items) => items
                     .iter()
@@ -171,7 +210,7 @@ impl Interpreter<'_> {
                 self.heap.decref(v);
             }
         }
-        self.heap.decref(dict);
+        self.heap.decref(weak);
         Ok(Value::None)
     }
 
@@ -190,8 +229,19 @@ impl Interpreter<'_> {
         Ok(d)
     }
 
+    /// The module has full backward (pre-)hooks.
+    fn has_backward_hooks(&mut self, module: ObjId) -> bool {
+        use super::module_backward_hooks::{BACKWARD_HOOKS, BACKWARD_PRE_HOOKS};
+        [BACKWARD_HOOKS, BACKWARD_PRE_HOOKS].iter().any(|name| {
+            let hooks = self.hooks(module, name);
+            let any = !hooks.is_empty();
+            self.heap.decref_all(hooks);
+            any
+        })
+    }
+
     /// The hooks registered in `module`'s dict `name`, in order (new references).
-    fn hooks(&mut self, module: ObjId, name: &str) -> Vec<Value> {
+    pub(super) fn hooks(&mut self, module: ObjId, name: &str) -> Vec<Value> {
         let sym = self.names.intern(name);
         let Some((_, Value::Obj(d))) = self
             .attr_values(module)
@@ -221,7 +271,7 @@ impl Interpreter<'_> {
     ) -> R<Value> {
         let pre = self.hooks(module, FORWARD_PRE_HOOKS);
         let post = self.hooks(module, FORWARD_HOOKS);
-        if pre.is_empty() && post.is_empty() {
+        if pre.is_empty() && post.is_empty() && !self.has_backward_hooks(module) {
             return forward(self, args, kwargs);
         }
         let mut args = args;
@@ -267,6 +317,14 @@ impl Interpreter<'_> {
             }
         }
         self.heap.decref_all(pre);
+        let bw_hook = match self.setup_module_input_hook(module, &mut args) {
+            Ok(h) => h,
+            Err(e) => {
+                self.heap.decref_all(args);
+                self.heap.decref_all(post);
+                return Err(e);
+            }
+        };
         let input = self.alloc(ObjKind::Tuple(args.clone()));
         for &a in &args {
             self.heap.incref(a);
@@ -276,6 +334,9 @@ impl Interpreter<'_> {
             Err(e) => {
                 self.heap.decref_id(input);
                 self.heap.decref_all(post);
+                if let Some(bw) = bw_hook {
+                    self.heap.decref_id(bw);
+                }
                 return Err(e);
             }
         };
@@ -295,13 +356,19 @@ impl Interpreter<'_> {
                     self.heap.decref(output);
                     self.heap.decref_id(input);
                     self.heap.decref_all(post.clone());
+                    if let Some(bw) = bw_hook {
+                        self.heap.decref_id(bw);
+                    }
                     return Err(e);
                 }
             }
         }
         self.heap.decref_all(post);
         self.heap.decref_id(input);
-        Ok(output)
+        match bw_hook {
+            Some(bw) => self.setup_module_output_hook(bw, output),
+            None => Ok(output),
+        }
     }
 
     /// Depth-first over a module tree, as the `named_*` methods walk it: `what` picks

@@ -20,7 +20,6 @@
 
 use super::autograd::GradBuffer;
 use super::interp::{Interpreter, R};
-use super::torchlib::TorchClass;
 use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::Category;
 
@@ -65,14 +64,8 @@ impl Interpreter<'_> {
         let id = Value::Int(self.torch_classes.next_hook_id);
         self.heap.incref(*hook);
         self.dict_set(dict, id, *hook);
-        // `RemovableHandle(self._backward_hooks)`: held strongly here, as for module hooks
-        // (PyTorch's handle holds a weak reference).
-        self.heap.incref(Value::Obj(dict));
-        let handle = self.new_torch_instance(
-            TorchClass::RemovableHandle,
-            vec![("hooks_dict_ref", Value::Obj(dict)), ("id", id)],
-        )?;
-        Ok(Value::Obj(handle))
+        // `RemovableHandle(self._backward_hooks)`: a weak reference to the dict.
+        self.new_removable_handle(dict, id)
     }
 
     /// Runs the hooks of `dict` in registration order on `grad`, each seeing the previous
@@ -148,7 +141,7 @@ impl Interpreter<'_> {
     }
 
     /// The gradient as a new tensor object on the same bytes (with its graph, if any).
-    fn grad_as_tensor(&mut self, grad: &GradBuffer) -> R<Value> {
+    pub(super) fn grad_as_tensor(&mut self, grad: &GradBuffer) -> R<Value> {
         let g = self.new_tensor_as(
             grad.shape.clone(),
             grad.dtype,
@@ -206,12 +199,7 @@ impl Interpreter<'_> {
         let id = Value::Int(self.torch_classes.next_hook_id);
         self.heap.incref(*hook);
         self.dict_set(dict, id, *hook);
-        self.heap.incref(Value::Obj(dict));
-        let handle = self.new_torch_instance(
-            TorchClass::RemovableHandle,
-            vec![("hooks_dict_ref", Value::Obj(dict)), ("id", id)],
-        )?;
-        Ok(Value::Obj(handle))
+        self.new_removable_handle(dict, id)
     }
 
     /// Runs `hook(leaf)` for each post-accumulate-grad hook, in registration order; each

@@ -60,6 +60,8 @@ pub(super) enum TorchClass {
     BceWithLogitsLoss,
     SmoothL1Loss,
     GradScaler,
+    /// `torch.utils.hooks.BackwardHook`: a module call's full-backward-hook state.
+    BackwardHook,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -142,6 +144,7 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         Some(TorchClass::Module),
     ),
     (TorchClass::GradScaler, "GradScaler", None),
+    (TorchClass::BackwardHook, "BackwardHook", None),
 ];
 
 impl TorchClass {
@@ -345,6 +348,7 @@ impl Interpreter<'_> {
                 | TorchClass::FunctionCtx
                 | TorchClass::Super
                 | TorchClass::RemovableHandle
+                | TorchClass::BackwardHook
                 // `nn.Identity(*args, **kwargs)` ignores its arguments.
                 | TorchClass::Identity
         ) {
@@ -472,6 +476,7 @@ impl Interpreter<'_> {
             | TorchClass::FunctionCtx
             | TorchClass::Super
             | TorchClass::RemovableHandle
+            | TorchClass::BackwardHook
             | TorchClass::LambdaLr
             | TorchClass::StepLr
             | TorchClass::MultiStepLr

@@ -112,6 +112,19 @@ pub struct GradNode {
     /// `grad_fn._register_hook_dict(t)` (`PyFunctionTensorPreHook`, a C++ reference): they
     /// run on the node's incoming gradient before it executes.
     pub hook_dicts: Vec<ObjId>,
+    /// A module's `BackwardHook` object, for a `BackwardHookFunctionBackward` node: the
+    /// closures `register_full_backward_(pre_)hook` registers on the node (C++ references
+    /// to Python functions that close over it) call the module's hooks.
+    pub module_hook: Option<(ObjId, ModuleHookSide)>,
+}
+
+/// Which side of a module call a `BackwardHookFunctionBackward` node wraps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleHookSide {
+    /// The inputs: a node post-hook runs the full backward hooks with `grad_input`.
+    Inputs,
+    /// The outputs: a node pre-hook records `grad_output` and runs the pre-hooks.
+    Outputs,
 }
 
 impl GradNode {
@@ -128,6 +141,7 @@ impl GradNode {
             saved_versions: Vec::new(),
             py_object: None,
             hook_dicts: Vec::new(),
+            module_hook: None,
         }
     }
 
@@ -163,6 +177,9 @@ impl GradNode {
         }
         for d in self.hook_dicts {
             drop_ref(Value::Obj(d));
+        }
+        if let Some((h, _)) = self.module_hook {
+            drop_ref(Value::Obj(h));
         }
     }
 }

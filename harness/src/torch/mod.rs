@@ -12,7 +12,7 @@ mod shape;
 mod storage;
 
 pub use autograd::{
-    Category, GradFlow, GradNode, InputEdge, OP_RULES, OpRule, Save, Saved, op_rule,
+    Category, GradFlow, GradNode, InputEdge, ModuleHookSide, OP_RULES, OpRule, Save, Saved, op_rule,
 };
 
 pub use shape::{broadcast, mat_mismatch, matmul_shape, numel, reshape_shape, storage_nbytes};

@@ -361,6 +361,9 @@ pub(in crate::python) fn del_subscript<'a>(
     let Value::Obj(id) = obj else {
         return it.error("TypeError: object does not support item deletion");
     };
+    if let Some(kind) = it.container_kind(obj) {
+        return it.container_delete(id, kind, index);
+    }
     let key = it.eval(index)?;
     let removed = match it.heap.kind_mut(id) {
         ObjKind::Dict(items) => match items.iter().position(|(k, _)| *k == key) {

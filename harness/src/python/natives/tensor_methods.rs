@@ -150,6 +150,14 @@ pub(in crate::python) fn call_method(
                 }
                 Ok(Value::Bool(true))
             }
+            // `grad_fn.name()`: the node's class name.
+            ObjKind::GradFn { node } if method == "name" => {
+                let name = match it.heap.kind(*node) {
+                    ObjKind::GradNode(n) => n.name,
+                    _ => "",
+                };
+                Ok(Value::Str(it.names.intern(name)))
+            }
             other => {
                 let t = other.type_name();
                 it.unsupported(format!("method '{method}' of '{t}'"))
@@ -560,11 +568,44 @@ pub(super) fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack:
 
 /// An elementwise unary op: a new tensor of the same shape.
 pub(in crate::python) fn tensor_unary(it: &mut Interpreter<'_>, id: ObjId, op: &str) -> R<Value> {
+    use crate::python::amp::CastPolicy;
+    match crate::python::amp::policy_of(op) {
+        Some(policy @ CastPolicy::Float32) => {
+            let cast = it.autocast_inputs(&[Value::Obj(id)], policy)?;
+            let r = match cast[0] {
+                Value::Obj(c) => tensor_unary_as_given(it, c, op, None),
+                _ => Ok(Value::None),
+            };
+            it.heap.decref_all(cast);
+            r
+        }
+        Some(CastPolicy::Float32Output) => {
+            let dtype = it.autocast_float32_output(Value::Obj(id));
+            tensor_unary_as_given(it, id, op, dtype)
+        }
+        _ => tensor_unary_as_given(it, id, op, None),
+    }
+}
+
+/// A unary op on `id` as given, its result of `dtype` when set (autocast's
+/// `fp32_set_opt_dtype` ops).
+fn tensor_unary_as_given(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    op: &str,
+    dtype: Option<Dtype>,
+) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!()
     };
     let t = t.clone();
-    let out = op_output(it, t.shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    let out = op_output(
+        it,
+        t.shape,
+        dtype.unwrap_or(t.dtype),
+        t.device,
+        &[Value::Obj(id)],
+    )?;
     // The autograd table's row; an op without one records a node that saves nothing.
     let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
         Some(r) => (r.node, r.saves),
