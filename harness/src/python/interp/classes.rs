@@ -7,10 +7,34 @@ use ruff_python_ast::{self as ast};
 
 impl<'a> Interpreter<'a> {
     pub(super) fn exec_class(&mut self, c: &'a ast::StmtClassDef) -> R<()> {
-        if !c.decorator_list.is_empty() {
-            self.at(&c.decorator_list[0]);
-            return self.unsupported(crate::python::constructs::Construct::ClassDecorators.what());
+        // Decorator expressions are evaluated before the class body runs (as for `def`).
+        let mut decorators = Vec::with_capacity(c.decorator_list.len());
+        for dec in &c.decorator_list {
+            match self.eval(&dec.expression) {
+                Ok(v) => decorators.push(v),
+                Err(e) => {
+                    self.heap.decref_all(decorators);
+                    return Err(e);
+                }
+            }
         }
+        let made = self.class_object(c);
+        let class = match made {
+            Ok(class) => class,
+            Err(e) => {
+                self.heap.decref_all(decorators);
+                return Err(e);
+            }
+        };
+        self.at(c);
+        let bound = self.decorate(decorators, Value::Obj(class))?;
+        let name = self.names.intern(c.name.as_str());
+        self.store_name(name, bound);
+        Ok(())
+    }
+
+    /// Runs a class statement's body and makes the class object (a new reference).
+    fn class_object(&mut self, c: &'a ast::StmtClassDef) -> R<ObjId> {
         let mut base = None;
         if let Some(args) = &c.arguments {
             if !args.keywords.is_empty() || args.args.len() > 1 {
@@ -55,8 +79,7 @@ impl<'a> Interpreter<'a> {
             attrs: namespace,
         }));
         self.class_statement_epilogue(base, class);
-        self.store_name(name, Value::Obj(class));
-        Ok(())
+        Ok(class)
     }
 
     /// What a class statement allocates before its body runs (measured per version): the
