@@ -27,6 +27,36 @@ const PROBES: &[probes::Probe] = &[
         2,
         2,
     ),
+    (
+        "dataclass instance",
+        "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\n    y: int = 1\ndef probe():\n    keep.append(C(1))\n",
+        1,
+        1,
+    ),
+    (
+        "dataclass instance by keyword",
+        "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\ndef probe():\n    keep.append(C(x=1))\n",
+        1,
+        1,
+    ),
+    (
+        "dataclass instance with a default_factory",
+        "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: list = dataclasses.field(default_factory=list)\n    y: int = 0\ndef probe():\n    keep.append(C())\n",
+        2,
+        2,
+    ),
+    (
+        "frozen dataclass instance",
+        "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass C:\n    x: int\ndef probe():\n    keep.append(C(1))\n",
+        1,
+        1,
+    ),
+    (
+        "dataclasses.replace",
+        "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass C:\n    x: int\n    y: list = dataclasses.field(default_factory=list)\nc = C(1)\ndef probe():\n    keep.append(dataclasses.replace(c, x=2))\n",
+        1,
+        1,
+    ),
 ];
 
 #[test]
@@ -83,4 +113,159 @@ fn an_error_in_a_class_decorator_is_located() {
     .expect_err("the decorator raises");
     let text = e.to_string();
     assert!(text.contains("AttributeError"), "{text}");
+}
+
+#[test]
+fn dataclass_init_binds_fields_defaults_and_a_new_object_per_default_factory() {
+    ok("import dataclasses
+from dataclasses import dataclass, field
+@dataclass
+class Batch:
+    x: int
+    y: int = 2
+    items: list = field(default_factory=list)
+a = Batch(1)
+b = Batch(1, 3, items=[1])
+assert (a.x, a.y, a.items) == (1, 2, [])
+assert (b.x, b.y, b.items) == (1, 3, [1])
+c = Batch(1)
+c.items.append(5)
+assert a.items == [], 'each instance gets its own list'
+assert Batch.y == 2
+assert a == Batch(1) and a != b
+assert [f.name for f in dataclasses.fields(a)] == ['x', 'y', 'items']
+assert dataclasses.is_dataclass(Batch) and dataclasses.is_dataclass(a) and not dataclasses.is_dataclass(1)
+@dataclasses.dataclass(eq=False)
+class P:
+    x: int
+p = P(1)
+assert p != P(1) and p == p
+");
+}
+
+#[test]
+fn dataclass_instances_keep_their_tensors_and_asdict_copies_them() {
+    let t = ok("import torch, dataclasses
+@dataclasses.dataclass
+class Out:
+    logits: torch.Tensor
+    extra: list = dataclasses.field(default_factory=list)
+o = Out(torch.empty(1024, 1024, device='cuda'))
+del_me = torch.cuda.memory_allocated()
+assert del_me == 4 * 1024 * 1024
+d = dataclasses.asdict(o)
+assert torch.cuda.memory_allocated() == 8 * 1024 * 1024, 'asdict deep-copies the tensor'
+assert d['logits'] is not o.logits and d['extra'] == []
+t = dataclasses.astuple(o)
+assert torch.cuda.memory_allocated() == 12 * 1024 * 1024
+del d, t
+assert torch.cuda.memory_allocated() == 4 * 1024 * 1024
+del o
+assert torch.cuda.memory_allocated() == 0
+");
+    assert!(!t.events.is_empty());
+}
+
+#[test]
+fn frozen_dataclasses_refuse_assignment_with_cpythons_error() {
+    ok("import dataclasses
+@dataclasses.dataclass(frozen=True)
+class F:
+    x: int
+f = F(1)
+try:
+    f.x = 2
+    raise AssertionError('assigned')
+except dataclasses.FrozenInstanceError as e:
+    assert str(e) == \"cannot assign to field 'x'\", str(e)
+try:
+    f.y = 2
+    raise AssertionError('assigned')
+except AttributeError as e:
+    pass
+assert f.x == 1
+g = dataclasses.replace(f, x=5)
+assert g.x == 5 and f.x == 1
+");
+}
+
+#[test]
+fn dataclass_errors_follow_cpython_per_version() {
+    for (python, missing, order) in [
+        (
+            "3.9",
+            "TypeError: __init__() missing 1 required positional argument: 'x'",
+            "TypeError: non-default argument 'y' follows default argument",
+        ),
+        (
+            "3.11",
+            "TypeError: C.__init__() missing 1 required positional argument: 'x'",
+            "TypeError: non-default argument 'y' follows default argument",
+        ),
+        (
+            "3.13",
+            "TypeError: C.__init__() missing 1 required positional argument: 'x'",
+            "TypeError: non-default argument 'y' follows default argument 'x'",
+        ),
+    ] {
+        let e = run(
+            python,
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\nC()\n",
+        )
+        .expect_err("missing argument");
+        assert!(e.to_string().contains(missing), "{python}: {e}");
+        let e = run(
+            python,
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int = 0\n    y: int\n",
+        )
+        .expect_err("field order");
+        assert!(e.to_string().contains(order), "{python}: {e}");
+    }
+    let e = run(
+        "3.11",
+        "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: list = []\n",
+    )
+    .expect_err("mutable default");
+    assert!(
+        e.to_string().contains("ValueError: mutable default <class 'list'> for field x is not allowed: use default_factory"),
+        "{e}"
+    );
+    let e = run(
+        "3.9",
+        "import dataclasses\n@dataclasses.dataclass(kw_only=True)\nclass C:\n    x: int\n",
+    )
+    .expect_err("kw_only before 3.10");
+    let text = e.to_string();
+    assert!(
+        text.contains("TypeError: dataclass() got an unexpected keyword argument 'kw_only'"),
+        "{text}"
+    );
+    assert!(text.contains("t.yaml:"), "located: {text}");
+}
+
+#[test]
+fn kw_only_fields_and_inherited_fields_bind_as_cpython_binds_them() {
+    ok("import dataclasses
+@dataclasses.dataclass
+class Base:
+    a: int
+    b: int = 0
+@dataclasses.dataclass
+class Child(Base):
+    c: int = 5
+x = Child(1, 2, 3)
+assert (x.a, x.b, x.c) == (1, 2, 3)
+assert [f.name for f in dataclasses.fields(Child)] == ['a', 'b', 'c']
+@dataclasses.dataclass(kw_only=True)
+class K:
+    a: int
+    b: int = 1
+k = K(a=3)
+assert (k.a, k.b) == (3, 1)
+try:
+    K(3)
+    raise AssertionError('positional accepted')
+except TypeError:
+    pass
+");
 }

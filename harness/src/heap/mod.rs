@@ -254,6 +254,17 @@ pub enum WrapperKind {
     /// `itertools.cycle`: the source iterator, the list of saved items, the index into it
     /// (-1 during the first pass).
     Cycle,
+    /// What `dataclasses.dataclass(**options)` returns: the options (python/dataclasses.rs).
+    DataclassDecorator,
+    /// `dataclasses.Field`: name, whether it has a default, the default, the factory or
+    /// `None`, `init`, `kw_only` (`None`: the class's).
+    DataclassField,
+    /// A dataclass's generated `__init__`: whether frozen, then its `Field`s in order.
+    DataclassInit,
+    /// A dataclass's generated `__eq__`.
+    DataclassEq,
+    /// A frozen dataclass's `__setattr__`, which refuses every store.
+    DataclassFrozenSetattr,
 }
 
 impl ObjKind {
@@ -305,6 +316,11 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Count, _) => "itertools.count",
             ObjKind::Wrapper(WrapperKind::Repeat, _) => "itertools.repeat",
             ObjKind::Wrapper(WrapperKind::Cycle, _) => "itertools.cycle",
+            ObjKind::Wrapper(WrapperKind::DataclassDecorator, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassField, _) => "Field",
+            ObjKind::Wrapper(WrapperKind::DataclassInit, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassEq, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassFrozenSetattr, _) => "function",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

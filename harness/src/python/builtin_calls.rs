@@ -33,6 +33,12 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         FunctoolsLruCache | FunctoolsCache => it.lru_cache_new(n == FunctoolsCache, p, &a.kw),
         ItertoolsChain | ItertoolsChainFromIterable | ItertoolsIslice | ItertoolsCount
         | ItertoolsRepeat | ItertoolsCycle => it.itertools_new(n, p, &a.kw),
+        DataclassesDataclass => it.dataclass_new(p, &a.kw),
+        DataclassesField => it.dataclass_field(p, &a.kw),
+        DataclassesFields => it.dataclass_fields_call(p),
+        DataclassesIsDataclass => it.dataclass_is(p),
+        DataclassesAsdict | DataclassesAstuple => it.dataclass_asdict(p, n == DataclassesAstuple),
+        DataclassesReplace => it.dataclass_replace(p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),

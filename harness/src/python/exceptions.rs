@@ -80,6 +80,7 @@ const HIERARCHY: &[(&str, Option<&str>)] = &[
     ("RuntimeWarning", Some("Warning")),
     ("FutureWarning", Some("Warning")),
     ("CancelledError", Some("BaseException")),
+    ("FrozenInstanceError", Some("AttributeError")),
 ];
 
 /// The name under which torch exposes its out-of-memory error (not a Python builtin).
@@ -87,6 +88,9 @@ const TORCH_OOM: &str = "OutOfMemoryError";
 
 /// `asyncio.CancelledError` (a `BaseException` since 3.8; not a Python builtin).
 const ASYNCIO_CANCELLED: &str = "CancelledError";
+
+/// `dataclasses.FrozenInstanceError` (an `AttributeError`; not a Python builtin).
+const DATACLASSES_FROZEN: &str = "FrozenInstanceError";
 
 /// The interpreter's exception bookkeeping.
 #[derive(Default)]
@@ -131,6 +135,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn builtin_exception(&mut self, name: &str) -> Option<Value> {
         if name == TORCH_OOM
             || name == ASYNCIO_CANCELLED
+            || name == DATACLASSES_FROZEN
             || !HIERARCHY.iter().any(|(n, _)| *n == name)
         {
             return None;
@@ -148,6 +153,12 @@ impl<'a> Interpreter<'a> {
     pub(super) fn asyncio_cancelled_class(&mut self) -> ObjId {
         self.exception_class(ASYNCIO_CANCELLED)
             .expect("CancelledError is in the hierarchy")
+    }
+
+    /// `dataclasses.FrozenInstanceError`.
+    pub(super) fn dataclasses_frozen_class(&mut self) -> Value {
+        self.exception_class(DATACLASSES_FROZEN)
+            .map_or(Value::None, Value::Obj)
     }
 
     fn exception_class(&mut self, name: &str) -> Option<ObjId> {

@@ -24,6 +24,7 @@ mod containers;
 mod convolution;
 mod cuda_memory;
 mod custom_function;
+mod dataclasses;
 mod deepcopy;
 mod depth;
 mod descriptors;
@@ -86,6 +87,11 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// The symbol of `s` if it was interned.
+    pub fn lookup(&self, s: &str) -> Option<Sym> {
+        self.index.get(s).copied()
+    }
+
     pub fn intern(&mut self, s: &str) -> Sym {
         if let Some(&sym) = self.index.get(s) {
             return sym;

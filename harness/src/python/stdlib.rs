@@ -97,6 +97,13 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "count") => f(ItertoolsCount),
         (ModItertools, "repeat") => f(ItertoolsRepeat),
         (ModItertools, "cycle") => f(ItertoolsCycle),
+        (ModDataclasses, "dataclass") => f(DataclassesDataclass),
+        (ModDataclasses, "field") => f(DataclassesField),
+        (ModDataclasses, "fields") => f(DataclassesFields),
+        (ModDataclasses, "is_dataclass") => f(DataclassesIsDataclass),
+        (ModDataclasses, "asdict") => f(DataclassesAsdict),
+        (ModDataclasses, "astuple") => f(DataclassesAstuple),
+        (ModDataclasses, "replace") => f(DataclassesReplace),
         _ => None,
     }
 }

@@ -27,10 +27,43 @@ impl<'a> Interpreter<'a> {
             }
         };
         self.at(c);
-        let bound = self.decorate(decorators, Value::Obj(class))?;
+        if !decorators.is_empty() {
+            let annotated = self.annotated_names(c);
+            self.class_annotations.insert(class, annotated);
+        }
+        let bound = self.decorate(decorators, Value::Obj(class));
+        self.class_annotations.remove(&class);
+        let bound = bound?;
         let name = self.names.intern(c.name.as_str());
         self.store_name(name, bound);
         Ok(())
+    }
+
+    /// The names a class body annotates (`x: int`, `y: list = ...`), in order, as
+    /// `__annotations__` holds them; `ClassVar[...]` ones are class attributes, not fields.
+    fn annotated_names(&mut self, c: &'a ast::StmtClassDef) -> Vec<Sym> {
+        let mut names = Vec::new();
+        for stmt in &c.body {
+            if let ast::Stmt::AnnAssign(a) = stmt
+                && let ast::Expr::Name(n) = &*a.target
+            {
+                let class_var = match &*a.annotation {
+                    ast::Expr::Subscript(s) => {
+                        matches!(&*s.value, ast::Expr::Name(v) if v.id.as_str() == "ClassVar")
+                            || matches!(&*s.value, ast::Expr::Attribute(v) if v.attr.as_str() == "ClassVar")
+                    }
+                    ast::Expr::Name(v) => v.id.as_str() == "ClassVar",
+                    _ => false,
+                };
+                if !class_var {
+                    let sym = self.names.intern(n.id.as_str());
+                    if !names.contains(&sym) {
+                        names.push(sym);
+                    }
+                }
+            }
+        }
+        names
     }
 
     /// Runs a class statement's body and makes the class object (a new reference).

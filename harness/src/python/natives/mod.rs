@@ -270,6 +270,13 @@ natives!(
     ItertoolsCount,
     ItertoolsRepeat,
     ItertoolsCycle,
+    DataclassesDataclass,
+    DataclassesField,
+    DataclassesFields,
+    DataclassesIsDataclass,
+    DataclassesAsdict,
+    DataclassesAstuple,
+    DataclassesReplace,
 );
 
 impl Native {
