@@ -265,6 +265,12 @@ pub enum WrapperKind {
     DataclassEq,
     /// A frozen dataclass's `__setattr__`, which refuses every store.
     DataclassFrozenSetattr,
+    /// `weakref.WeakValueDictionary`: key, entry reference pairs (python/weak_containers.rs).
+    WeakValueDict,
+    /// `weakref.WeakKeyDictionary`: entry reference, value pairs.
+    WeakKeyDict,
+    /// `weakref.WeakSet`: entry references.
+    WeakSet,
 }
 
 impl ObjKind {
@@ -321,6 +327,9 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::DataclassInit, _) => "function",
             ObjKind::Wrapper(WrapperKind::DataclassEq, _) => "function",
             ObjKind::Wrapper(WrapperKind::DataclassFrozenSetattr, _) => "function",
+            ObjKind::Wrapper(WrapperKind::WeakValueDict, _) => "WeakValueDictionary",
+            ObjKind::Wrapper(WrapperKind::WeakKeyDict, _) => "WeakKeyDictionary",
+            ObjKind::Wrapper(WrapperKind::WeakSet, _) => "WeakSet",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",
@@ -479,6 +488,11 @@ impl Heap {
     }
 
     // ----- access -------------------------------------------------------------------------
+
+    /// Whether `id` names a live object (ids are reused after a free).
+    pub fn is_live(&self, id: ObjId) -> bool {
+        self.objects.get(id.0 as usize).is_some_and(Option::is_some)
+    }
 
     pub fn get(&self, id: ObjId) -> &Object {
         self.objects[id.0 as usize].as_ref().expect("live object")

@@ -39,6 +39,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         DataclassesIsDataclass => it.dataclass_is(p),
         DataclassesAsdict | DataclassesAstuple => it.dataclass_asdict(p, n == DataclassesAstuple),
         DataclassesReplace => it.dataclass_replace(p, &a.kw),
+        WeakrefWeakValueDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakValueDict, p),
+        WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
+        WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
@@ -219,6 +222,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Len => match p.as_slice() {
             [v] => match it.user_len(*v) {
                 Some(n) => Ok(Value::Int(n?)),
+                None if let Some(w) = it.is_weak_container(*v) => Ok(Value::Int(it.weak_len(w))),
                 None => Ok(Value::Int(length(it, *v)?)),
             },
             _ => it.error("TypeError: len() takes exactly one argument"),

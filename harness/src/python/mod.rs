@@ -66,6 +66,7 @@ mod torch_class_methods;
 mod torchlib;
 mod type_checks;
 mod vm;
+mod weak_containers;
 mod weakrefs;
 
 pub use interp::{Interpreter, RunEnd};

@@ -104,6 +104,9 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModDataclasses, "asdict") => f(DataclassesAsdict),
         (ModDataclasses, "astuple") => f(DataclassesAstuple),
         (ModDataclasses, "replace") => f(DataclassesReplace),
+        (ModWeakref, "WeakValueDictionary") => f(WeakrefWeakValueDictionary),
+        (ModWeakref, "WeakKeyDictionary") => f(WeakrefWeakKeyDictionary),
+        (ModWeakref, "WeakSet") => f(WeakrefWeakSet),
         _ => None,
     }
 }

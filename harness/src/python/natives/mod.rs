@@ -277,6 +277,9 @@ natives!(
     DataclassesAsdict,
     DataclassesAstuple,
     DataclassesReplace,
+    WeakrefWeakValueDictionary,
+    WeakrefWeakKeyDictionary,
+    WeakrefWeakSet,
 );
 
 impl Native {
