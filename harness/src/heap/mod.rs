@@ -271,6 +271,22 @@ pub enum WrapperKind {
     WeakKeyDict,
     /// `weakref.WeakSet`: entry references.
     WeakSet,
+    /// `itertools.starmap`, `takewhile`, `dropwhile`: the function, the source iterator, a
+    /// flag (python/itertools_more.rs).
+    Starmap,
+    TakeWhile,
+    DropWhile,
+    /// `itertools.accumulate`: the source, the function, the total, whether it has one,
+    /// whether `initial` is still to come.
+    Accumulate,
+    /// `itertools.pairwise`: the source, the previous item, whether one was read.
+    Pairwise,
+    /// `itertools.zip_longest`: the fill value, then the iterators (`None` once exhausted).
+    ZipLongest,
+    /// `itertools.product`, `combinations`, `permutations`: the pool(s), state, indices.
+    Product,
+    Combinations,
+    Permutations,
 }
 
 impl ObjKind {
@@ -330,6 +346,15 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::WeakValueDict, _) => "WeakValueDictionary",
             ObjKind::Wrapper(WrapperKind::WeakKeyDict, _) => "WeakKeyDictionary",
             ObjKind::Wrapper(WrapperKind::WeakSet, _) => "WeakSet",
+            ObjKind::Wrapper(WrapperKind::Starmap, _) => "itertools.starmap",
+            ObjKind::Wrapper(WrapperKind::TakeWhile, _) => "itertools.takewhile",
+            ObjKind::Wrapper(WrapperKind::DropWhile, _) => "itertools.dropwhile",
+            ObjKind::Wrapper(WrapperKind::Accumulate, _) => "itertools.accumulate",
+            ObjKind::Wrapper(WrapperKind::Pairwise, _) => "itertools.pairwise",
+            ObjKind::Wrapper(WrapperKind::ZipLongest, _) => "itertools.zip_longest",
+            ObjKind::Wrapper(WrapperKind::Product, _) => "itertools.product",
+            ObjKind::Wrapper(WrapperKind::Combinations, _) => "itertools.combinations",
+            ObjKind::Wrapper(WrapperKind::Permutations, _) => "itertools.permutations",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

@@ -42,6 +42,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakValueDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakValueDict, p),
         WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
+        ItertoolsStarmap | ItertoolsTakewhile | ItertoolsDropwhile | ItertoolsAccumulate
+        | ItertoolsPairwise | ItertoolsZipLongest | ItertoolsProduct | ItertoolsCombinations
+        | ItertoolsPermutations => it.itertools_more_new(n, p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),

@@ -225,6 +225,15 @@ impl<'a> Interpreter<'a> {
             | WrapperKind::Count
             | WrapperKind::Repeat
             | WrapperKind::Cycle => self.itertools_next(id, kind, &items),
+            WrapperKind::Starmap
+            | WrapperKind::TakeWhile
+            | WrapperKind::DropWhile
+            | WrapperKind::Accumulate
+            | WrapperKind::Pairwise
+            | WrapperKind::ZipLongest
+            | WrapperKind::Product
+            | WrapperKind::Combinations
+            | WrapperKind::Permutations => self.itertools_more_next(id, kind, &items),
             _ => {
                 let t = self.heap.kind(id).type_name();
                 self.error(format!("TypeError: '{t}' object is not an iterator"))

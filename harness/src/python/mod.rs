@@ -40,6 +40,7 @@ mod inplace;
 mod int_ops;
 mod interp;
 mod itertools;
+mod itertools_more;
 mod keywords;
 mod layers;
 mod losses;

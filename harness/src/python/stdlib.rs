@@ -107,6 +107,15 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModWeakref, "WeakValueDictionary") => f(WeakrefWeakValueDictionary),
         (ModWeakref, "WeakKeyDictionary") => f(WeakrefWeakKeyDictionary),
         (ModWeakref, "WeakSet") => f(WeakrefWeakSet),
+        (ModItertools, "starmap") => f(ItertoolsStarmap),
+        (ModItertools, "takewhile") => f(ItertoolsTakewhile),
+        (ModItertools, "dropwhile") => f(ItertoolsDropwhile),
+        (ModItertools, "accumulate") => f(ItertoolsAccumulate),
+        (ModItertools, "pairwise") => f(ItertoolsPairwise),
+        (ModItertools, "zip_longest") => f(ItertoolsZipLongest),
+        (ModItertools, "product") => f(ItertoolsProduct),
+        (ModItertools, "combinations") => f(ItertoolsCombinations),
+        (ModItertools, "permutations") => f(ItertoolsPermutations),
         _ => None,
     }
 }

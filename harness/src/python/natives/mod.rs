@@ -280,6 +280,15 @@ natives!(
     WeakrefWeakValueDictionary,
     WeakrefWeakKeyDictionary,
     WeakrefWeakSet,
+    ItertoolsStarmap,
+    ItertoolsTakewhile,
+    ItertoolsDropwhile,
+    ItertoolsAccumulate,
+    ItertoolsPairwise,
+    ItertoolsZipLongest,
+    ItertoolsProduct,
+    ItertoolsCombinations,
+    ItertoolsPermutations,
 );
 
 impl Native {
