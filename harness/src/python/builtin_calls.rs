@@ -42,6 +42,13 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakValueDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakValueDict, p),
         WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
+        Repr => match p.as_slice() {
+            [v] => {
+                let s = it.repr_text(*v);
+                Ok(Value::Str(it.names.intern(&s)))
+            }
+            _ => it.error("TypeError: repr() takes exactly one argument"),
+        },
         ItertoolsStarmap | ItertoolsTakewhile | ItertoolsDropwhile | ItertoolsAccumulate
         | ItertoolsPairwise | ItertoolsZipLongest | ItertoolsProduct | ItertoolsCombinations
         | ItertoolsPermutations => it.itertools_more_new(n, p, &a.kw),
@@ -725,7 +732,7 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                         it.heap.incref(d);
                         Ok(d)
                     }
-                    None => it.error("KeyError"),
+                    None => it.error(format!("KeyError: {}", it.repr_text(*k))),
                 },
             }
         }

@@ -366,6 +366,16 @@ impl<'a> Interpreter<'a> {
                 };
                 let args = if text.is_empty() {
                     Vec::new()
+                } else if name == "KeyError" {
+                    // CPython's `KeyError` carries the key itself.
+                    use super::reprs::KeyText;
+                    vec![match super::reprs::key_from_text(text) {
+                        Some(KeyText::Str(s)) => Value::Str(self.names.intern(s)),
+                        Some(KeyText::Int(i)) => Value::Int(i),
+                        Some(KeyText::Bool(b)) => Value::Bool(b),
+                        Some(KeyText::None) => Value::None,
+                        None => Value::Str(self.names.intern(text)),
+                    }]
                 } else {
                     vec![Value::Str(self.names.intern(text))]
                 };
@@ -443,6 +453,12 @@ impl<'a> Interpreter<'a> {
             Some(ObjKind::Tuple(items)) => items.clone(),
             _ => Vec::new(),
         };
+        // `KeyError.__str__` shows its one argument's repr.
+        if let (ObjKind::Exception(e), [one]) = (self.heap.kind(exception), items.as_slice())
+            && self.class_name(e.class) == "KeyError"
+        {
+            return self.repr_text(*one);
+        }
         self.args_text(&items)
     }
 

@@ -52,6 +52,7 @@ mod natives;
 mod normalization;
 mod optim;
 mod optim_state;
+mod reprs;
 mod scope;
 mod sets;
 mod small_map;

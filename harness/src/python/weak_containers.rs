@@ -338,12 +338,7 @@ impl<'a> Interpreter<'a> {
 
     /// CPython's `KeyError` for a missing key.
     pub(in crate::python) fn key_error<T>(&self, key: Value) -> R<T> {
-        let shown = self.display(key);
-        let shown = match key {
-            Value::Str(_) => format!("'{shown}'"),
-            _ => shown,
-        };
-        self.error(format!("KeyError: {shown}"))
+        self.error(format!("KeyError: {}", self.repr_text(key)))
     }
 
     /// The callback of an entry's reference: its target died, so the entry goes (if the

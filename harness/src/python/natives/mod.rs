@@ -289,6 +289,7 @@ natives!(
     ItertoolsProduct,
     ItertoolsCombinations,
     ItertoolsPermutations,
+    Repr,
 );
 
 impl Native {
@@ -430,6 +431,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "iter" => IterFn,
         "set" => SetFn,
         "frozenset" => FrozenSetFn,
+        "repr" => Repr,
         _ => return None,
     }))
 }

@@ -181,7 +181,10 @@ pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> 
                     it.heap.incref(v);
                     Ok(v)
                 }
-                None => it.error("IndexError: index out of range"),
+                None => {
+                    let t = it.heap.kind(id).type_name();
+                    it.error(format!("IndexError: {t} index out of range"))
+                }
             }
         }
         ObjKind::Size(dims) => {
@@ -390,7 +393,7 @@ pub(in crate::python) fn del_subscript<'a>(
                 let (k, v) = items.remove(i);
                 vec![k, v]
             }
-            None => return it.error("KeyError"),
+            None => return it.error(format!("KeyError: {}", it.repr_text(key))),
         },
         ObjKind::List(items) => {
             let n = items.len() as i64;
