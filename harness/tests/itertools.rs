@@ -78,6 +78,72 @@ const PROBES: &[probes::Probe] = &[
         0,
         0,
     ),
+    (
+        "starmap of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.starmap(max, xs))\n",
+        2,
+        2,
+    ),
+    (
+        "takewhile of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.takewhile(bool, xs))\n",
+        2,
+        2,
+    ),
+    (
+        "dropwhile of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.dropwhile(bool, xs))\n",
+        2,
+        2,
+    ),
+    (
+        "accumulate of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.accumulate(xs))\n",
+        2,
+        2,
+    ),
+    (
+        "zip_longest of two tuples kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.zip_longest(xs, xs))\n",
+        3,
+        3,
+    ),
+    (
+        "product of two tuples kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.product(xs, xs))\n",
+        1,
+        1,
+    ),
+    (
+        "combinations of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.combinations(xs, 2))\n",
+        1,
+        1,
+    ),
+    (
+        "permutations of a tuple kept",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(itertools.permutations(xs, 2))\n",
+        1,
+        1,
+    ),
+    (
+        "list of starmap",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(list(itertools.starmap(max, xs)))\n",
+        1,
+        1,
+    ),
+    (
+        "list of takewhile",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(list(itertools.takewhile(bool, xs)))\n",
+        1,
+        1,
+    ),
+    (
+        "list of dropwhile",
+        "import itertools\nxs = ((1, 2), (3, 4), (5, 6))\ndef probe():\n    keep.append(list(itertools.dropwhile(bool, xs)))\n",
+        1,
+        1,
+    ),
 ];
 
 #[test]
@@ -161,11 +227,7 @@ fn the_rest_of_itertools_is_refused_with_its_location() {
             "t.yaml:6:",
             "tee",
         ),
-        (
-            "from itertools import permutations\n",
-            "t.yaml:5:",
-            "permutations",
-        ),
+        ("from itertools import groupby\n", "t.yaml:5:", "groupby"),
         (
             "import itertools\nc = itertools.cycle({1, 2})\n",
             "t.yaml:6:",
@@ -180,4 +242,54 @@ fn the_rest_of_itertools_is_refused_with_its_location() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn more_itertools_yield_what_cpython_yields() {
+    ok("import itertools
+assert list(itertools.starmap(lambda a, b: a * b, [(2, 3), (3, 2)])) == [6, 6]
+assert list(itertools.takewhile(lambda x: x < 3, [1, 2, 3, 1])) == [1, 2]
+assert list(itertools.dropwhile(lambda x: x < 3, [1, 2, 3, 1])) == [3, 1]
+assert list(itertools.accumulate([1, 2, 3])) == [1, 3, 6]
+assert list(itertools.accumulate([1, 2, 3], initial=10)) == [10, 11, 13, 16]
+assert list(itertools.accumulate([3, 1, 4], max)) == [3, 3, 4]
+assert list(itertools.zip_longest([1, 2], [3])) == [(1, 3), (2, None)]
+assert list(itertools.zip_longest([1], [2, 3], fillvalue=0)) == [(1, 2), (0, 3)]
+assert list(itertools.product([1, 2], [3, 4])) == [(1, 3), (1, 4), (2, 3), (2, 4)]
+assert list(itertools.product([0, 1], repeat=2)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+assert list(itertools.product()) == [()]
+assert list(itertools.combinations([1, 2, 3], 2)) == [(1, 2), (1, 3), (2, 3)]
+assert list(itertools.combinations([1, 2], 3)) == []
+assert list(itertools.permutations([1, 2, 3], 2)) == [(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)]
+assert len(list(itertools.permutations(range(4)))) == 24
+");
+    let t = probes::run(
+        "3.10",
+        "import itertools\nassert list(itertools.pairwise([1, 2, 3])) == [(1, 2), (2, 3)]\n",
+    );
+    assert!(t.is_ok(), "{:?}", t.err());
+    let e = probes::run("3.9", "import itertools\np = itertools.pairwise([1, 2])\n")
+        .expect_err("pairwise is new in 3.10");
+    let text = e.to_string();
+    assert!(
+        text.contains("AttributeError: module 'itertools' has no attribute 'pairwise'")
+            && text.contains("t.yaml:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stored_product_keeps_its_pools_and_their_tensors() {
+    ok("import torch, itertools
+def batches():
+    for _ in range(2):
+        yield torch.empty(1024, device='cuda')
+p = itertools.product(batches(), [1, 2])
+assert torch.cuda.memory_allocated() == 8192, 'the pools hold both tensors'
+first = next(p)
+del first
+assert torch.cuda.memory_allocated() == 8192
+del p
+assert torch.cuda.memory_allocated() == 0
+");
 }

@@ -254,6 +254,39 @@ pub enum WrapperKind {
     /// `itertools.cycle`: the source iterator, the list of saved items, the index into it
     /// (-1 during the first pass).
     Cycle,
+    /// What `dataclasses.dataclass(**options)` returns: the options (python/dataclasses.rs).
+    DataclassDecorator,
+    /// `dataclasses.Field`: name, whether it has a default, the default, the factory or
+    /// `None`, `init`, `kw_only` (`None`: the class's).
+    DataclassField,
+    /// A dataclass's generated `__init__`: whether frozen, then its `Field`s in order.
+    DataclassInit,
+    /// A dataclass's generated `__eq__`.
+    DataclassEq,
+    /// A frozen dataclass's `__setattr__`, which refuses every store.
+    DataclassFrozenSetattr,
+    /// `weakref.WeakValueDictionary`: key, entry reference pairs (python/weak_containers.rs).
+    WeakValueDict,
+    /// `weakref.WeakKeyDictionary`: entry reference, value pairs.
+    WeakKeyDict,
+    /// `weakref.WeakSet`: entry references.
+    WeakSet,
+    /// `itertools.starmap`, `takewhile`, `dropwhile`: the function, the source iterator, a
+    /// flag (python/itertools_more.rs).
+    Starmap,
+    TakeWhile,
+    DropWhile,
+    /// `itertools.accumulate`: the source, the function, the total, whether it has one,
+    /// whether `initial` is still to come.
+    Accumulate,
+    /// `itertools.pairwise`: the source, the previous item, whether one was read.
+    Pairwise,
+    /// `itertools.zip_longest`: the fill value, then the iterators (`None` once exhausted).
+    ZipLongest,
+    /// `itertools.product`, `combinations`, `permutations`: the pool(s), state, indices.
+    Product,
+    Combinations,
+    Permutations,
 }
 
 impl ObjKind {
@@ -305,6 +338,23 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Count, _) => "itertools.count",
             ObjKind::Wrapper(WrapperKind::Repeat, _) => "itertools.repeat",
             ObjKind::Wrapper(WrapperKind::Cycle, _) => "itertools.cycle",
+            ObjKind::Wrapper(WrapperKind::DataclassDecorator, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassField, _) => "Field",
+            ObjKind::Wrapper(WrapperKind::DataclassInit, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassEq, _) => "function",
+            ObjKind::Wrapper(WrapperKind::DataclassFrozenSetattr, _) => "function",
+            ObjKind::Wrapper(WrapperKind::WeakValueDict, _) => "WeakValueDictionary",
+            ObjKind::Wrapper(WrapperKind::WeakKeyDict, _) => "WeakKeyDictionary",
+            ObjKind::Wrapper(WrapperKind::WeakSet, _) => "WeakSet",
+            ObjKind::Wrapper(WrapperKind::Starmap, _) => "itertools.starmap",
+            ObjKind::Wrapper(WrapperKind::TakeWhile, _) => "itertools.takewhile",
+            ObjKind::Wrapper(WrapperKind::DropWhile, _) => "itertools.dropwhile",
+            ObjKind::Wrapper(WrapperKind::Accumulate, _) => "itertools.accumulate",
+            ObjKind::Wrapper(WrapperKind::Pairwise, _) => "itertools.pairwise",
+            ObjKind::Wrapper(WrapperKind::ZipLongest, _) => "itertools.zip_longest",
+            ObjKind::Wrapper(WrapperKind::Product, _) => "itertools.product",
+            ObjKind::Wrapper(WrapperKind::Combinations, _) => "itertools.combinations",
+            ObjKind::Wrapper(WrapperKind::Permutations, _) => "itertools.permutations",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",
@@ -463,6 +513,11 @@ impl Heap {
     }
 
     // ----- access -------------------------------------------------------------------------
+
+    /// Whether `id` names a live object (ids are reused after a free).
+    pub fn is_live(&self, id: ObjId) -> bool {
+        self.objects.get(id.0 as usize).is_some_and(Option::is_some)
+    }
 
     pub fn get(&self, id: ObjId) -> &Object {
         self.objects[id.0 as usize].as_ref().expect("live object")

@@ -28,6 +28,10 @@ pub struct SetTable {
     used: usize,
     /// Where `pop` looks first (CPython's `finger`).
     finger: usize,
+    /// The last key [`SetTable::nth`] found, as (index, slot), so that a loop asking for
+    /// the next index resumes there instead of walking the table from the start (as
+    /// CPython's set iterator keeps its position). Forgotten on every change.
+    cursor: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 impl Default for SetTable {
@@ -37,6 +41,7 @@ impl Default for SetTable {
             fill: 0,
             used: 0,
             finger: 0,
+            cursor: std::cell::Cell::new(None),
         }
     }
 }
@@ -105,6 +110,7 @@ impl SetTable {
     /// Inserts a key known to be absent (the caller ran [`SetTable::find`]), taking over its
     /// reference; grows the table when it is too full.
     pub fn insert_new(&mut self, hash: i64, key: Value) {
+        self.cursor.set(None);
         self.insert_clean(hash, key);
         self.fill += 1;
         self.used += 1;
@@ -130,6 +136,7 @@ impl SetTable {
     /// Rebuilds the table with room for `minused` entries, re-inserting in slot order and
     /// dropping the dummies.
     pub fn resize(&mut self, minused: usize) {
+        self.cursor.set(None);
         let mut size = MIN_SIZE;
         while size <= minused {
             size <<= 1;
@@ -146,6 +153,7 @@ impl SetTable {
     /// Makes room before merging `incoming` entries (CPython's `set_merge` grows once, to
     /// twice the combined size, when they would overfill the table).
     pub fn reserve_for_merge(&mut self, incoming: usize) {
+        self.cursor.set(None);
         if (self.fill + incoming) * 5 >= (self.slots.len() - 1) * 3 {
             self.resize((self.used + incoming) * 2);
         }
@@ -159,6 +167,7 @@ impl SetTable {
     /// Appends entries to a never-filled table without equality checks (merging the
     /// entries of another set, which holds no duplicates).
     pub fn insert_distinct(&mut self, hash: i64, key: Value) {
+        self.cursor.set(None);
         self.insert_clean(hash, key);
         self.fill += 1;
         self.used += 1;
@@ -173,6 +182,7 @@ impl SetTable {
     /// Takes another table's slots as they are (see [`SetTable::same_layout_as`]); the
     /// caller owns new references to the keys.
     pub fn copy_layout(&mut self, other: &SetTable) {
+        self.cursor.set(None);
         self.slots = other.slots.clone();
         self.fill = other.fill;
         self.used = other.used;
@@ -180,6 +190,7 @@ impl SetTable {
 
     /// Removes the key in slot `at`, leaving a dummy; returns the key's reference.
     pub fn remove_at(&mut self, at: usize) -> Value {
+        self.cursor.set(None);
         let Slot::Full(_, v) = std::mem::replace(&mut self.slots[at], Slot::Dummy) else {
             unreachable!("remove_at on a live slot")
         };
@@ -189,6 +200,7 @@ impl SetTable {
 
     /// `set.pop()`: the first live slot from the finger on, wrapping around.
     pub fn pop(&mut self) -> Option<Value> {
+        self.cursor.set(None);
         if self.used == 0 {
             return None;
         }
@@ -203,6 +215,7 @@ impl SetTable {
 
     /// Empties the table back to its minimal size; returns the keys' references.
     pub fn clear(&mut self) -> Vec<Value> {
+        self.cursor.set(None);
         let keys = self.items().collect();
         *self = SetTable::default();
         keys
@@ -210,7 +223,21 @@ impl SetTable {
 
     /// The `index`-th live key in slot order.
     pub fn nth(&self, index: usize) -> Option<Value> {
-        self.items().nth(index)
+        let (skip, from) = match self.cursor.get() {
+            Some((i, slot)) if i < index => (index - i - 1, slot + 1),
+            Some((i, slot)) if i == index => (0, slot),
+            _ => (index, 0),
+        };
+        let found = self.slots[from.min(self.slots.len())..]
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| match s {
+                Slot::Full(_, v) => Some((from + k, *v)),
+                _ => None,
+            })
+            .nth(skip);
+        self.cursor.set(found.map(|(slot, _)| (index, slot)));
+        found.map(|(_, v)| v)
     }
 
     /// Moves every key out (for deallocation and `tp_clear`).

@@ -33,6 +33,25 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         FunctoolsLruCache | FunctoolsCache => it.lru_cache_new(n == FunctoolsCache, p, &a.kw),
         ItertoolsChain | ItertoolsChainFromIterable | ItertoolsIslice | ItertoolsCount
         | ItertoolsRepeat | ItertoolsCycle => it.itertools_new(n, p, &a.kw),
+        DataclassesDataclass => it.dataclass_new(p, &a.kw),
+        DataclassesField => it.dataclass_field(p, &a.kw),
+        DataclassesFields => it.dataclass_fields_call(p),
+        DataclassesIsDataclass => it.dataclass_is(p),
+        DataclassesAsdict | DataclassesAstuple => it.dataclass_asdict(p, n == DataclassesAstuple),
+        DataclassesReplace => it.dataclass_replace(p, &a.kw),
+        WeakrefWeakValueDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakValueDict, p),
+        WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
+        WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
+        Repr => match p.as_slice() {
+            [v] => {
+                let s = it.repr_text(*v);
+                Ok(Value::Str(it.names.intern(&s)))
+            }
+            _ => it.error("TypeError: repr() takes exactly one argument"),
+        },
+        ItertoolsStarmap | ItertoolsTakewhile | ItertoolsDropwhile | ItertoolsAccumulate
+        | ItertoolsPairwise | ItertoolsZipLongest | ItertoolsProduct | ItertoolsCombinations
+        | ItertoolsPermutations => it.itertools_more_new(n, p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
@@ -213,6 +232,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Len => match p.as_slice() {
             [v] => match it.user_len(*v) {
                 Some(n) => Ok(Value::Int(n?)),
+                None if let Some(w) = it.is_weak_container(*v) => Ok(Value::Int(it.weak_len(w))),
                 None => Ok(Value::Int(length(it, *v)?)),
             },
             _ => it.error("TypeError: len() takes exactly one argument"),
@@ -712,7 +732,7 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                         it.heap.incref(d);
                         Ok(d)
                     }
-                    None => it.error("KeyError"),
+                    None => it.error(format!("KeyError: {}", it.repr_text(*k))),
                 },
             }
         }

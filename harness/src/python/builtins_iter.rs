@@ -84,6 +84,17 @@ impl<'a> Interpreter<'a> {
         {
             return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![source, Value::Int(0)]));
         }
+        if let Value::Str(text) = source {
+            // A `str_iterator` (one GC object) over the characters, kept here as an
+            // uncounted tuple of one-character strings.
+            let text = self.names.name(text).to_string();
+            let chars = text
+                .chars()
+                .map(|c| Value::Str(self.names.intern(c.encode_utf8(&mut [0; 4]))))
+                .collect();
+            let chars = Value::Obj(self.heap.insert_uncounted(ObjKind::Tuple(chars)));
+            return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![chars, Value::Int(0)]));
+        }
         self.user_iter(source)
     }
 
@@ -225,6 +236,15 @@ impl<'a> Interpreter<'a> {
             | WrapperKind::Count
             | WrapperKind::Repeat
             | WrapperKind::Cycle => self.itertools_next(id, kind, &items),
+            WrapperKind::Starmap
+            | WrapperKind::TakeWhile
+            | WrapperKind::DropWhile
+            | WrapperKind::Accumulate
+            | WrapperKind::Pairwise
+            | WrapperKind::ZipLongest
+            | WrapperKind::Product
+            | WrapperKind::Combinations
+            | WrapperKind::Permutations => self.itertools_more_next(id, kind, &items),
             _ => {
                 let t = self.heap.kind(id).type_name();
                 self.error(format!("TypeError: '{t}' object is not an iterator"))

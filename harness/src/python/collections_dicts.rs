@@ -62,7 +62,7 @@ impl<'a> Interpreter<'a> {
                 subclass: DictSubclass::DefaultDict,
                 factory,
             }) if *factory != Value::None => *factory,
-            _ => return self.error(format!("KeyError: {}", self.display(key))),
+            _ => return self.error(format!("KeyError: {}", self.repr_text(key))),
         };
         self.heap.incref(factory);
         let made = self.call(factory, Vec::new(), Vec::new());
@@ -122,7 +122,7 @@ impl<'a> Interpreter<'a> {
             unreachable!("a dict method on a dict")
         };
         let Some(at) = items.iter().position(|&(k, _)| self.values_equal(k, key)) else {
-            return self.error(format!("KeyError: {}", self.display(key)));
+            return self.error(format!("KeyError: {}", self.repr_text(key)));
         };
         let ObjKind::Dict(items) = self.heap.kind_mut(id) else {
             unreachable!("a dict method on a dict")

@@ -160,11 +160,11 @@ pub const LANGUAGE: &[Row] = &[
     Row {
         key: Construct::ClassDecorators,
         construct: "class decorators",
-        support: Support::No,
-        notes: "",
+        support: Support::Yes,
+        notes: "evaluated before the body, applied bottom-up; the result is bound to the name",
         what: "a class decorator",
-        runs: "",
-        refused: "def deco(c):\n    return c\n@deco\nclass A:\n    pass\n",
+        runs: "def deco(c):\n    c.tag = 1\n    return c\n@deco\nclass A:\n    pass\nassert A.tag == 1\n",
+        refused: "",
     },
     Row {
         key: Construct::ClassKeywordsOrBases,

@@ -50,9 +50,11 @@ impl<'a> Interpreter<'a> {
         };
         match self.heap.kind(a) {
             // The C lru_cache wrapper binds as a function does (`lru_cache_descr_get`).
-            ObjKind::Function(_) | ObjKind::Wrapper(WrapperKind::LruCache, _)
-                if instance.is_some() =>
-            {
+            ObjKind::Function(_)
+            | ObjKind::Wrapper(
+                WrapperKind::LruCache | WrapperKind::DataclassInit | WrapperKind::DataclassEq,
+                _,
+            ) if instance.is_some() => {
                 let receiver = instance.expect("checked");
                 self.heap.incref(attr);
                 self.heap.incref(receiver);
@@ -108,6 +110,10 @@ impl<'a> Interpreter<'a> {
         name: Sym,
         value: Value,
     ) -> R<Option<Value>> {
+        if let Err(e) = self.refuse_frozen_store(class, name) {
+            self.heap.decref(value);
+            return Err(e);
+        }
         let Some(Value::Obj(p)) = self.class_lookup(class, name) else {
             return Ok(Some(value));
         };
@@ -187,6 +193,13 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref_all(args);
                 r
             }
+            WrapperKind::DataclassDecorator if kwargs.is_empty() => {
+                let r = self.dataclass_decorate(id, &args);
+                self.heap.decref_all(args);
+                r
+            }
+            WrapperKind::DataclassInit => self.dataclass_init(id, args, kwargs),
+            WrapperKind::DataclassEq if kwargs.is_empty() => self.dataclass_eq(args),
             _ => {
                 self.heap.decref_all(args);
                 self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));

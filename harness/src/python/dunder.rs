@@ -50,6 +50,11 @@ impl<'a> Interpreter<'a> {
             self.heap.decref(iterable);
             return Ok(children);
         }
+        if let Some(w) = self.is_weak_container(iterable) {
+            let list = self.weak_iter_list(w);
+            self.heap.decref(iterable);
+            return Ok(list);
+        }
         match self.call_special(iterable, "__iter__", Vec::new()) {
             Ok(r) => {
                 self.heap.decref(iterable);

@@ -80,6 +80,7 @@ const HIERARCHY: &[(&str, Option<&str>)] = &[
     ("RuntimeWarning", Some("Warning")),
     ("FutureWarning", Some("Warning")),
     ("CancelledError", Some("BaseException")),
+    ("FrozenInstanceError", Some("AttributeError")),
 ];
 
 /// The name under which torch exposes its out-of-memory error (not a Python builtin).
@@ -87,6 +88,9 @@ const TORCH_OOM: &str = "OutOfMemoryError";
 
 /// `asyncio.CancelledError` (a `BaseException` since 3.8; not a Python builtin).
 const ASYNCIO_CANCELLED: &str = "CancelledError";
+
+/// `dataclasses.FrozenInstanceError` (an `AttributeError`; not a Python builtin).
+const DATACLASSES_FROZEN: &str = "FrozenInstanceError";
 
 /// The interpreter's exception bookkeeping.
 #[derive(Default)]
@@ -131,6 +135,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn builtin_exception(&mut self, name: &str) -> Option<Value> {
         if name == TORCH_OOM
             || name == ASYNCIO_CANCELLED
+            || name == DATACLASSES_FROZEN
             || !HIERARCHY.iter().any(|(n, _)| *n == name)
         {
             return None;
@@ -148,6 +153,12 @@ impl<'a> Interpreter<'a> {
     pub(super) fn asyncio_cancelled_class(&mut self) -> ObjId {
         self.exception_class(ASYNCIO_CANCELLED)
             .expect("CancelledError is in the hierarchy")
+    }
+
+    /// `dataclasses.FrozenInstanceError`.
+    pub(super) fn dataclasses_frozen_class(&mut self) -> Value {
+        self.exception_class(DATACLASSES_FROZEN)
+            .map_or(Value::None, Value::Obj)
     }
 
     fn exception_class(&mut self, name: &str) -> Option<ObjId> {
@@ -355,6 +366,16 @@ impl<'a> Interpreter<'a> {
                 };
                 let args = if text.is_empty() {
                     Vec::new()
+                } else if name == "KeyError" {
+                    // CPython's `KeyError` carries the key itself.
+                    use super::reprs::KeyText;
+                    vec![match super::reprs::key_from_text(text) {
+                        Some(KeyText::Str(s)) => Value::Str(self.names.intern(s)),
+                        Some(KeyText::Int(i)) => Value::Int(i),
+                        Some(KeyText::Bool(b)) => Value::Bool(b),
+                        Some(KeyText::None) => Value::None,
+                        None => Value::Str(self.names.intern(text)),
+                    }]
                 } else {
                     vec![Value::Str(self.names.intern(text))]
                 };
@@ -432,6 +453,12 @@ impl<'a> Interpreter<'a> {
             Some(ObjKind::Tuple(items)) => items.clone(),
             _ => Vec::new(),
         };
+        // `KeyError.__str__` shows its one argument's repr.
+        if let (ObjKind::Exception(e), [one]) = (self.heap.kind(exception), items.as_slice())
+            && self.class_name(e.class) == "KeyError"
+        {
+            return self.repr_text(*one);
+        }
         self.args_text(&items)
     }
 

@@ -140,7 +140,7 @@ impl<'a> Interpreter<'a> {
     /// The iterator an itertools object takes of `source` (owned): `iter(source)`, read one
     /// item at a time. A range gets its `range_iterator` (not a GC object); sources the
     /// model iterates only by index (sets, deques, strings) are refused.
-    fn itertools_source(&mut self, source: Value) -> R<Value> {
+    pub(in crate::python) fn itertools_source(&mut self, source: Value) -> R<Value> {
         if let Value::Obj(o) = source
             && matches!(self.heap.kind(o), ObjKind::Range { .. })
         {

@@ -24,6 +24,7 @@ mod containers;
 mod convolution;
 mod cuda_memory;
 mod custom_function;
+mod dataclasses;
 mod deepcopy;
 mod depth;
 mod descriptors;
@@ -39,6 +40,7 @@ mod inplace;
 mod int_ops;
 mod interp;
 mod itertools;
+mod itertools_more;
 mod keywords;
 mod layers;
 mod losses;
@@ -51,6 +53,7 @@ mod natives;
 mod normalization;
 mod optim;
 mod optim_state;
+mod reprs;
 mod scope;
 mod sets;
 mod small_map;
@@ -66,6 +69,7 @@ mod torch_class_methods;
 mod torchlib;
 mod type_checks;
 mod vm;
+mod weak_containers;
 mod weakrefs;
 
 pub use interp::{Interpreter, RunEnd};
@@ -87,6 +91,11 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// The symbol of `s` if it was interned.
+    pub fn lookup(&self, s: &str) -> Option<Sym> {
+        self.index.get(s).copied()
+    }
+
     pub fn intern(&mut self, s: &str) -> Sym {
         if let Some(&sym) = self.index.get(s) {
             return sym;

@@ -534,11 +534,7 @@ impl<'a> Interpreter<'a> {
                         Ok(Value::None)
                     }
                     None if method == "remove" => {
-                        let key = match v {
-                            Value::Str(s) => format!("'{}'", self.names.name(*s)),
-                            other => self.display(*other),
-                        };
-                        self.error(format!("KeyError: {key}"))
+                        self.error(format!("KeyError: {}", self.repr_text(*v)))
                     }
                     None => Ok(Value::None),
                 }

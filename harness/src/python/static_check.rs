@@ -367,9 +367,6 @@ impl<'a> Visitor<'a> for Pass<'_> {
                 return;
             }
             Stmt::ClassDef(c) => {
-                if let Some(d) = c.decorator_list.first() {
-                    self.refused(d, Construct::ClassDecorators);
-                }
                 if let Some(args) = &c.arguments
                     && (!args.keywords.is_empty() || args.args.len() > 1)
                 {

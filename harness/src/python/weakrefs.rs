@@ -155,6 +155,11 @@ impl<'a> Interpreter<'a> {
             let mut pending = pending.into_iter();
             while let Some(r) = pending.next() {
                 let result = match self.heap.kind(r) {
+                    // An entry of a weak container: the entry goes.
+                    ObjKind::Wrapper(WrapperKind::WeakRef, items) if items.len() == 2 => {
+                        self.weak_entry_died(r);
+                        Ok(Value::None)
+                    }
                     ObjKind::Wrapper(WrapperKind::WeakRef, items) => {
                         let callback = items[0];
                         self.heap.incref(callback);

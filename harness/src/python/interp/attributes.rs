@@ -49,7 +49,7 @@ impl<'a> Interpreter<'a> {
     // ----- attributes -----------------------------------------------------------------------
 
     /// Borrowed attribute of an instance's own storage (not its class).
-    pub(super) fn instance_attr(&self, id: ObjId, name: Sym) -> Option<Value> {
+    pub(in crate::python) fn instance_attr(&self, id: ObjId, name: Sym) -> Option<Value> {
         let ObjKind::Instance { attrs, .. } = self.heap.kind(id) else {
             return None;
         };
@@ -131,6 +131,9 @@ impl<'a> Interpreter<'a> {
                 }
                 ObjKind::Exception(_) | ObjKind::Traceback(_) | ObjKind::Frame(_) => {
                     self.exception_object_attr(obj, id, name)
+                }
+                ObjKind::Wrapper(crate::heap::WrapperKind::DataclassField, _) => {
+                    self.dataclass_field_attr(id, name)
                 }
                 other => {
                     let t = other.type_name();

@@ -372,6 +372,21 @@ impl<'a> Interpreter<'a> {
                     return self.error("TypeError: __init__() should return None");
                 }
             }
+            Some(Value::Obj(init))
+                if matches!(
+                    self.heap.kind(init),
+                    ObjKind::Wrapper(crate::heap::WrapperKind::DataclassInit, _)
+                ) =>
+            {
+                self.heap.incref(Value::Obj(instance));
+                let mut all = Vec::with_capacity(args.len() + 1);
+                all.push(Value::Obj(instance));
+                all.extend(args);
+                if let Err(e) = self.dataclass_init(init, all, kwargs) {
+                    self.heap.decref_id(instance);
+                    return Err(e);
+                }
+            }
             Some(_) => {
                 self.heap.decref_id(instance);
                 return self.unsupported("a non-function `__init__`");

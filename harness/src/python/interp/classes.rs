@@ -7,10 +7,67 @@ use ruff_python_ast::{self as ast};
 
 impl<'a> Interpreter<'a> {
     pub(super) fn exec_class(&mut self, c: &'a ast::StmtClassDef) -> R<()> {
-        if !c.decorator_list.is_empty() {
-            self.at(&c.decorator_list[0]);
-            return self.unsupported(crate::python::constructs::Construct::ClassDecorators.what());
+        // Decorator expressions are evaluated before the class body runs (as for `def`).
+        let mut decorators = Vec::with_capacity(c.decorator_list.len());
+        for dec in &c.decorator_list {
+            match self.eval(&dec.expression) {
+                Ok(v) => decorators.push(v),
+                Err(e) => {
+                    self.heap.decref_all(decorators);
+                    return Err(e);
+                }
+            }
         }
+        let made = self.class_object(c);
+        let class = match made {
+            Ok(class) => class,
+            Err(e) => {
+                self.heap.decref_all(decorators);
+                return Err(e);
+            }
+        };
+        self.at(c);
+        if !decorators.is_empty() {
+            let annotated = self.annotated_names(c);
+            self.class_annotations.insert(class, annotated);
+        }
+        let bound = self.decorate(decorators, Value::Obj(class));
+        self.class_annotations.remove(&class);
+        let bound = bound?;
+        let name = self.names.intern(c.name.as_str());
+        self.store_name(name, bound);
+        Ok(())
+    }
+
+    /// The names a class body annotates (`x: int`, `y: list = ...`), in order, as
+    /// `__annotations__` holds them; `ClassVar[...]` ones are class attributes, not fields.
+    fn annotated_names(&mut self, c: &'a ast::StmtClassDef) -> Vec<Sym> {
+        let mut names = Vec::new();
+        for stmt in &c.body {
+            if let ast::Stmt::AnnAssign(a) = stmt
+                && let ast::Expr::Name(n) = &*a.target
+            {
+                let class_var = match &*a.annotation {
+                    ast::Expr::Subscript(s) => {
+                        matches!(&*s.value, ast::Expr::Name(v) if v.id.as_str() == "ClassVar")
+                            || matches!(&*s.value, ast::Expr::Attribute(v) if v.attr.as_str() == "ClassVar")
+                    }
+                    ast::Expr::Name(v) => v.id.as_str() == "ClassVar",
+                    _ => false,
+                };
+                if !class_var {
+                    let sym = self.names.intern(n.id.as_str());
+                    if !names.contains(&sym) {
+                        names.push(sym);
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// Runs a class statement's body and makes the class object (a new reference).
+    fn class_object(&mut self, c: &'a ast::StmtClassDef) -> R<ObjId> {
         let mut base = None;
         if let Some(args) = &c.arguments {
             if !args.keywords.is_empty() || args.args.len() > 1 {
@@ -55,8 +112,7 @@ impl<'a> Interpreter<'a> {
             attrs: namespace,
         }));
         self.class_statement_epilogue(base, class);
-        self.store_name(name, Value::Obj(class));
-        Ok(())
+        Ok(class)
     }
 
     /// What a class statement allocates before its body runs (measured per version): the

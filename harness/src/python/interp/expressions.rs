@@ -347,6 +347,7 @@ impl<'a> Interpreter<'a> {
                         | ObjKind::Deque { items, .. } => items.iter().any(|&v| equal(self, l, v)),
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
                         ObjKind::Set { .. } => self.set_contains(id, l)?,
+                        _ if self.is_weak_container(r).is_some() => self.weak_contains(id, l),
                         _ => return self.unsupported("`in` on this object"),
                     },
                     Value::Str(hay) => match l {

@@ -129,6 +129,9 @@ pub struct Interpreter<'a> {
     frames_of_code: FxHashMap<u32, (bool, bool)>,
     /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
     class_bodies_run: rustc_hash::FxHashSet<usize>,
+    /// The annotated names of a decorated class statement's body, while its decorators
+    /// run (what `@dataclass` reads as `__annotations__`).
+    pub(in crate::python) class_annotations: FxHashMap<ObjId, Vec<Sym>>,
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
     eval_depth: u32,
@@ -247,6 +250,7 @@ impl<'a> Interpreter<'a> {
             device_storages_alive: 0,
             frames_of_code: FxHashMap::default(),
             class_bodies_run: Default::default(),
+            class_annotations: FxHashMap::default(),
             classes_with_subclasses: Default::default(),
             eval_depth: 0,
             builtin_cache: FxHashMap::default(),

@@ -270,6 +270,26 @@ natives!(
     ItertoolsCount,
     ItertoolsRepeat,
     ItertoolsCycle,
+    DataclassesDataclass,
+    DataclassesField,
+    DataclassesFields,
+    DataclassesIsDataclass,
+    DataclassesAsdict,
+    DataclassesAstuple,
+    DataclassesReplace,
+    WeakrefWeakValueDictionary,
+    WeakrefWeakKeyDictionary,
+    WeakrefWeakSet,
+    ItertoolsStarmap,
+    ItertoolsTakewhile,
+    ItertoolsDropwhile,
+    ItertoolsAccumulate,
+    ItertoolsPairwise,
+    ItertoolsZipLongest,
+    ItertoolsProduct,
+    ItertoolsCombinations,
+    ItertoolsPermutations,
+    Repr,
 );
 
 impl Native {
@@ -411,6 +431,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "iter" => IterFn,
         "set" => SetFn,
         "frozenset" => FrozenSetFn,
+        "repr" => Repr,
         _ => return None,
     }))
 }

@@ -163,6 +163,12 @@ pub(in crate::python) fn subscript<'a>(
 }
 
 pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+    if it.is_weak_container(Value::Obj(id)).is_some() {
+        return match it.weak_get(id, key)? {
+            Some(v) => Ok(v),
+            None => it.key_error(key),
+        };
+    }
     match it.heap.kind(id) {
         ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
             let Value::Int(i) = key else {
@@ -175,7 +181,10 @@ pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> 
                     it.heap.incref(v);
                     Ok(v)
                 }
-                None => it.error("IndexError: index out of range"),
+                None => {
+                    let t = it.heap.kind(id).type_name();
+                    it.error(format!("IndexError: {t} index out of range"))
+                }
             }
         }
         ObjKind::Size(dims) => {
@@ -293,6 +302,16 @@ pub(in crate::python) fn store_subscript<'a>(
     if let Some(kind) = it.container_kind(obj) {
         return it.container_store(id, kind, index, value);
     }
+    if it.is_weak_container(obj).is_some() {
+        let key = match it.eval(index) {
+            Ok(k) => k,
+            Err(e) => {
+                it.heap.decref(value);
+                return Err(e);
+            }
+        };
+        return it.weak_store(id, key, value);
+    }
     if it.is_tensor(obj) {
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.
@@ -365,13 +384,19 @@ pub(in crate::python) fn del_subscript<'a>(
         return it.container_delete(id, kind, index);
     }
     let key = it.eval(index)?;
+    if it.is_weak_container(obj).is_some() {
+        let found = it.weak_delete(id, key);
+        let r = if found { Ok(()) } else { it.key_error(key) };
+        it.heap.decref(key);
+        return r;
+    }
     let removed = match it.heap.kind_mut(id) {
         ObjKind::Dict(items) => match items.iter().position(|(k, _)| *k == key) {
             Some(i) => {
                 let (k, v) = items.remove(i);
                 vec![k, v]
             }
-            None => return it.error("KeyError"),
+            None => return it.error(format!("KeyError: {}", it.repr_text(key))),
         },
         ObjKind::List(items) => {
             let n = items.len() as i64;

@@ -139,6 +139,12 @@ pub(in crate::python) fn call_method(
             ObjKind::Wrapper(crate::heap::WrapperKind::LruCache, _) => {
                 it.lru_cache_method(id, method, &args.pos)
             }
+            ObjKind::Wrapper(
+                crate::heap::WrapperKind::WeakValueDict
+                | crate::heap::WrapperKind::WeakKeyDict
+                | crate::heap::WrapperKind::WeakSet,
+                _,
+            ) => it.weak_container_method(id, method, &args.pos),
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.
