@@ -50,6 +50,7 @@ mod natives;
 mod normalization;
 mod optim;
 mod optim_state;
+mod recurrent;
 mod scope;
 mod sets;
 mod small_map;

@@ -119,10 +119,10 @@ impl Interpreter<'_> {
                 r
             }
             Some(TorchClass::Lstm) => {
-                self.recurrent_forward(module, super::layers::CellKind::Lstm, args)
+                self.recurrent_forward(module, super::recurrent::CellKind::Lstm, args)
             }
             Some(TorchClass::Gru) => {
-                self.recurrent_forward(module, super::layers::CellKind::Gru, args)
+                self.recurrent_forward(module, super::recurrent::CellKind::Gru, args)
             }
             Some(TorchClass::Sequential) => {
                 let mut x = match args.first() {

@@ -539,9 +539,9 @@ impl Interpreter<'_> {
         }
         let (device, dtype) = self.factory_kwargs(kwargs);
         let gates = if kind == TorchClass::Lstm {
-            super::layers::CellKind::Lstm.gates()
+            super::recurrent::CellKind::Lstm.gates()
         } else {
-            super::layers::CellKind::Gru.gates()
+            super::recurrent::CellKind::Gru.gates()
         };
         let mut names = Vec::new();
         let mut values = Vec::new();
