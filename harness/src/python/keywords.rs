@@ -133,6 +133,18 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "device",
             "dtype",
         ],
+        C::Rnn => &[
+            "input_size",
+            "hidden_size",
+            "num_layers",
+            "nonlinearity",
+            "bias",
+            "batch_first",
+            "dropout",
+            "bidirectional",
+            "device",
+            "dtype",
+        ],
         C::CrossEntropyLoss => &["weight", "reduction", "ignore_index"],
         C::MseLoss => &["reduction"],
         C::ReLU => &["inplace"],
@@ -687,6 +699,8 @@ const MODELLED: &[&str] = &[
     "device_type",
     "enabled",
     "cache_enabled",
+    // nn.RNN: picks the cell whose node saves its result (`TanhBackward0`, `ReluBackward0`).
+    "nonlinearity",
 ];
 
 #[cfg(test)]
@@ -743,6 +757,7 @@ mod tests {
             C::OneCycleLr,
             C::ReduceLrOnPlateau,
             C::GradScaler,
+            C::Rnn,
         ] {
             tables.push(for_class(c));
         }

@@ -51,6 +51,8 @@ mod normalization;
 mod optim;
 mod optim_state;
 mod recurrent;
+mod recurrent_params;
+mod recurrent_simple;
 mod scope;
 mod sets;
 mod small_map;

@@ -124,6 +124,10 @@ impl Interpreter<'_> {
             Some(TorchClass::Gru) => {
                 self.recurrent_forward(module, super::recurrent::CellKind::Gru, args)
             }
+            Some(TorchClass::Rnn) => {
+                let kind = self.rnn_nonlinearity(module)?;
+                self.recurrent_forward(module, kind, args)
+            }
             Some(TorchClass::Sequential) => {
                 let mut x = match args.first() {
                     Some(&x) => x,

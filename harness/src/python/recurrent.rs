@@ -31,11 +31,15 @@ use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, GradFlow};
 
-/// LSTM or GRU.
+/// The cell a recurrent layer runs per step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CellKind {
     Lstm,
     Gru,
+    /// `nn.RNN(nonlinearity='tanh')`.
+    RnnTanh,
+    /// `nn.RNN(nonlinearity='relu')`.
+    RnnRelu,
 }
 
 impl CellKind {
@@ -44,6 +48,7 @@ impl CellKind {
         match self {
             CellKind::Lstm => 4,
             CellKind::Gru => 3,
+            CellKind::RnnTanh | CellKind::RnnRelu => 1,
         }
     }
 
@@ -52,13 +57,26 @@ impl CellKind {
         match self {
             CellKind::Lstm => 4,
             CellKind::Gru => 5,
+            // The plain cells have no fused kernel and no workspace.
+            CellKind::RnnTanh | CellKind::RnnRelu => 0,
         }
     }
 
-    fn node_name(self) -> &'static str {
+    pub(super) fn node_name(self) -> &'static str {
         match self {
             CellKind::Lstm => "ThnnFusedLstmCellBackward0",
             CellKind::Gru => "ThnnFusedGruCellBackward0",
+            CellKind::RnnTanh => "TanhBackward0",
+            CellKind::RnnRelu => "ReluBackward0",
+        }
+    }
+
+    /// The module's name, as PyTorch's messages give it.
+    fn module_name(self) -> &'static str {
+        match self {
+            CellKind::Lstm => "LSTM",
+            CellKind::Gru => "GRU",
+            CellKind::RnnTanh | CellKind::RnnRelu => "RNN",
         }
     }
 }
@@ -71,9 +89,13 @@ struct RnnConfig {
     batch_first: bool,
     /// 2 for a bidirectional layer, else 1.
     directions: i64,
+    /// `dropout=`: applied to every layer's output but the last, in training mode.
+    dropout: f64,
+    /// `module.training` (set by `train()`/`eval()`).
+    training: bool,
 }
 
-const RECURRENT_NOTE: &str = "nn.LSTM and nn.GRU run PyTorch's per-step cell path (what runs without cuDNN); with cuDNN the sequence is one op that saves a reserve buffer of a size cuDNN chooses, so saved activations may differ somewhat.";
+const RECURRENT_NOTE: &str = "nn.RNN, nn.LSTM and nn.GRU run PyTorch's per-step cell path (what runs without cuDNN); with cuDNN the sequence is one op that saves a reserve buffer of a size cuDNN chooses, so saved activations may differ somewhat.";
 
 impl Interpreter<'_> {
     fn rnn_config(&mut self, module: ObjId) -> R<RnnConfig> {
@@ -94,6 +116,8 @@ impl Interpreter<'_> {
             num_layers: int(self, "num_layers")?,
             batch_first: int(self, "batch_first")? != 0,
             directions: 1 + int(self, "bidirectional")?,
+            dropout: self.module_float(module, "dropout")?,
+            training: self.module_training(module)?,
         })
     }
 
@@ -108,6 +132,12 @@ impl Interpreter<'_> {
         let mut out = Vec::new();
         for prefix in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
             let s = self.names.intern(&format!("{prefix}_l{l}{suffix}"));
+            // `bias=False` registers no bias attributes.
+            if prefix.starts_with("bias") && !self.attr_values(module).iter().any(|(k, _)| *k == s)
+            {
+                out.push(None);
+                continue;
+            }
             let v = self.get_attr(Value::Obj(module), s)?;
             out.push(Internal::of(self, v));
             self.heap.decref(v);
@@ -140,11 +170,7 @@ impl Interpreter<'_> {
             (n, _) => {
                 return self.error(format!(
                     "ValueError: {}: Expected input to be 2D or 3D, got {n}D instead",
-                    if kind == CellKind::Lstm {
-                        "LSTM"
-                    } else {
-                        "GRU"
-                    }
+                    kind.module_name()
                 ));
             }
         };
@@ -166,7 +192,7 @@ impl Interpreter<'_> {
         let hx = args.get(1).copied().unwrap_or(Value::None);
         let given: Vec<Value> = match (kind, hx) {
             (_, Value::None) => Vec::new(),
-            (CellKind::Gru, v) => vec![v],
+            (CellKind::Gru | CellKind::RnnTanh | CellKind::RnnRelu, v) => vec![v],
             (CellKind::Lstm, v) => self.iterable_items(v)?,
         };
         let wanted = if kind == CellKind::Lstm { 2 } else { 1 };
@@ -240,7 +266,7 @@ impl Interpreter<'_> {
         let mut layer_input = Internal::of(self, input);
         let mut finals: Vec<Vec<Internal>> = vec![Vec::new(); wanted];
         let mut feature = cfg.input_size;
-        for layer_params in params {
+        for (l, layer_params) in params.into_iter().enumerate() {
             let Some(current) = layer_input.take() else {
                 break;
             };
@@ -321,6 +347,14 @@ impl Interpreter<'_> {
                     None => return self.error("ValueError: num_layers must be at least 1"),
                 }
             });
+            // `apply_layer_stack`: `dropout(layer_output, p, train=True)` between layers.
+            if cfg.training && cfg.dropout > 0.0 && (l as i64) < layers - 1 {
+                let Some(current) = layer_input.take() else {
+                    break;
+                };
+                layer_input =
+                    Some(self.internal_dropout(current, cfg.dropout, recording, category)?);
+            }
             feature = hidden * dirs;
         }
         for rest in per_state.into_iter().flatten() {
@@ -555,6 +589,11 @@ impl Interpreter<'_> {
         recording: bool,
         category: Category,
     ) -> R<(Internal, Option<Internal>)> {
+        if matches!(kind, CellKind::RnnTanh | CellKind::RnnRelu) {
+            return self
+                .simple_cell_step(kind, x_t, h, params, recording, category)
+                .map(|hy| (hy, None));
+        }
         let (Some(Some(w_ih)), Some(Some(w_hh))) = (params.first(), params.get(1)) else {
             return self.error("RuntimeError: the recurrent layer's weights are missing");
         };

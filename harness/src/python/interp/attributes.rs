@@ -215,6 +215,7 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "BCELoss") => C::BceLoss,
             ("torch.nn", "BCEWithLogitsLoss") => C::BceWithLogitsLoss,
             ("torch.nn", "SmoothL1Loss") => C::SmoothL1Loss,
+            ("torch.nn", "RNN") => C::Rnn,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,
