@@ -86,6 +86,8 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "lr_decay",
     "initial_accumulator_value",
     "beta",
+    // scaled_dot_product_attention: the softmax scale, a value.
+    "scale",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -97,6 +99,7 @@ const KNOWN_UNMODELLED: &[&str] = &[
     "names",
     "copy",
     "proj_size",
+    "enable_gqa",
 ];
 
 const FACTORY: &[&str] = &[
@@ -485,6 +488,18 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             &["input", "negative_slope", "inplace"],
         ),
         FSilu => ("torch.nn.functional.silu", &["input", "inplace"]),
+        FScaledDotProductAttention => (
+            "torch.nn.functional.scaled_dot_product_attention",
+            &[
+                "query",
+                "key",
+                "value",
+                "attn_mask",
+                "dropout_p",
+                "is_causal",
+                "scale",
+            ],
+        ),
         CheckpointSequential => (
             "torch.utils.checkpoint.checkpoint_sequential",
             &[
@@ -701,6 +716,13 @@ const MODELLED: &[&str] = &[
     "cache_enabled",
     // nn.RNN: picks the cell whose node saves its result (`TanhBackward0`, `ReluBackward0`).
     "nonlinearity",
+    // scaled_dot_product_attention: the mask and causal mask are allocated and added; the
+    // dropout mask is kept.
+    "attn_mask",
+    "dropout_p",
+    "is_causal",
+    "query",
+    "key",
 ];
 
 #[cfg(test)]

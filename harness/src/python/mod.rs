@@ -11,6 +11,7 @@
 pub(crate) mod allocator_settings;
 mod alternatives;
 mod amp;
+mod attention;
 mod autograd;
 pub mod budget;
 mod builtin_calls;

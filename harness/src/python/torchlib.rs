@@ -212,6 +212,8 @@ pub(super) struct TorchClasses {
     pub(super) create_graph_warned: bool,
     /// The last hook id handed out (`RemovableHandle.next_id`).
     pub(super) next_hook_id: i64,
+    /// The attention math-path approximation note was added to the timeline.
+    pub(super) attention_noted: bool,
 }
 
 impl TorchClasses {
@@ -234,6 +236,7 @@ impl TorchClasses {
             recurrent_noted: false,
             create_graph_warned: false,
             next_hook_id: 0,
+            attention_noted: false,
         }
     }
 
