@@ -108,3 +108,120 @@ fn sdpa_checks_its_arguments_as_pytorch_does() {
     let e = run("q = torch.empty(2, 8, 4)\nk = torch.empty(2, 8, 5)\nF = torch.nn.functional\no = F.scaled_dot_product_attention(q, k, k)\n").unwrap_err();
     assert!(e.contains("do not match"), "{e}");
 }
+
+/// `L = S = 128`, `N = 2`, `E = 256`, 4 heads: `X` is one `[L, N, E]` float32 tensor
+/// (256 KiB), `W` one `[N·h, L, S]` weight matrix (512 KiB).
+const MHA: &str = "K = 1024
+nn = torch.nn
+X = 128 * 2 * 256 * 4
+W = 2 * 4 * 128 * 128 * 4
+";
+
+#[test]
+fn multihead_attention_registers_pytorchs_parameters() {
+    ok(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, device='cuda')
+names = [n for n, _ in mha.named_parameters()]
+assert names == ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias'], names
+assert torch.cuda.memory_allocated() == 768 * K + 3 * K + 256 * K + K
+cross = nn.MultiheadAttention(256, 4, kdim=64, vdim=32, bias=False)
+names = [n for n, _ in cross.named_parameters()]
+assert names == ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'out_proj.weight'], names
+assert tuple(cross.k_proj_weight.shape) == (256, 64) and cross.in_proj_weight is None
+"
+    ));
+    let e = run("m = torch.nn.MultiheadAttention(10, 3)\n").unwrap_err();
+    assert!(
+        e.contains("embed_dim must be divisible by num_heads"),
+        "{e}"
+    );
+    let e = run("m = torch.nn.MultiheadAttention(8, 2, dropout_p=0.1)\n").unwrap_err();
+    assert!(e.contains("unexpected keyword argument 'dropout_p'"), "{e}");
+}
+
+#[test]
+fn multihead_self_attention_with_weights_keeps_the_packed_projection_and_the_softmax() {
+    // in-projection [L N, 3E] (3X) copied by `.contiguous()` (3X kept: q, k, v are its
+    // views, saved by the bmms), the first freed; q scaled (X, saved); scores (W) replaced
+    // by the softmax (W, saved); bmm output copied by `transpose(0, 1).contiguous()` (X,
+    // saved by out_proj) and freed; the output (X); the head-averaged weights (W / 4).
+    ok(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, device='cuda')
+x = torch.empty(128, 2, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+out, weights = mha(x, x, x)
+assert tuple(out.shape) == (128, 2, 256) and tuple(weights.shape) == (2, 128, 128)
+assert torch.cuda.memory_allocated() == before + 6 * X + W + W // 4
+assert torch.cuda.max_memory_allocated() == before + 6 * X + W + W // 4
+del weights
+out, weights = mha(x, x, x, average_attn_weights=False)
+assert tuple(weights.shape) == (2, 4, 128, 128)
+del out, weights
+assert torch.cuda.memory_allocated() == before
+out, _ = mha(x, x, x)
+out.sum().backward()
+assert mha.in_proj_weight.grad is not None and mha.out_proj.weight.grad is not None
+"
+    ));
+}
+
+#[test]
+fn multihead_attention_without_weights_runs_sdpa_and_returns_none() {
+    // The packed copy (3X), then SDPA's math path: scaled q and k (X each, saved), scores
+    // and softmax (W saved), its output (X) copied by permute().contiguous() (X, saved)
+    // and freed; the output (X). The peak is SDPA's, before the scores are freed.
+    ok(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, batch_first=True, device='cuda')
+x = torch.empty(2, 128, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+out, weights = mha(x, x, x, need_weights=False)
+assert weights is None and tuple(out.shape) == (2, 128, 256)
+# batch_first: the projection's reshape copies the transposed input (X, saved).
+assert torch.cuda.memory_allocated() == before + X + 7 * X + W
+assert torch.cuda.max_memory_allocated() == before + X + 5 * X + 2 * W
+"
+    ));
+}
+
+#[test]
+fn multihead_attention_dropout_follows_the_training_mode() {
+    ok(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, dropout=0.1, device='cuda')
+x = torch.empty(128, 2, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+out, weights = mha(x, x, x)
+assert torch.cuda.memory_allocated() == before + 6 * X + 2 * W + W // 4 + W // 4
+del out, weights
+mha.eval()
+out, weights = mha(x, x, x)
+assert torch.cuda.memory_allocated() == before + 6 * X + W + W // 4
+del out, weights
+with torch.no_grad():
+    out, weights = mha(x, x, x)
+assert torch.cuda.memory_allocated() == before + X + W // 4
+"
+    ));
+}
+
+#[test]
+fn multihead_cross_attention_projects_query_and_packed_key_value_separately() {
+    // query [L=64, N, E] and key is value [S=128, N, E]: q projected alone ([L N, E]: a
+    // local until the call returns, saved by nothing), k and v packed ([S N, 2E], copied
+    // by `.contiguous()`, the copy kept by the bmms).
+    ok(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, device='cuda')
+q = torch.empty(64, 2, 256, device='cuda', requires_grad=True)
+kv = torch.empty(128, 2, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+out, weights = mha(q, kv, kv)
+assert tuple(out.shape) == (64, 2, 256) and tuple(weights.shape) == (2, 64, 128)
+# Kept: scaled q X/2, kv copy 2X, softmax W/2, transpose copy X/2, output X/2,
+# averaged weights W/8 (the q projection, X/2, is freed at return).
+assert torch.cuda.memory_allocated() == before + X // 2 + 2 * X + W // 2 + X // 2 + X // 2 + W // 8
+"
+    ));
+    let e = run("m = torch.nn.MultiheadAttention(8, 2)\nx = torch.zeros(3, 1, 8)\nmask = torch.zeros(3, 3)\no = m(x, x, x, attn_mask=mask)\n").unwrap_err();
+    assert!(e.contains("attn_mask="), "{e}");
+}

@@ -103,10 +103,16 @@ impl Interpreter<'_> {
             out.extend_from_slice(dims);
             out
         };
-        let mut held: Vec<Internal> = Vec::new();
-        let r = self.sdpa_steps(
+        let (Some(q_in), Some(k_in), Some(v_in)) = (
+            Internal::of(self, a.query),
+            Internal::of(self, a.key),
+            Internal::of(self, a.value),
+        ) else {
+            return self.error("TypeError: scaled_dot_product_attention expects tensors");
+        };
+        self.sdpa_run(
+            [q_in, k_in, v_in],
             a,
-            &mut held,
             SdpaShapes {
                 query: with(&[l, e]),
                 key_t: with(&[e, s]),
@@ -119,7 +125,19 @@ impl Interpreter<'_> {
                 recording,
                 category,
             },
-        );
+        )
+    }
+
+    /// The math path on the C++ side of `q`, `k`, `v` (owned); `a`'s tensors are not read
+    /// again, only its mask and settings.
+    pub(super) fn sdpa_run(
+        &mut self,
+        qkv: [Internal; 3],
+        a: &SdpaArgs,
+        shapes: SdpaShapes,
+    ) -> R<(Internal, Internal)> {
+        let mut held: Vec<Internal> = Vec::new();
+        let r = self.sdpa_steps(a, &mut held, qkv, shapes);
         if r.is_err() {
             for t in held {
                 t.release(self);
@@ -133,6 +151,7 @@ impl Interpreter<'_> {
         &mut self,
         a: &SdpaArgs,
         held: &mut Vec<Internal>,
+        qkv: [Internal; 3],
         sh: SdpaShapes,
     ) -> R<(Internal, Internal)> {
         let (dtype, device, recording, category) = (sh.dtype, sh.device, sh.recording, sh.category);
@@ -155,13 +174,7 @@ impl Interpreter<'_> {
             held.push(m);
         }
         let has_mask = !held.is_empty();
-        let q_in = Internal::of(self, a.query);
-        let k_in = Internal::of(self, a.key);
-        let v_in = Internal::of(self, a.value);
-        let (Some(q_in), Some(k_in), Some(v_in)) = (q_in, k_in, v_in) else {
-            return self.error("TypeError: scaled_dot_product_attention expects tensors");
-        };
-        held.extend([q_in, k_in, v_in]);
+        held.extend(qkv);
         let (q_i, k_i, v_i) = (held.len() - 3, held.len() - 2, held.len() - 1);
         // `query = query_ * sqrt(scale)`.
         let q_scaled = self.scalar_mul(&held[q_i], sh.query.clone(), recording, category)?;
@@ -271,7 +284,7 @@ impl Interpreter<'_> {
 
     /// `x * scalar` (or a transposed view of `x` times one): a new tensor of `shape`;
     /// `MulBackward1` keeps the scalar only.
-    fn scalar_mul(
+    pub(super) fn scalar_mul(
         &mut self,
         x: &Internal,
         shape: Vec<i64>,
@@ -294,7 +307,7 @@ impl Interpreter<'_> {
 
     /// `matmul` of two batched operands (`bmm` on their flattened batch): `BmmBackward0`
     /// saves each operand when the other needs a gradient.
-    fn attention_bmm(
+    pub(super) fn attention_bmm(
         &mut self,
         a: &Internal,
         b: &Internal,
@@ -325,15 +338,15 @@ impl Interpreter<'_> {
 }
 
 /// Shapes and settings of one attention call.
-struct SdpaShapes {
-    query: Vec<i64>,
-    key_t: Vec<i64>,
-    scores: Vec<i64>,
-    output: Vec<i64>,
-    causal: Vec<i64>,
-    mask: Option<(Vec<i64>, Dtype)>,
-    dtype: Dtype,
-    device: crate::torch::DeviceKind,
-    recording: bool,
-    category: Category,
+pub(super) struct SdpaShapes {
+    pub query: Vec<i64>,
+    pub key_t: Vec<i64>,
+    pub scores: Vec<i64>,
+    pub output: Vec<i64>,
+    pub causal: Vec<i64>,
+    pub mask: Option<(Vec<i64>, Dtype)>,
+    pub dtype: Dtype,
+    pub device: crate::torch::DeviceKind,
+    pub recording: bool,
+    pub category: Category,
 }

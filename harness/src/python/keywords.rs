@@ -136,6 +136,19 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "device",
             "dtype",
         ],
+        C::MultiheadAttention => &[
+            "embed_dim",
+            "num_heads",
+            "dropout",
+            "bias",
+            "add_bias_kv",
+            "add_zero_attn",
+            "kdim",
+            "vdim",
+            "batch_first",
+            "device",
+            "dtype",
+        ],
         C::Rnn => &[
             "input_size",
             "hidden_size",
@@ -723,6 +736,16 @@ const MODELLED: &[&str] = &[
     "is_causal",
     "query",
     "key",
+    // nn.MultiheadAttention: sizes of the parameters and intermediates; forward's path.
+    "embed_dim",
+    "num_heads",
+    "kdim",
+    "vdim",
+    "add_bias_kv",
+    "add_zero_attn",
+    "key_padding_mask",
+    "need_weights",
+    "average_attn_weights",
 ];
 
 #[cfg(test)]
@@ -780,6 +803,7 @@ mod tests {
             C::ReduceLrOnPlateau,
             C::GradScaler,
             C::Rnn,
+            C::MultiheadAttention,
         ] {
             tables.push(for_class(c));
         }

@@ -47,6 +47,7 @@ mod lr_scheduler;
 mod lru_cache;
 mod module_api;
 mod module_forward;
+mod multihead_attention;
 mod natives;
 mod normalization;
 mod optim;

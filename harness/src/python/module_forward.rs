@@ -31,6 +31,12 @@ impl Interpreter<'_> {
                 it.heap.decref(f);
                 return r;
             }
+            if it.torch_class(class) == Some(TorchClass::MultiheadAttention) {
+                let result = it.multihead_forward(module, &args, &kwargs);
+                it.heap.decref_all(args);
+                it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                return result;
+            }
             let result = it.native_forward(module, class, &args);
             it.heap.decref_all(args);
             it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));

@@ -83,7 +83,7 @@ impl Interpreter<'_> {
 
     /// `at::linear(a, w, b)` on 2-d operands: `addmm` with a bias (`AddmmBackward0`),
     /// `mm` without; both save `a` for the weight's gradient and the weight for `a`'s.
-    fn cell_linear(
+    pub(super) fn cell_linear(
         &mut self,
         a: &Internal,
         w: &Internal,

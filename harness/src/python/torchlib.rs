@@ -61,6 +61,7 @@ pub(super) enum TorchClass {
     SmoothL1Loss,
     GradScaler,
     Rnn,
+    MultiheadAttention,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -144,6 +145,11 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     ),
     (TorchClass::GradScaler, "GradScaler", None),
     (TorchClass::Rnn, "RNN", Some(TorchClass::Module)),
+    (
+        TorchClass::MultiheadAttention,
+        "MultiheadAttention",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -198,6 +204,7 @@ impl TorchClass {
                 | TorchClass::BceWithLogitsLoss
                 | TorchClass::SmoothL1Loss
                 | TorchClass::Rnn
+                | TorchClass::MultiheadAttention
         )
     }
 }
@@ -466,6 +473,7 @@ impl Interpreter<'_> {
             | TorchClass::BceWithLogitsLoss
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
+            TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

@@ -216,6 +216,7 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "BCEWithLogitsLoss") => C::BceWithLogitsLoss,
             ("torch.nn", "SmoothL1Loss") => C::SmoothL1Loss,
             ("torch.nn", "RNN") => C::Rnn,
+            ("torch.nn", "MultiheadAttention") => C::MultiheadAttention,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,
