@@ -225,3 +225,103 @@ assert torch.cuda.memory_allocated() == before + X // 2 + 2 * X + W // 2 + X // 
     let e = run("m = torch.nn.MultiheadAttention(8, 2)\nx = torch.zeros(3, 1, 8)\nmask = torch.zeros(3, 3)\no = m(x, x, x, attn_mask=mask)\n").unwrap_err();
     assert!(e.contains("attn_mask="), "{e}");
 }
+
+#[test]
+fn transformer_encoder_layer_registers_its_submodules_and_the_encoder_copies_them() {
+    // d_model 256, 4 heads, feed-forward 1024: attention 1028 KiB, linear1 1028 KiB,
+    // linear2 1025 KiB, two LayerNorms 4 KiB.
+    ok(&format!(
+        "{MHA}layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, device='cuda')
+names = [n for n, _ in layer.named_parameters()]
+assert names == ['self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight', 'self_attn.out_proj.bias', 'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias', 'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias'], names
+one = torch.cuda.memory_allocated()
+assert one == 3085 * K
+encoder = nn.TransformerEncoder(layer, 3)
+assert torch.cuda.memory_allocated() == 4 * one
+assert len(list(encoder.parameters())) == 36
+assert encoder.layers[0].linear1.weight is not layer.linear1.weight
+"
+    ));
+    let e = run("l = torch.nn.TransformerEncoderLayer(8, 2, activation='tanh')\n").unwrap_err();
+    assert!(
+        e.contains("activation should be relu/gelu, not tanh"),
+        "{e}"
+    );
+}
+
+#[test]
+fn transformer_encoder_layer_keeps_what_its_submodules_save() {
+    // Post-norm, dropout 0, L = 128, N = 2, E = 256, feed-forward 1024 (4X). Kept: the
+    // attention's packed copy, scaled q and k, softmax and transpose copy (6X + W); the
+    // residual sum (X, saved by norm1); norm1's output (X) and its mean and rstd (1 KiB
+    // each); linear1's output replaced by relu's (4X, saved); the second residual sum (X)
+    // and norm2's output (X) with its statistics. The attention output and linear2's
+    // output are freed after the additions (AddBackward0 saves nothing).
+    ok(&format!(
+        "{MHA}layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0, device='cuda')
+x = torch.empty(128, 2, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+y = layer(x)
+assert tuple(y.shape) == (128, 2, 256)
+assert torch.cuda.memory_allocated() == before + 14 * X + W + 4 * K
+y.sum().backward()
+assert layer.linear1.weight.grad is not None and layer.self_attn.in_proj_weight.grad is not None
+"
+    ));
+}
+
+#[test]
+fn transformer_encoder_layer_matches_its_python_forward_in_every_arrangement() {
+    // PyTorch's forward, written out with the layer's own submodules, keeps the same bytes.
+    for (norm_first, activation) in [("False", "relu"), ("True", "gelu")] {
+        ok(&format!(
+            "{MHA}layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=512, dropout=0.1, activation='{activation}', norm_first={norm_first}, batch_first=True, device='cuda')
+act = torch.relu if '{activation}' == 'relu' else torch.nn.functional.gelu
+def sa(x):
+    return layer.dropout1(layer.self_attn(x, x, x, need_weights=False)[0])
+def ff(x):
+    return layer.dropout2(layer.linear2(layer.dropout(act(layer.linear1(x)))))
+def manual(x):
+    if layer.norm_first:
+        x = x + sa(layer.norm1(x))
+        x = x + ff(layer.norm2(x))
+    else:
+        x = layer.norm1(x + sa(x))
+        x = layer.norm2(x + ff(x))
+    return x
+x = torch.empty(2, 128, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+y = manual(x)
+expected = torch.cuda.memory_allocated() - before
+del y
+assert torch.cuda.memory_allocated() == before
+y = layer(x)
+assert torch.cuda.memory_allocated() - before == expected
+del y
+with torch.no_grad():
+    y = layer(x)
+assert torch.cuda.memory_allocated() - before == X
+"
+        ));
+    }
+}
+
+#[test]
+fn transformer_encoder_runs_its_layers_in_order_then_the_norm() {
+    ok(&format!(
+        "{MHA}layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.0, device='cuda')
+encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(256, device='cuda'))
+x = torch.empty(128, 2, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+y = layer(x)
+one = torch.cuda.memory_allocated() - before
+del y
+y = encoder(x)
+# Each layer keeps what one layer keeps; the final norm keeps its output and statistics
+# and saves the last layer's output (already counted).
+assert torch.cuda.memory_allocated() - before == 2 * one + X + 2 * K
+"
+    ));
+    let e = run("l = torch.nn.TransformerEncoderLayer(8, 2)\nx = torch.zeros(3, 1, 8)\ny = l(x, src_key_padding_mask=torch.zeros(1, 3))\n").unwrap_err();
+    assert!(e.contains("masks"), "{e}");
+}

@@ -88,6 +88,11 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "beta",
     // scaled_dot_product_attention: the softmax scale, a value.
     "scale",
+    // Transformer layers: LayerNorm's epsilon; the fast path's nested tensors and mask
+    // check (the fast path is not modelled).
+    "layer_norm_eps",
+    "enable_nested_tensor",
+    "mask_check",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -135,6 +140,26 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "bidirectional",
             "device",
             "dtype",
+        ],
+        C::TransformerEncoderLayer => &[
+            "d_model",
+            "nhead",
+            "dim_feedforward",
+            "dropout",
+            "activation",
+            "layer_norm_eps",
+            "batch_first",
+            "norm_first",
+            "bias",
+            "device",
+            "dtype",
+        ],
+        C::TransformerEncoder => &[
+            "encoder_layer",
+            "num_layers",
+            "norm",
+            "enable_nested_tensor",
+            "mask_check",
         ],
         C::MultiheadAttention => &[
             "embed_dim",
@@ -746,6 +771,18 @@ const MODELLED: &[&str] = &[
     "key_padding_mask",
     "need_weights",
     "average_attn_weights",
+    // Transformer layers: sizes, the activation run, where the norms sit, the layers copied.
+    "d_model",
+    "nhead",
+    "dim_feedforward",
+    "activation",
+    "norm_first",
+    "encoder_layer",
+    "norm",
+    "src",
+    "src_mask",
+    "src_key_padding_mask",
+    "mask",
 ];
 
 #[cfg(test)]
@@ -804,6 +841,8 @@ mod tests {
             C::GradScaler,
             C::Rnn,
             C::MultiheadAttention,
+            C::TransformerEncoderLayer,
+            C::TransformerEncoder,
         ] {
             tables.push(for_class(c));
         }

@@ -68,6 +68,7 @@ mod tensor_hooks;
 mod tensor_pieces;
 mod torch_class_methods;
 mod torchlib;
+mod transformer;
 mod type_checks;
 mod vm;
 mod weakrefs;

@@ -31,8 +31,18 @@ impl Interpreter<'_> {
                 it.heap.decref(f);
                 return r;
             }
-            if it.torch_class(class) == Some(TorchClass::MultiheadAttention) {
-                let result = it.multihead_forward(module, &args, &kwargs);
+            let own = it.torch_class(class);
+            if let Some(
+                kind @ (TorchClass::MultiheadAttention
+                | TorchClass::TransformerEncoderLayer
+                | TorchClass::TransformerEncoder),
+            ) = own
+            {
+                let result = if kind == TorchClass::MultiheadAttention {
+                    it.multihead_forward(module, &args, &kwargs)
+                } else {
+                    it.transformer_forward(module, kind, &args, &kwargs)
+                };
                 it.heap.decref_all(args);
                 it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
                 return result;

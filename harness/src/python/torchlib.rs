@@ -62,6 +62,8 @@ pub(super) enum TorchClass {
     GradScaler,
     Rnn,
     MultiheadAttention,
+    TransformerEncoderLayer,
+    TransformerEncoder,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -150,6 +152,16 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "MultiheadAttention",
         Some(TorchClass::Module),
     ),
+    (
+        TorchClass::TransformerEncoderLayer,
+        "TransformerEncoderLayer",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::TransformerEncoder,
+        "TransformerEncoder",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -205,6 +217,8 @@ impl TorchClass {
                 | TorchClass::SmoothL1Loss
                 | TorchClass::Rnn
                 | TorchClass::MultiheadAttention
+                | TorchClass::TransformerEncoderLayer
+                | TorchClass::TransformerEncoder
         )
     }
 }
@@ -221,6 +235,8 @@ pub(super) struct TorchClasses {
     pub(super) next_hook_id: i64,
     /// The attention math-path approximation note was added to the timeline.
     pub(super) attention_noted: bool,
+    /// The transformer fast-path note was added to the timeline.
+    pub(super) transformer_noted: bool,
 }
 
 impl TorchClasses {
@@ -244,6 +260,7 @@ impl TorchClasses {
             create_graph_warned: false,
             next_hook_id: 0,
             attention_noted: false,
+            transformer_noted: false,
         }
     }
 
@@ -474,6 +491,8 @@ impl Interpreter<'_> {
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
+            TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
+            TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

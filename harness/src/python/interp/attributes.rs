@@ -217,6 +217,8 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "SmoothL1Loss") => C::SmoothL1Loss,
             ("torch.nn", "RNN") => C::Rnn,
             ("torch.nn", "MultiheadAttention") => C::MultiheadAttention,
+            ("torch.nn", "TransformerEncoderLayer") => C::TransformerEncoderLayer,
+            ("torch.nn", "TransformerEncoder") => C::TransformerEncoder,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,
