@@ -324,3 +324,125 @@ out, h = gru(torch.empty(4, 10, 32), torch.zeros(4, 4, 16))
     let e = run("g = torch.nn.GRU(8, 4, bidirectional=True)\no, h = g(torch.zeros(3, 2, 8), torch.zeros(1, 2, 4))\n").unwrap_err();
     assert!(e.contains("Expected hidden size (2, 2, 4)"), "{e}");
 }
+
+#[test]
+fn rnn_keeps_one_state_per_step_and_frees_both_products_within_the_step() {
+    // T = 8, B = 64, H = I = 256. Per step `linear_hh(h)` and `linear_ih(x_t)` ([B, H]
+    // each) live only within the step; the nonlinearity's result h' is saved by
+    // `TanhBackward0`/`ReluBackward0` (and by the next step's product). h0 is saved by the
+    // first step. Outputs: output (T BH) and h_n (BH). The peak is the final state: the
+    // products were freed step by step.
+    for nonlinearity in ["tanh", "relu"] {
+        ok(&format!(
+            "{PRELUDE}rnn = nn.RNN(256, 256, nonlinearity='{nonlinearity}', device='cuda')
+params = torch.cuda.memory_allocated()
+assert params == 512 * K + 2 * K
+assert [n for n, _ in rnn.named_parameters()] == ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+x = torch.empty(8, 64, 256, device='cuda', requires_grad=True)
+before = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+out, h = rnn(x)
+assert tuple(out.shape) == (8, 64, 256) and tuple(h.shape) == (1, 64, 256)
+assert torch.cuda.memory_allocated() == before + (1 + 8 + 8 + 1) * BH
+assert torch.cuda.max_memory_allocated() == before + (1 + 8 + 8 + 1) * BH
+del h
+out.sum().backward()
+assert torch.cuda.memory_allocated() == before + 8 * BH + params + 512 * K
+"
+        ));
+    }
+}
+
+#[test]
+fn rnn_positional_nonlinearity_bias_and_batch_first_follow_pytorchs_signature() {
+    // `RNN(input_size, hidden_size, num_layers, nonlinearity, bias, batch_first)`.
+    ok(&format!(
+        "{PRELUDE}rnn = nn.RNN(32, 16, 2, 'relu', False, True)
+assert rnn.nonlinearity == 'relu'
+assert [n for n, _ in rnn.named_parameters()] == ['weight_ih_l0', 'weight_hh_l0', 'weight_ih_l1', 'weight_hh_l1']
+out, h = rnn(torch.empty(4, 10, 32))
+assert tuple(out.shape) == (4, 10, 16) and tuple(h.shape) == (2, 4, 16)
+bi = nn.RNN(32, 16, bidirectional=True)
+out, h = bi(torch.empty(10, 4, 32), torch.zeros(2, 4, 16))
+assert tuple(out.shape) == (10, 4, 32) and tuple(h.shape) == (2, 4, 16)
+"
+    ));
+    let e = run("r = torch.nn.RNN(4, 8, nonlinearity='sigmoid')\n").unwrap_err();
+    assert!(e.contains("Unknown nonlinearity 'sigmoid'"), "{e}");
+    let e = run("r = torch.nn.RNN(4, 8, proj_size=2)\n").unwrap_err();
+    assert!(
+        e.contains("unexpected keyword argument 'proj_size'") || e.contains("`proj_size=`"),
+        "{e}"
+    );
+    let e = run("r = torch.nn.RNN(4, 8)\no, h = r(torch.zeros(3, 2, 4), torch.zeros(1, 5, 8))\n")
+        .unwrap_err();
+    assert!(e.contains("Expected hidden size (1, 2, 8)"), "{e}");
+}
+
+#[test]
+fn dropout_between_recurrent_layers_keeps_a_mask_per_dropped_layer_only_in_training() {
+    // Two layers, T = 8, B = 64, H = I = 256; h0 is [2, B, H]. Layer 0 saves 8 states,
+    // its stacked output (8 BH) is read (and saved) by layer 1, which saves 8 states and
+    // stacks 8 BH; h_n is 2 BH: 36 BH. In training, dropout replaces layer 0's output by
+    // a new one of the same size plus a bool mask (T B H bytes = 2 BH), the undropped
+    // output being freed; the last layer's output is not dropped.
+    ok(&format!(
+        "{PRELUDE}x = torch.empty(8, 64, 256, device='cuda', requires_grad=True)
+for cls in [nn.RNN, nn.GRU, nn.LSTM]:
+    plain = cls(256, 256, num_layers=2, device='cuda')
+    dropped = cls(256, 256, num_layers=2, dropout=0.5, device='cuda')
+    before = torch.cuda.memory_allocated()
+    y = plain(x)
+    without = torch.cuda.memory_allocated() - before
+    del y
+    y = dropped(x)
+    assert torch.cuda.memory_allocated() - before == without + 2 * BH, cls
+    del y
+    dropped.eval()
+    y = dropped(x)
+    assert torch.cuda.memory_allocated() - before == without, cls
+    del y
+    dropped.train()
+    with torch.no_grad():
+        y = dropped(x)
+    assert y[0].grad_fn is None
+    del y
+    assert torch.cuda.memory_allocated() == before
+rnn = nn.RNN(256, 256, num_layers=2, dropout=0.5, device='cuda')
+before = torch.cuda.memory_allocated()
+out, h = rnn(x)
+assert torch.cuda.memory_allocated() == before + (2 + 8 + 2 + 8 + 8 + 8 + 2) * BH
+out.sum().backward()
+assert rnn.weight_ih_l0.grad is not None
+"
+    ));
+    let e = run("r = torch.nn.LSTM(4, 8, num_layers=2, dropout=1.5)\n").unwrap_err();
+    assert!(
+        e.contains("dropout should be a number in range [0, 1]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dropout_with_a_single_recurrent_layer_is_pytorchs_warning_and_changes_nothing() {
+    use gpumem_harness::run::run_variant;
+    use gpumem_harness::scenario;
+    let text = "name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |
+  a = torch.nn.GRU(64, 64, device='cuda')
+  b = torch.nn.GRU(64, 64, dropout=0.3, device='cuda')
+  x = torch.empty(5, 3, 64, device='cuda', requires_grad=True)
+  base = torch.cuda.memory_allocated()
+  y = a(x)
+  one = torch.cuda.memory_allocated() - base
+  del y
+  y = b(x)
+  assert torch.cuda.memory_allocated() - base == one
+";
+    let s = scenario::parse(text, "t.yaml").expect("parses");
+    let v = s.variants().remove(0);
+    let notes = run_variant(&s, &v).expect("runs").approximations.join("\n");
+    assert!(
+        notes.contains("non-zero dropout expects num_layers greater than 1, but got dropout=0.3 and num_layers=1"),
+        "{notes}"
+    );
+}

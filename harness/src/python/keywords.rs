@@ -86,6 +86,13 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "lr_decay",
     "initial_accumulator_value",
     "beta",
+    // scaled_dot_product_attention: the softmax scale, a value.
+    "scale",
+    // Transformer layers: LayerNorm's epsilon; the fast path's nested tensors and mask
+    // check (the fast path is not modelled).
+    "layer_norm_eps",
+    "enable_nested_tensor",
+    "mask_check",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -97,6 +104,7 @@ const KNOWN_UNMODELLED: &[&str] = &[
     "names",
     "copy",
     "proj_size",
+    "enable_gqa",
 ];
 
 const FACTORY: &[&str] = &[
@@ -126,6 +134,51 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "input_size",
             "hidden_size",
             "num_layers",
+            "bias",
+            "batch_first",
+            "dropout",
+            "bidirectional",
+            "device",
+            "dtype",
+        ],
+        C::TransformerEncoderLayer => &[
+            "d_model",
+            "nhead",
+            "dim_feedforward",
+            "dropout",
+            "activation",
+            "layer_norm_eps",
+            "batch_first",
+            "norm_first",
+            "bias",
+            "device",
+            "dtype",
+        ],
+        C::TransformerEncoder => &[
+            "encoder_layer",
+            "num_layers",
+            "norm",
+            "enable_nested_tensor",
+            "mask_check",
+        ],
+        C::MultiheadAttention => &[
+            "embed_dim",
+            "num_heads",
+            "dropout",
+            "bias",
+            "add_bias_kv",
+            "add_zero_attn",
+            "kdim",
+            "vdim",
+            "batch_first",
+            "device",
+            "dtype",
+        ],
+        C::Rnn => &[
+            "input_size",
+            "hidden_size",
+            "num_layers",
+            "nonlinearity",
             "bias",
             "batch_first",
             "dropout",
@@ -474,6 +527,18 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             &["input", "negative_slope", "inplace"],
         ),
         FSilu => ("torch.nn.functional.silu", &["input", "inplace"]),
+        FScaledDotProductAttention => (
+            "torch.nn.functional.scaled_dot_product_attention",
+            &[
+                "query",
+                "key",
+                "value",
+                "attn_mask",
+                "dropout_p",
+                "is_causal",
+                "scale",
+            ],
+        ),
         CheckpointSequential => (
             "torch.utils.checkpoint.checkpoint_sequential",
             &[
@@ -688,6 +753,37 @@ const MODELLED: &[&str] = &[
     "device_type",
     "enabled",
     "cache_enabled",
+    // nn.RNN: picks the cell whose node saves its result (`TanhBackward0`, `ReluBackward0`).
+    "nonlinearity",
+    // scaled_dot_product_attention: the mask and causal mask are allocated and added; the
+    // dropout mask is kept.
+    "attn_mask",
+    "dropout_p",
+    "is_causal",
+    "query",
+    "key",
+    // nn.MultiheadAttention: sizes of the parameters and intermediates; forward's path.
+    "embed_dim",
+    "num_heads",
+    "kdim",
+    "vdim",
+    "add_bias_kv",
+    "add_zero_attn",
+    "key_padding_mask",
+    "need_weights",
+    "average_attn_weights",
+    // Transformer layers: sizes, the activation run, where the norms sit, the layers copied.
+    "d_model",
+    "nhead",
+    "dim_feedforward",
+    "activation",
+    "norm_first",
+    "encoder_layer",
+    "norm",
+    "src",
+    "src_mask",
+    "src_key_padding_mask",
+    "mask",
 ];
 
 #[cfg(test)]
@@ -744,6 +840,10 @@ mod tests {
             C::OneCycleLr,
             C::ReduceLrOnPlateau,
             C::GradScaler,
+            C::Rnn,
+            C::MultiheadAttention,
+            C::TransformerEncoderLayer,
+            C::TransformerEncoder,
         ] {
             tables.push(for_class(c));
         }

@@ -31,6 +31,22 @@ impl Interpreter<'_> {
                 it.heap.decref(f);
                 return r;
             }
+            let own = it.torch_class(class);
+            if let Some(
+                kind @ (TorchClass::MultiheadAttention
+                | TorchClass::TransformerEncoderLayer
+                | TorchClass::TransformerEncoder),
+            ) = own
+            {
+                let result = if kind == TorchClass::MultiheadAttention {
+                    it.multihead_forward(module, &args, &kwargs)
+                } else {
+                    it.transformer_forward(module, kind, &args, &kwargs)
+                };
+                it.heap.decref_all(args);
+                it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                return result;
+            }
             let result = it.native_forward(module, class, &args);
             it.heap.decref_all(args);
             it.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
@@ -119,10 +135,14 @@ impl Interpreter<'_> {
                 r
             }
             Some(TorchClass::Lstm) => {
-                self.recurrent_forward(module, super::layers::CellKind::Lstm, args)
+                self.recurrent_forward(module, super::recurrent::CellKind::Lstm, args)
             }
             Some(TorchClass::Gru) => {
-                self.recurrent_forward(module, super::layers::CellKind::Gru, args)
+                self.recurrent_forward(module, super::recurrent::CellKind::Gru, args)
+            }
+            Some(TorchClass::Rnn) => {
+                let kind = self.rnn_nonlinearity(module)?;
+                self.recurrent_forward(module, kind, args)
             }
             Some(TorchClass::Sequential) => {
                 let mut x = match args.first() {

@@ -62,6 +62,10 @@ pub(super) enum TorchClass {
     GradScaler,
     /// `torch.utils.hooks.BackwardHook`: a module call's full-backward-hook state.
     BackwardHook,
+    Rnn,
+    MultiheadAttention,
+    TransformerEncoderLayer,
+    TransformerEncoder,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -145,6 +149,22 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     ),
     (TorchClass::GradScaler, "GradScaler", None),
     (TorchClass::BackwardHook, "BackwardHook", None),
+    (TorchClass::Rnn, "RNN", Some(TorchClass::Module)),
+    (
+        TorchClass::MultiheadAttention,
+        "MultiheadAttention",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::TransformerEncoderLayer,
+        "TransformerEncoderLayer",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::TransformerEncoder,
+        "TransformerEncoder",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -198,6 +218,10 @@ impl TorchClass {
                 | TorchClass::BceLoss
                 | TorchClass::BceWithLogitsLoss
                 | TorchClass::SmoothL1Loss
+                | TorchClass::Rnn
+                | TorchClass::MultiheadAttention
+                | TorchClass::TransformerEncoderLayer
+                | TorchClass::TransformerEncoder
         )
     }
 }
@@ -215,6 +239,10 @@ pub(super) struct TorchClasses {
     pub(super) create_graph_warned: bool,
     /// The last hook id handed out (`RemovableHandle.next_id`).
     pub(super) next_hook_id: i64,
+    /// The attention math-path approximation note was added to the timeline.
+    pub(super) attention_noted: bool,
+    /// The transformer fast-path note was added to the timeline.
+    pub(super) transformer_noted: bool,
 }
 
 impl TorchClasses {
@@ -247,6 +275,8 @@ impl TorchClasses {
             recurrent_noted: false,
             create_graph_warned: false,
             next_hook_id: 0,
+            attention_noted: false,
+            transformer_noted: false,
         }
     }
 
@@ -419,7 +449,9 @@ impl Interpreter<'_> {
                 let w = self.new_parameter(vec![count, dim], dtype, device)?;
                 self.new_torch_instance(kind, vec![("weight", w)])?
             }
-            TorchClass::Lstm | TorchClass::Gru => self.construct_recurrent(kind, args, kwargs)?,
+            TorchClass::Lstm | TorchClass::Gru | TorchClass::Rnn => {
+                self.construct_recurrent(kind, args, kwargs)?
+            }
             TorchClass::Sequential => {
                 let names: Vec<String> = (0..args.len()).map(|i| i.to_string()).collect();
                 let mut attrs = Vec::new();
@@ -472,6 +504,9 @@ impl Interpreter<'_> {
             | TorchClass::BceWithLogitsLoss
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
+            TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
+            TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
+            TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super
@@ -508,101 +543,6 @@ impl Interpreter<'_> {
             _ => Dtype::Float32,
         };
         (device, dtype)
-    }
-
-    /// `nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False)` and
-    /// `nn.GRU(...)`: per layer `weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
-    /// `bias_hh_l{k}`, in PyTorch's order.
-    pub(super) fn construct_recurrent(
-        &mut self,
-        kind: TorchClass,
-        args: &[Value],
-        kwargs: &[(Sym, Value)],
-    ) -> R<ObjId> {
-        let arg = |it: &Self, i: usize, name: &str| constructor_arg(it, args, kwargs, i, name);
-        let int = |it: &Self, v: Option<Value>, default: i64| -> R<i64> {
-            match v {
-                None => Ok(default),
-                Some(Value::Int(i)) => Ok(i),
-                Some(Value::Bool(b)) => Ok(i64::from(b)),
-                Some(_) => it.error("TypeError: LSTM/GRU sizes must be integers"),
-            }
-        };
-        let input_size = int(self, arg(self, 0, "input_size"), -1)?;
-        let hidden_size = int(self, arg(self, 1, "hidden_size"), -1)?;
-        let num_layers = int(self, arg(self, 2, "num_layers"), 1)?;
-        let bias = int(self, arg(self, 3, "bias"), 1)? != 0;
-        let batch_first = int(self, arg(self, 4, "batch_first"), 0)? != 0;
-        if input_size < 0 || hidden_size <= 0 || num_layers < 1 {
-            return self
-                .error("TypeError: LSTM/GRU need input_size, hidden_size > 0 and num_layers >= 1");
-        }
-        let bidirectional = match arg(self, 6, "bidirectional") {
-            Some(v) => self.truth(v)?,
-            None => false,
-        };
-        let directions: &[&str] = if bidirectional {
-            &["", "_reverse"]
-        } else {
-            &[""]
-        };
-        if let Some(v) = arg(self, 5, "dropout")
-            && !matches!(v, Value::Int(0))
-            && !matches!(v, Value::Float(f) if f == 0.0)
-        {
-            return self.unsupported("dropout between recurrent layers");
-        }
-        let (device, dtype) = self.factory_kwargs(kwargs);
-        let gates = if kind == TorchClass::Lstm {
-            super::layers::CellKind::Lstm.gates()
-        } else {
-            super::layers::CellKind::Gru.gates()
-        };
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        for l in 0..num_layers {
-            // A later layer reads both directions' outputs.
-            let fan_in = if l == 0 {
-                input_size
-            } else {
-                hidden_size * directions.len() as i64
-            };
-            for suffix in directions {
-                names.push(format!("weight_ih_l{l}{suffix}"));
-                values.push(self.new_parameter(
-                    vec![gates * hidden_size, fan_in],
-                    dtype,
-                    device,
-                )?);
-                names.push(format!("weight_hh_l{l}{suffix}"));
-                values.push(self.new_parameter(
-                    vec![gates * hidden_size, hidden_size],
-                    dtype,
-                    device,
-                )?);
-                if bias {
-                    for prefix in ["bias_ih", "bias_hh"] {
-                        names.push(format!("{prefix}_l{l}{suffix}"));
-                        values.push(self.new_parameter(
-                            vec![gates * hidden_size],
-                            dtype,
-                            device,
-                        )?);
-                    }
-                }
-            }
-        }
-        let mut attrs: Vec<(&str, Value)> = vec![
-            ("input_size", Value::Int(input_size)),
-            ("hidden_size", Value::Int(hidden_size)),
-            ("num_layers", Value::Int(num_layers)),
-            ("batch_first", Value::Bool(batch_first)),
-            ("bidirectional", Value::Bool(bidirectional)),
-        ];
-        for (n, v) in names.iter().zip(values) {
-            attrs.push((n.as_str(), v));
-        }
-        self.new_torch_instance(kind, attrs)
     }
 
     pub(super) fn new_parameter(

@@ -290,6 +290,7 @@ natives!(
     ItertoolsCombinations,
     ItertoolsPermutations,
     Repr,
+    FScaledDotProductAttention,
 );
 
 impl Native {
@@ -484,6 +485,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional | ModTorch, "binary_cross_entropy_with_logits") => FBceWithLogits,
         (ModFunctional, "leaky_relu") => FLeakyRelu,
         (ModFunctional, "silu") => FSilu,
+        (ModFunctional, "scaled_dot_product_attention") => FScaledDotProductAttention,
         (ModTorch, "randint") => Randint,
         (ModFunctional, "relu") => Relu,
         (ModFunctional | ModTorch, "dropout") => Dropout,

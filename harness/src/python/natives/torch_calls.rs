@@ -263,6 +263,32 @@ pub(in crate::python) fn call_torch_native(
                 _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
             }
         }
+        FScaledDotProductAttention => {
+            let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
+                a.kw(it, name).or(p.get(i).copied())
+            };
+            let dropout_p = match arg(it, 4, "dropout_p") {
+                None => 0.0,
+                Some(v) => match float_of(v) {
+                    Some(f) => f,
+                    None => return it.error("TypeError: dropout_p must be a number"),
+                },
+            };
+            let is_causal = match arg(it, 5, "is_causal") {
+                None => false,
+                Some(v) => it.truth(v)?,
+            };
+            // `scale` changes values only.
+            let args = crate::python::attention::SdpaArgs {
+                query: arg(it, 0, "query").unwrap_or(Value::None),
+                key: arg(it, 1, "key").unwrap_or(Value::None),
+                value: arg(it, 2, "value").unwrap_or(Value::None),
+                attn_mask: arg(it, 3, "attn_mask").unwrap_or(Value::None),
+                dropout_p,
+                is_causal,
+            };
+            it.scaled_dot_product_attention(&args)
+        }
         CheckpointSequential => {
             let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
                 a.kw(it, name).or(p.get(i).copied())

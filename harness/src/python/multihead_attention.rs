@@ -1,0 +1,701 @@
+//! `nn.MultiheadAttention` (`torch/nn/modules/activation.py`) and the forward of
+//! `F.multi_head_attention_forward` (`torch/nn/functional.py`), op by op:
+//!
+//! | step                                           | allocates                         | saved for backward |
+//! |------------------------------------------------|-----------------------------------|--------------------|
+//! | `batch_first`: the in-projection's `reshape` of the transposed input | a copy `[L·N, E]` per distinct input | by the projection's `mm` |
+//! | in-projection, self-attention (`query is key is value`): `linear(x, in_proj_weight, in_proj_bias)` | `[L, N, 3E]`, then its `unflatten(...).transpose(...).contiguous()` copy `[3, L, N, E]` (the first is freed) | the input (`AddmmBackward0`); `q`, `k`, `v` are views of the copy |
+//! | `key is value` only: `q` alone, then `k`/`v` packed as above (`[2, S, N, E]`) | | |
+//! | otherwise (or `kdim`/`vdim` given): three `linear`s | `[L, N, E]`, `[S, N, E]`, `[S, N, E]` | each input |
+//! | `need_weights=True`: `q * sqrt(1/hd)`          | `[N·h, L, hd]`                    | by the `bmm`       |
+//! | `bmm(q_scaled, k.transpose(-2, -1))`           | scores `[N·h, L, S]`              | `q_scaled`, `k`    |
+//! | softmax                                        | `[N·h, L, S]` (scores freed)      | its result         |
+//! | dropout (`dropout > 0` and training)           | output and a bool mask            | the mask           |
+//! | `bmm(weights, v)`                              | `[N·h, L, hd]`                    | the weights, `v`   |
+//! | `need_weights=False`: `scaled_dot_product_attention` (see `attention.rs`) | as there | as there |
+//! | `transpose(0, 1).contiguous()` (`permute(...)` for SDPA) | a copy `[L·N, E]`; the attention output is freed | by `out_proj`'s `addmm` |
+//! | `out_proj`                                     | `[L·N, E]` (viewed `[L, N, E]`)   |                    |
+//! | `average_attn_weights`: `mean(dim=1)`          | `[N, L, S]` (else a `[N, h, L, S]` view) | nothing  |
+//!
+//! Masks (`key_padding_mask`, `attn_mask`, `is_causal`) and `add_bias_kv`/`add_zero_attn`
+//! are refused as unsupported. The fast path (`torch._native_multi_head_attention`, taken
+//! in eval mode without grad for batch-first self-attention) is not modelled: the run's
+//! notes say so when its conditions hold.
+
+use super::autograd::{self, Internal};
+use super::interp::{Interpreter, R};
+use super::torchlib::{TorchClass, constructor_arg};
+use crate::heap::{ObjId, ObjKind, Sym, Value};
+use crate::torch::{Category, GradFlow};
+
+const FAST_PATH_NOTE: &str = "nn.MultiheadAttention in eval mode without grad with batch_first=True and query is key is value: PyTorch may take its fused fast path (torch._native_multi_head_attention), which allocates different intermediates; the model runs the Python path.";
+
+/// What the forward reads from the module.
+struct MhaConfig {
+    embed_dim: i64,
+    heads: i64,
+    dropout: f64,
+    batch_first: bool,
+    training: bool,
+}
+
+impl Interpreter<'_> {
+    /// `nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True,
+    /// add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None, batch_first=False)`.
+    pub(super) fn construct_multihead_attention(
+        &mut self,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<ObjId> {
+        let arg = |it: &Self, i: usize, name: &str| constructor_arg(it, args, kwargs, i, name);
+        let (Some(Value::Int(embed_dim)), Some(Value::Int(heads))) =
+            (arg(self, 0, "embed_dim"), arg(self, 1, "num_heads"))
+        else {
+            return self
+                .error("TypeError: MultiheadAttention(embed_dim, num_heads): integers expected");
+        };
+        if embed_dim <= 0 || heads <= 0 {
+            return self.error(format!(
+                "ValueError: embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and num_heads={heads} instead"
+            ));
+        }
+        if embed_dim % heads != 0 {
+            return self.error("AssertionError: embed_dim must be divisible by num_heads");
+        }
+        let dropout = match arg(self, 2, "dropout") {
+            None => 0.0,
+            Some(v) => match super::natives::float_of(v) {
+                Some(f) => f,
+                None => return self.error("TypeError: dropout must be a number"),
+            },
+        };
+        let flag = |it: &mut Self, i: usize, name: &str, default: bool| -> R<bool> {
+            match arg(it, i, name) {
+                Some(v) => it.truth(v),
+                None => Ok(default),
+            }
+        };
+        let bias = flag(self, 3, "bias", true)?;
+        if flag(self, 4, "add_bias_kv", false)? || flag(self, 5, "add_zero_attn", false)? {
+            return self
+                .unsupported("nn.MultiheadAttention(add_bias_kv=True / add_zero_attn=True)");
+        }
+        let dim_of = |it: &Self, i: usize, name: &str| -> R<i64> {
+            match arg(it, i, name) {
+                None | Some(Value::None) => Ok(embed_dim),
+                Some(Value::Int(d)) => Ok(d),
+                Some(_) => it.error(format!("TypeError: {name} must be an integer")),
+            }
+        };
+        let (kdim, vdim) = (dim_of(self, 6, "kdim")?, dim_of(self, 7, "vdim")?);
+        let batch_first = flag(self, 8, "batch_first", false)?;
+        let (device, dtype) = self.factory_kwargs(kwargs);
+        let mut attrs: Vec<(String, Value)> = vec![
+            ("embed_dim".into(), Value::Int(embed_dim)),
+            ("kdim".into(), Value::Int(kdim)),
+            ("vdim".into(), Value::Int(vdim)),
+            ("num_heads".into(), Value::Int(heads)),
+            ("dropout".into(), Value::Float(dropout)),
+            ("batch_first".into(), Value::Bool(batch_first)),
+            ("head_dim".into(), Value::Int(embed_dim / heads)),
+        ];
+        if kdim == embed_dim && vdim == embed_dim {
+            let w = self.new_parameter(vec![3 * embed_dim, embed_dim], dtype, device)?;
+            attrs.push(("in_proj_weight".into(), w));
+        } else {
+            for (name, d) in [
+                ("q_proj_weight", embed_dim),
+                ("k_proj_weight", kdim),
+                ("v_proj_weight", vdim),
+            ] {
+                let w = self.new_parameter(vec![embed_dim, d], dtype, device)?;
+                attrs.push((name.into(), w));
+            }
+            attrs.push(("in_proj_weight".into(), Value::None));
+        }
+        let b = if bias {
+            self.new_parameter(vec![3 * embed_dim], dtype, device)?
+        } else {
+            Value::None
+        };
+        attrs.push(("in_proj_bias".into(), b));
+        let out_w = self.new_parameter(vec![embed_dim, embed_dim], dtype, device)?;
+        let out_b = if bias {
+            self.new_parameter(vec![embed_dim], dtype, device)?
+        } else {
+            Value::None
+        };
+        let out_proj =
+            self.new_torch_instance(TorchClass::Linear, vec![("weight", out_w), ("bias", out_b)])?;
+        attrs.push(("out_proj".into(), Value::Obj(out_proj)));
+        attrs.push(("bias_k".into(), Value::None));
+        attrs.push(("bias_v".into(), Value::None));
+        let borrowed: Vec<(&str, Value)> = attrs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        self.new_torch_instance(TorchClass::MultiheadAttention, borrowed)
+    }
+
+    /// `mha(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    /// average_attn_weights=True, is_causal=False)`: `(attn_output, attn_weights or None)`.
+    pub(super) fn multihead_forward(
+        &mut self,
+        module: ObjId,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<Value> {
+        super::keywords::check(
+            self,
+            "MultiheadAttention.forward",
+            Some(&[
+                "query",
+                "key",
+                "value",
+                "key_padding_mask",
+                "need_weights",
+                "attn_mask",
+                "average_attn_weights",
+                "is_causal",
+            ]),
+            kwargs,
+        )?;
+        let arg = |it: &Self, i: usize, name: &str| constructor_arg(it, args, kwargs, i, name);
+        let (Some(query), Some(key), Some(value)) = (
+            arg(self, 0, "query"),
+            arg(self, 1, "key"),
+            arg(self, 2, "value"),
+        ) else {
+            return self.error("TypeError: forward() missing query, key or value");
+        };
+        for (i, name) in [(3, "key_padding_mask"), (5, "attn_mask")] {
+            if arg(self, i, name).is_some_and(|v| v != Value::None) {
+                return self.unsupported(format!("nn.MultiheadAttention's {name}="));
+            }
+        }
+        if let Some(v) = arg(self, 7, "is_causal")
+            && self.truth(v)?
+        {
+            return self.unsupported("nn.MultiheadAttention's is_causal= (it needs an attn_mask)");
+        }
+        let need_weights = match arg(self, 4, "need_weights") {
+            Some(v) => self.truth(v)?,
+            None => true,
+        };
+        let average = match arg(self, 6, "average_attn_weights") {
+            Some(v) => self.truth(v)?,
+            None => true,
+        };
+        let int = |it: &mut Self, name: &str| -> R<i64> {
+            let s = it.sym(name);
+            match it.get_attr(Value::Obj(module), s)? {
+                Value::Int(i) => Ok(i),
+                Value::Bool(b) => Ok(i64::from(b)),
+                other => {
+                    it.heap.decref(other);
+                    it.error(format!("TypeError: {name} must be an integer"))
+                }
+            }
+        };
+        let cfg = MhaConfig {
+            embed_dim: int(self, "embed_dim")?,
+            heads: int(self, "num_heads")?,
+            dropout: self.module_float(module, "dropout")?,
+            batch_first: int(self, "batch_first")? != 0,
+            training: self.module_training(module)?,
+        };
+        let (Some(q), Some(k), Some(v)) = (
+            self.tensor_data(query),
+            self.tensor_data(key),
+            self.tensor_data(value),
+        ) else {
+            return self.error("TypeError: query, key and value must be tensors");
+        };
+        if q.shape.len() != 3 || k.shape.len() != 3 || v.shape.len() != 3 {
+            return self.unsupported("nn.MultiheadAttention with unbatched (2-d) inputs");
+        }
+        let (l, n) = if cfg.batch_first {
+            (q.shape[1], q.shape[0])
+        } else {
+            (q.shape[0], q.shape[1])
+        };
+        let s = if cfg.batch_first {
+            k.shape[1]
+        } else {
+            k.shape[0]
+        };
+        if q.shape[2] != cfg.embed_dim {
+            return self.error(format!(
+                "AssertionError: was expecting embedding dimension of {}, but got {}",
+                cfg.embed_dim, q.shape[2]
+            ));
+        }
+        let self_attention = query == key && key == value;
+        if !cfg.training && !self.grad_enabled && cfg.batch_first && self_attention {
+            self.recorder.approximation(FAST_PATH_NOTE);
+        }
+        let params = self.mha_params(module)?;
+        let recording = self.grad_enabled
+            && ([query, key, value]
+                .iter()
+                .any(|&x| autograd::requires_grad(self, x))
+                || params.iter().flatten().any(Internal::requires_grad));
+        let category = if recording {
+            Category::Activation
+        } else {
+            Category::Temporary
+        };
+        let dims = MhaDims {
+            l,
+            s,
+            n,
+            e: cfg.embed_dim,
+            h: cfg.heads,
+        };
+        let dropout = if cfg.training { cfg.dropout } else { 0.0 };
+        let mut held = params;
+        let r = self.mha_steps(
+            &mut held,
+            [query, key, value],
+            &cfg,
+            &dims,
+            dropout,
+            need_weights,
+            recording,
+            category,
+        );
+        for t in held.into_iter().flatten() {
+            t.release(self);
+        }
+        self.release_dropped_storages(None);
+        let (out, weights) = r?;
+        let out_shape = if cfg.batch_first {
+            vec![n, l, cfg.embed_dim]
+        } else {
+            vec![l, n, cfg.embed_dim]
+        };
+        let out = out.expose(self, out_shape)?;
+        let weights = match weights {
+            None => Value::None,
+            Some(w) => {
+                let shape = if average {
+                    vec![n, l, s]
+                } else {
+                    vec![n, cfg.heads, l, s]
+                };
+                let w = if average {
+                    let mut mean = Internal::new(self, shape.clone(), w.dtype, w.device, category)?;
+                    if recording && w.requires_grad() {
+                        let edges = vec![w.edge(self)];
+                        mean.node = Some(autograd::new_node(
+                            self,
+                            "MeanBackward1",
+                            GradFlow::Compute,
+                            edges,
+                            Vec::new(),
+                        ));
+                    }
+                    w.release(self);
+                    mean
+                } else {
+                    w
+                };
+                w.expose(self, shape)?
+            }
+        };
+        self.release_dropped_storages(None);
+        Ok(Value::Obj(self.alloc(ObjKind::Tuple(vec![out, weights]))))
+    }
+
+    /// in_proj_weight (or q/k/v_proj_weight), in_proj_bias, out_proj.weight, out_proj.bias.
+    fn mha_params(&mut self, module: ObjId) -> R<Vec<Option<Internal>>> {
+        let mut out = Vec::new();
+        for name in [
+            "in_proj_weight",
+            "q_proj_weight",
+            "k_proj_weight",
+            "v_proj_weight",
+            "in_proj_bias",
+        ] {
+            let s = self.sym(name);
+            let present = self.attr_values(module).iter().any(|(k, _)| *k == s);
+            if !present {
+                out.push(None);
+                continue;
+            }
+            let v = self.get_attr(Value::Obj(module), s)?;
+            out.push(Internal::of(self, v));
+            self.heap.decref(v);
+        }
+        let s = self.sym("out_proj");
+        let proj = self.get_attr(Value::Obj(module), s)?;
+        for name in ["weight", "bias"] {
+            let s = self.sym(name);
+            let v = self.get_attr(proj, s)?;
+            out.push(Internal::of(self, v));
+            self.heap.decref(v);
+        }
+        self.heap.decref(proj);
+        Ok(out)
+    }
+}
+
+/// Sequence lengths, batch, embedding and heads.
+struct MhaDims {
+    l: i64,
+    s: i64,
+    n: i64,
+    e: i64,
+    h: i64,
+}
+
+/// A view of `t` with another shape (same storage and history).
+fn view(it: &mut Interpreter<'_>, t: &Internal, shape: Vec<i64>) -> Internal {
+    let mut v = t.share(it);
+    v.shape = shape;
+    v
+}
+
+impl Interpreter<'_> {
+    /// The input flattened to `[rows, features]` for a projection: a view, or with
+    /// `batch_first` the copy `reshape` makes of the transposed input.
+    fn mha_flat_input(
+        &mut self,
+        x: Value,
+        batch_first: bool,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let Some(t) = Internal::of(self, x) else {
+            return self.error("TypeError: expected a tensor");
+        };
+        let rows: i64 = t.shape[..t.shape.len() - 1].iter().product();
+        let features = t.shape.last().copied().unwrap_or(0);
+        if !batch_first {
+            let v = view(self, &t, vec![rows, features]);
+            t.release(self);
+            return Ok(v);
+        }
+        let copy = self.mha_copy(&t, vec![rows, features], recording, category);
+        t.release(self);
+        copy
+    }
+
+    /// `.contiguous()` / `reshape` of a non-contiguous view: a copy (`CloneBackward0`
+    /// saves nothing).
+    fn mha_copy(
+        &mut self,
+        t: &Internal,
+        shape: Vec<i64>,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let mut out = Internal::new(self, shape, t.dtype, t.device, category)?;
+        if recording && t.requires_grad() {
+            let edges = vec![t.edge(self)];
+            out.node = Some(autograd::new_node(
+                self,
+                "CloneBackward0",
+                GradFlow::Compute,
+                edges,
+                Vec::new(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// A projection whose output is split into `parts` heads-ready tensors through one
+    /// `unflatten(...).transpose(...).contiguous()` copy (the packed in-projection), or
+    /// used as it is (`parts == 1`).
+    #[allow(clippy::too_many_arguments)]
+    fn mha_project(
+        &mut self,
+        x: &Internal,
+        w: &Internal,
+        rows: std::ops::Range<i64>,
+        b: Option<&Internal>,
+        parts: i64,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let cols = w.shape.get(1).copied().unwrap_or(0);
+        let w = view(self, w, vec![rows.end - rows.start, cols]);
+        let b = b.map(|b| view(self, b, vec![rows.end - rows.start]));
+        let proj = self.cell_linear(x, &w, b.as_ref(), recording, category);
+        w.release(self);
+        if let Some(b) = b {
+            b.release(self);
+        }
+        let proj = proj?;
+        if parts == 1 {
+            return Ok(proj);
+        }
+        let shape = proj.shape.clone();
+        let copy = self.mha_copy(&proj, shape, recording, category);
+        proj.release(self);
+        self.release_dropped_storages(None);
+        copy
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mha_steps(
+        &mut self,
+        held: &mut [Option<Internal>],
+        inputs: [Value; 3],
+        cfg: &MhaConfig,
+        d: &MhaDims,
+        dropout: f64,
+        need_weights: bool,
+        recording: bool,
+        category: Category,
+    ) -> R<(Internal, Option<Internal>)> {
+        let [query, key, value] = inputs;
+        let e = d.e;
+        let hd = e / d.h;
+        let bias = held[4].as_ref().map(|b| b.share(self));
+        let packed = held[0].as_ref().map(|w| w.share(self));
+        let mut locals: Vec<Internal> = bias.into_iter().collect();
+        let bias = (!locals.is_empty()).then_some(0);
+        // The in-projection: q, k, v as [rows, E] tensors (views of a packed copy or
+        // three projections).
+        let xq = self.mha_flat_input(query, cfg.batch_first, recording, category)?;
+        let (q, k, v) = match packed {
+            Some(w) if query == key && key == value => {
+                let b = bias.map(|i| &locals[i]);
+                let b = b.map(|b| b.share(self));
+                let copy = self.mha_project(&xq, &w, 0..3 * e, b.as_ref(), 3, recording, category);
+                w.release(self);
+                if let Some(b) = b {
+                    b.release(self);
+                }
+                xq.release(self);
+                let copy = copy?;
+                let parts = (
+                    view(self, &copy, vec![d.l * d.n, e]),
+                    view(self, &copy, vec![d.s * d.n, e]),
+                    view(self, &copy, vec![d.s * d.n, e]),
+                );
+                copy.release(self);
+                parts
+            }
+            Some(w) if key == value => {
+                let bq = bias.map(|i| locals[i].share(self));
+                let q = self.mha_project(&xq, &w, 0..e, bq.as_ref(), 1, recording, category);
+                xq.release(self);
+                let xk = self.mha_flat_input(key, cfg.batch_first, recording, category)?;
+                let kv = self.mha_project(&xk, &w, e..3 * e, bq.as_ref(), 2, recording, category);
+                xk.release(self);
+                w.release(self);
+                if let Some(b) = bq {
+                    b.release(self);
+                }
+                let (q, kv) = (q?, kv?);
+                let parts = (
+                    q,
+                    view(self, &kv, vec![d.s * d.n, e]),
+                    view(self, &kv, vec![d.s * d.n, e]),
+                );
+                kv.release(self);
+                parts
+            }
+            other => {
+                let weights: Vec<Internal> = match other {
+                    Some(w) => {
+                        let ws = (0..3).map(|_| w.share(self)).collect();
+                        w.release(self);
+                        ws
+                    }
+                    None => (1..4)
+                        .filter_map(|i| held[i].as_ref().map(|w| w.share(self)))
+                        .collect(),
+                };
+                if weights.len() != 3 {
+                    xq.release(self);
+                    for w in weights {
+                        w.release(self);
+                    }
+                    return self.error("RuntimeError: the in-projection weights are missing");
+                }
+                let b = bias.map(|i| locals[i].share(self));
+                let mut out = Vec::new();
+                let mut failure = None;
+                for (i, x) in [query, key, value].into_iter().enumerate() {
+                    let flat = if i == 0 {
+                        Ok(xq.share(self))
+                    } else {
+                        self.mha_flat_input(x, cfg.batch_first, recording, category)
+                    };
+                    match flat.and_then(|f| {
+                        let r = self.mha_project(
+                            &f,
+                            &weights[i],
+                            0..e,
+                            b.as_ref(),
+                            1,
+                            recording,
+                            category,
+                        );
+                        f.release(self);
+                        r
+                    }) {
+                        Ok(p) => out.push(p),
+                        Err(err) => {
+                            failure = Some(err);
+                            break;
+                        }
+                    }
+                }
+                xq.release(self);
+                for w in weights {
+                    w.release(self);
+                }
+                if let Some(b) = b {
+                    b.release(self);
+                }
+                if let Some(err) = failure {
+                    for p in out {
+                        p.release(self);
+                    }
+                    return Err(err);
+                }
+                let v = out.pop();
+                let k = out.pop();
+                let q = out.pop();
+                match (q, k, v) {
+                    (Some(q), Some(k), Some(v)) => (q, k, v),
+                    _ => return self.error("RuntimeError: the in-projection failed"),
+                }
+            }
+        };
+        for t in locals.drain(..) {
+            t.release(self);
+        }
+        self.release_dropped_storages(None);
+        let heads = d.n * d.h;
+        let (attn, weights) = if need_weights {
+            let q_h = view(self, &q, vec![heads, d.l, hd]);
+            let k_h = view(self, &k, vec![heads, hd, d.s]);
+            let v_h = view(self, &v, vec![heads, d.s, hd]);
+            for t in [q, k, v] {
+                t.release(self);
+            }
+            locals.extend([k_h, v_h]);
+            let q_scaled = self.scalar_mul(&q_h, vec![heads, d.l, hd], recording, category);
+            // `q` (a view of the projection) is a local until the function returns.
+            let q_scaled = match q_scaled {
+                Ok(t) => t,
+                Err(err) => {
+                    q_h.release(self);
+                    return Err(err);
+                }
+            };
+            locals.push(q_scaled);
+            locals.push(q_h);
+            let scores = self.attention_bmm(
+                &locals[2],
+                &locals[0],
+                vec![heads, d.l, d.s],
+                recording,
+                category,
+            )?;
+            let mut probs = match Internal::new(
+                self,
+                scores.shape.clone(),
+                scores.dtype,
+                scores.device,
+                category,
+            ) {
+                Ok(p) => p,
+                Err(err) => {
+                    scores.release(self);
+                    return Err(err);
+                }
+            };
+            if recording && scores.requires_grad() {
+                let edges = vec![scores.edge(self)];
+                let saved = vec![probs.saved(self)];
+                probs.node = Some(autograd::new_node(
+                    self,
+                    "SoftmaxBackward0",
+                    GradFlow::Compute,
+                    edges,
+                    saved,
+                ));
+            }
+            scores.release(self);
+            self.release_dropped_storages(None);
+            let weights = if dropout > 0.0 {
+                self.internal_dropout(probs, dropout, recording, category)?
+            } else {
+                probs
+            };
+            let attn = self.attention_bmm(
+                &weights,
+                &locals[1],
+                vec![heads, d.l, hd],
+                recording,
+                category,
+            );
+            let attn = match attn {
+                Ok(a) => a,
+                Err(err) => {
+                    weights.release(self);
+                    return Err(err);
+                }
+            };
+            (attn, Some(weights))
+        } else {
+            let shapes = super::attention::SdpaShapes {
+                query: vec![d.n, d.h, d.l, hd],
+                key_t: vec![d.n, d.h, hd, d.s],
+                scores: vec![d.n, d.h, d.l, d.s],
+                output: vec![d.n, d.h, d.l, hd],
+                causal: vec![d.l, d.s],
+                mask: None,
+                dtype: q.dtype,
+                device: q.device,
+                recording,
+                category,
+            };
+            let args = super::attention::SdpaArgs {
+                query: Value::None,
+                key: Value::None,
+                value: Value::None,
+                attn_mask: Value::None,
+                dropout_p: dropout,
+                is_causal: false,
+            };
+            // `q`, `k`, `v` stay locals of the function until it returns.
+            for t in [&q, &k, &v] {
+                let kept = t.share(self);
+                locals.push(kept);
+            }
+            let (out, probs) = self.sdpa_run([q, k, v], &args, shapes)?;
+            probs.release(self);
+            (out, None)
+        };
+        // `attn_output.transpose(0, 1).contiguous()` (`permute(2, 0, 1, 3)` after SDPA).
+        let copy = self.mha_copy(&attn, vec![d.l * d.n, e], recording, category);
+        attn.release(self);
+        self.release_dropped_storages(None);
+        let copy = copy?;
+        let (out_w, out_b) = (held[5].take(), held[6].take());
+        let y = match &out_w {
+            Some(w) => self.cell_linear(&copy, w, out_b.as_ref(), recording, category),
+            None => self.error("RuntimeError: out_proj.weight is missing"),
+        };
+        for t in [out_w, out_b].into_iter().flatten() {
+            t.release(self);
+        }
+        copy.release(self);
+        for t in locals.drain(..) {
+            t.release(self);
+        }
+        match y {
+            Ok(y) => Ok((y, weights)),
+            Err(err) => {
+                if let Some(w) = weights {
+                    w.release(self);
+                }
+                Err(err)
+            }
+        }
+    }
+}
