@@ -245,7 +245,34 @@ impl Interpreter<'_> {
             }
         }
         // Softmax saves its result; the scores are freed when `attn` is reassigned.
-        let mut probs = match Internal::new(self, sh.scores.clone(), dtype, device, category) {
+        let probs = self.softmax_of_scores(scores, recording, category)?;
+        let attn = if a.dropout_p > 0.0 {
+            self.internal_dropout(probs, a.dropout_p, recording, category)?
+        } else {
+            probs
+        };
+        held.push(attn);
+        let attn_i = held.len() - 1;
+        let out = self.attention_bmm(&held[attn_i], &held[v_i], sh.output, recording, category)?;
+        let attn = held.remove(attn_i);
+        // The call's locals (scaled query, masks, the inputs' references) go at return.
+        for t in held.drain(..) {
+            t.release(self);
+        }
+        self.release_dropped_storages(None);
+        Ok((out, attn))
+    }
+
+    /// Softmax over the last dim of `scores`, which it consumes: the result is a new tensor
+    /// that `SoftmaxBackward0` saves; the scores are freed once the result exists.
+    pub(super) fn softmax_of_scores(
+        &mut self,
+        scores: Internal,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let shape = scores.shape.clone();
+        let mut probs = match Internal::new(self, shape, scores.dtype, scores.device, category) {
             Ok(p) => p,
             Err(e) => {
                 scores.release(self);
@@ -265,21 +292,7 @@ impl Interpreter<'_> {
         }
         scores.release(self);
         self.release_dropped_storages(None);
-        let attn = if a.dropout_p > 0.0 {
-            self.internal_dropout(probs, a.dropout_p, recording, category)?
-        } else {
-            probs
-        };
-        held.push(attn);
-        let attn_i = held.len() - 1;
-        let out = self.attention_bmm(&held[attn_i], &held[v_i], sh.output, recording, category)?;
-        let attn = held.remove(attn_i);
-        // The call's locals (scaled query, masks, the inputs' references) go at return.
-        for t in held.drain(..) {
-            t.release(self);
-        }
-        self.release_dropped_storages(None);
-        Ok((out, attn))
+        Ok(probs)
     }
 
     /// `x * scalar` (or a transposed view of `x` times one): a new tensor of `shape`;

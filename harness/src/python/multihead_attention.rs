@@ -595,32 +595,7 @@ impl Interpreter<'_> {
                 recording,
                 category,
             )?;
-            let mut probs = match Internal::new(
-                self,
-                scores.shape.clone(),
-                scores.dtype,
-                scores.device,
-                category,
-            ) {
-                Ok(p) => p,
-                Err(err) => {
-                    scores.release(self);
-                    return Err(err);
-                }
-            };
-            if recording && scores.requires_grad() {
-                let edges = vec![scores.edge(self)];
-                let saved = vec![probs.saved(self)];
-                probs.node = Some(autograd::new_node(
-                    self,
-                    "SoftmaxBackward0",
-                    GradFlow::Compute,
-                    edges,
-                    saved,
-                ));
-            }
-            scores.release(self);
-            self.release_dropped_storages(None);
+            let probs = self.softmax_of_scores(scores, recording, category)?;
             let weights = if dropout > 0.0 {
                 self.internal_dropout(probs, dropout, recording, category)?
             } else {
