@@ -159,6 +159,15 @@ impl<'a> Interpreter<'a> {
         Ok(iterator)
     }
 
+    /// Puts `v` in slot `slot` of the iterator object `id`, dropping what was there (the
+    /// state an iterator keeps between steps, as CPython's iterator structs do).
+    pub(in crate::python) fn replace_wrapper_item(&mut self, id: ObjId, slot: usize, v: Value) {
+        if let ObjKind::Wrapper(_, items) = self.heap.kind_mut(id) {
+            let old = std::mem::replace(&mut items[slot], v);
+            self.heap.decref(old);
+        }
+    }
+
     /// The next item of an `itertools` iterator (`kind`, its `items`), or `None` at its end.
     pub(in crate::python) fn itertools_next(
         &mut self,
@@ -166,12 +175,7 @@ impl<'a> Interpreter<'a> {
         kind: WrapperKind,
         items: &[Value],
     ) -> R<Option<Value>> {
-        let set = |it: &mut Self, slot: usize, v: Value| {
-            if let ObjKind::Wrapper(_, items) = it.heap.kind_mut(id) {
-                let old = std::mem::replace(&mut items[slot], v);
-                it.heap.decref(old);
-            }
-        };
+        let set = |it: &mut Self, slot: usize, v: Value| it.replace_wrapper_item(id, slot, v);
         let int = |v: Value| match v {
             Value::Int(i) => i,
             _ => 0,

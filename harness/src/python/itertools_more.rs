@@ -208,12 +208,7 @@ impl<'a> Interpreter<'a> {
         kind: WrapperKind,
         items: &[Value],
     ) -> R<Option<Value>> {
-        let set = |it: &mut Self, slot: usize, v: Value| {
-            if let ObjKind::Wrapper(_, items) = it.heap.kind_mut(id) {
-                let old = std::mem::replace(&mut items[slot], v);
-                it.heap.decref(old);
-            }
-        };
+        let set = |it: &mut Self, slot: usize, v: Value| it.replace_wrapper_item(id, slot, v);
         match kind {
             WrapperKind::Starmap => {
                 let Some(args) = self.next_of(items[1], 0)? else {
