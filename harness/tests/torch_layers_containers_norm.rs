@@ -307,3 +307,186 @@ fn container_deletion_errors_follow_pytorch() {
     .unwrap_err();
     assert!(e.contains("KeyError: 'b'"), "{e}");
 }
+
+#[test]
+fn parameter_list_entries_are_registered_and_reached_by_module_methods() {
+    ok(&format!(
+        "{PRELUDE}class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plist = nn.ParameterList([nn.Parameter(torch.zeros(256, K)) for _ in range(2)])
+        self.plist.append(torch.zeros(256, K))
+        self.plist.extend([nn.Parameter(torch.zeros(512, K))])
+    def forward(self, x):
+        for p in self.plist:
+            x = x + p.sum()
+        return x
+net = Net()
+assert len(net.plist) == 4
+assert len(list(net.parameters())) == 4
+names = [n for n, _ in net.named_parameters()]
+assert names == ['plist.0', 'plist.1', 'plist.2', 'plist.3'], names
+keys = list(net.state_dict().keys())
+assert keys == names, keys
+assert torch.cuda.memory_allocated() == 0
+net.to('cuda')
+# 3 x 1 MiB + 2 MiB of float32 parameters moved to the device.
+assert torch.cuda.memory_allocated() == 5 * M
+assert net.plist[-1].shape == (512, K) and net.plist[-4] is net.plist[0]
+net(torch.ones(1, device='cuda')).sum().backward()
+assert net.plist[2].grad is not None
+assert torch.cuda.memory_allocated() == 10 * M
+net.zero_grad()
+assert net.plist[2].grad is None
+assert torch.cuda.memory_allocated() == 5 * M
+"
+    ));
+}
+
+#[test]
+fn parameter_list_wraps_a_plain_tensor_into_a_parameter_on_the_same_storage() {
+    ok(&format!(
+        "{PRELUDE}t = torch.zeros(M, device='cuda')
+plist = nn.ParameterList()
+plist.append(t)
+p = plist[0]
+assert p is not t and p.requires_grad and not t.requires_grad
+# One storage: wrapping allocates nothing.
+assert torch.cuda.memory_allocated() == 4 * M
+q = nn.Parameter(torch.zeros(M, device='cuda'))
+plist[0] = q
+assert plist[0] is q and q in plist and p not in plist
+assert len(plist[0:]) == 1 and plist[0:][0] is q
+gen = nn.ParameterList(values=(torch.zeros(4), torch.zeros(4)))
+assert len(gen) == 2 and all(e.requires_grad for e in gen)
+md = nn.ModuleDict({{'a': nn.ReLU()}})
+assert 'a' in md and 'b' not in md
+del t, p
+assert torch.cuda.memory_allocated() == 4 * M
+"
+    ));
+}
+
+#[test]
+fn parameter_list_entries_get_optimizer_state() {
+    ok(&format!(
+        "{PRELUDE}plist = nn.ParameterList([torch.zeros(M, device='cuda') for _ in range(3)])
+for p in plist:
+    p.grad = torch.zeros(M, device='cuda')
+base = torch.cuda.memory_allocated()
+assert base == 3 * 4 * M * 2
+opt = torch.optim.Adam(plist.parameters(), lr=0.1)
+opt.step()
+# exp_avg and exp_avg_sq for each of the 3 parameters, 4 MiB each.
+assert torch.cuda.memory_allocated() == base + 3 * 2 * 4 * M
+assert len(opt.state) == 3
+"
+    ));
+}
+
+#[test]
+fn parameter_list_grown_every_step_keeps_every_tensor_until_deleted() {
+    ok(&format!(
+        "{PRELUDE}class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.extra = nn.ParameterList()
+net = Net()
+for step in range(4):
+    net.extra.append(torch.zeros(256, K, device='cuda'))
+    assert torch.cuda.memory_allocated() == (step + 1) * M
+assert len(list(net.parameters())) == 4
+del net.extra
+assert torch.cuda.memory_allocated() == 0
+"
+    ));
+}
+
+#[test]
+fn parameter_dict_entries_are_registered_by_key() {
+    ok(&format!(
+        "{PRELUDE}class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pd = nn.ParameterDict({{'right': torch.zeros(256, K), 'left': nn.Parameter(torch.zeros(256, K))}})
+        self.pd['mid'] = torch.zeros(512, K)
+        self.pd.update([('tail', torch.zeros(256, K))])
+net = Net().cuda()
+# A plain dict is taken in sorted key order, as PyTorch's update does.
+assert list(net.pd.keys()) == ['left', 'right', 'mid', 'tail'], list(net.pd.keys())
+assert [k for k in net.pd] == list(net.pd.keys())
+assert len(net.pd) == 4 and 'mid' in net.pd and 'nope' not in net.pd
+names = [n for n, _ in net.named_parameters()]
+assert names == ['pd.left', 'pd.right', 'pd.mid', 'pd.tail'], names
+assert list(net.state_dict().keys()) == names
+assert all(p.requires_grad for p in net.pd.values())
+assert [k for k, _ in net.pd.items()] == ['left', 'right', 'mid', 'tail']
+assert torch.cuda.memory_allocated() == 5 * M
+assert net.pd.get('nope') is None and net.pd.get('mid') is net.pd['mid']
+"
+    ));
+}
+
+#[test]
+fn parameter_dict_del_and_pop_free_the_parameters() {
+    ok(&format!(
+        "{PRELUDE}pd = nn.ParameterDict()
+pd['a'] = torch.zeros(M, device='cuda')
+pd['b'] = torch.zeros(M, device='cuda')
+pd['c'] = torch.zeros(M, device='cuda')
+assert torch.cuda.memory_allocated() == 12 * M
+del pd['a']
+assert torch.cuda.memory_allocated() == 8 * M
+p = pd.pop('b')
+assert torch.cuda.memory_allocated() == 8 * M and len(pd) == 1
+del p
+assert torch.cuda.memory_allocated() == 4 * M
+assert [n for n, _ in pd.named_parameters()] == ['c']
+opt = torch.optim.SGD(pd.parameters(), lr=0.1, momentum=0.9)
+pd['c'].grad = torch.zeros(M, device='cuda')
+opt.step()
+# The gradient and one momentum buffer.
+assert torch.cuda.memory_allocated() == 12 * M
+"
+    ));
+}
+
+#[test]
+fn parameter_containers_refuse_wrong_types_with_pytorchs_text() {
+    let e = run("pl = torch.nn.ParameterList()\npl.extend(torch.zeros(2))\n").unwrap_err();
+    assert!(
+        e.contains("ParameterList.extend should be called with an iterable, but got Tensor"),
+        "{e}"
+    );
+    let e = run("pl = torch.nn.ParameterList(3)\n").unwrap_err();
+    assert!(
+        e.contains("ParameterList.extend should be called with an iterable, but got int"),
+        "{e}"
+    );
+    let e = run("pd = torch.nn.ParameterDict()\npd[0] = torch.zeros(2)\n").unwrap_err();
+    assert!(
+        e.contains("Index given to ParameterDict cannot be used as a key as it is not a string (type is 'int')"),
+        "{e}"
+    );
+    let e = run("pd = torch.nn.ParameterDict(5)\n").unwrap_err();
+    assert!(
+        e.contains("ParametersDict.update should be called with an iterable of key/value pairs, but got int"),
+        "{e}"
+    );
+    let e = run("pd = torch.nn.ParameterDict([('a', torch.zeros(2), 1)])\n").unwrap_err();
+    assert!(
+        e.contains(
+            "ValueError: ParameterDict update sequence element #0 has length 3; 2 is required"
+        ),
+        "{e}"
+    );
+    let e = run("pl = torch.nn.ParameterList([torch.zeros(2)])\ndel pl[0]\n").unwrap_err();
+    assert!(
+        e.contains("'ParameterList' object doesn't support item deletion"),
+        "{e}"
+    );
+    let e = run("pl = torch.nn.ParameterList([torch.zeros(2)])\npl[1]\n").unwrap_err();
+    assert!(e.contains("IndexError: index 1 is out of range"), "{e}");
+    let e = run("pd = torch.nn.ParameterDict()\npd['x']\n").unwrap_err();
+    assert!(e.contains("KeyError: 'x'"), "{e}");
+}

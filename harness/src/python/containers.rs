@@ -1,4 +1,6 @@
-//! `nn.ModuleList` and `nn.ModuleDict`, and indexing/`len`/iteration of `nn.Sequential`.
+//! `nn.ModuleList` and `nn.ModuleDict`, and indexing/`len`/iteration of `nn.Sequential`
+//! (and of `nn.ParameterList` / `nn.ParameterDict`, whose entries `parameter_containers`
+//! stores).
 //!
 //! As in PyTorch (`torch/nn/modules/container.py`), a container keeps its children as
 //! registered submodules named `"0"`, `"1"`, ... (a list) or by their keys (a dict), so
@@ -17,13 +19,23 @@ impl Interpreter<'_> {
         self.instance_torch_class(v).filter(|k| {
             matches!(
                 k,
-                TorchClass::ModuleList | TorchClass::ModuleDict | TorchClass::Sequential
+                TorchClass::ModuleList
+                    | TorchClass::ModuleDict
+                    | TorchClass::Sequential
+                    | TorchClass::ParameterList
+                    | TorchClass::ParameterDict
             )
         })
     }
 
     /// The registered children of a container, in registration order (borrowed).
     pub(super) fn container_children(&self, container: ObjId) -> Vec<(Sym, Value)> {
+        if let Some(kind) = self
+            .instance_torch_class(Value::Obj(container))
+            .filter(|k| k.holds_parameters())
+        {
+            return self.parameter_container_entries(container, kind);
+        }
         self.attr_values(container)
             .into_iter()
             .filter(|(k, v)| {
@@ -43,8 +55,7 @@ impl Interpreter<'_> {
         let names: Vec<String> = (0..modules.len()).map(|i| i.to_string()).collect();
         let mut attrs = Vec::with_capacity(modules.len());
         for (name, &m) in names.iter().zip(modules) {
-            self.heap.incref(m);
-            attrs.push((name.as_str(), m));
+            attrs.push((name.as_str(), self.container_entry(kind, m)?));
         }
         self.new_torch_instance(kind, attrs)
     }
@@ -58,11 +69,23 @@ impl Interpreter<'_> {
         Ok(d)
     }
 
-    /// PyTorch's `Module.add_module` refuses what is not a module.
+    /// What a container stores for `m` (borrowed; the result is owned): the module itself,
+    /// or for a parameter container a plain tensor made a `Parameter`.
+    fn container_entry(&mut self, kind: TorchClass, m: Value) -> R<Value> {
+        if kind.holds_parameters() {
+            return self.parameter_entry(m);
+        }
+        self.heap.incref(m);
+        Ok(m)
+    }
+
+    /// PyTorch's `Module.add_module` refuses what is not a module (a parameter container
+    /// takes any object).
     fn check_child_module(&mut self, kind: TorchClass, m: Value) -> R<()> {
-        if self
-            .instance_torch_class(m)
-            .is_some_and(TorchClass::is_module)
+        if kind.holds_parameters()
+            || self
+                .instance_torch_class(m)
+                .is_some_and(TorchClass::is_module)
         {
             return Ok(());
         }
@@ -130,6 +153,11 @@ impl Interpreter<'_> {
         name: &str,
         args: &[Value],
     ) -> R<Option<Value>> {
+        if kind.holds_parameters()
+            && let Some(v) = self.parameter_container_method(recv, kind, name, args)?
+        {
+            return Ok(Some(v));
+        }
         let this = Value::Obj(recv);
         let result = match (kind, name) {
             (TorchClass::ModuleList | TorchClass::Sequential, "append") => {
@@ -193,7 +221,7 @@ impl Interpreter<'_> {
                 self.set_attr(this, key, *m)?;
                 Value::None
             }
-            (TorchClass::ModuleDict, "keys" | "values" | "items") => {
+            (TorchClass::ModuleDict | TorchClass::ParameterDict, "keys" | "values" | "items") => {
                 let children = self.container_children(recv);
                 let mut out = Vec::with_capacity(children.len());
                 for (k, v) in children {
@@ -212,7 +240,13 @@ impl Interpreter<'_> {
                 // PyTorch returns dict views over `_modules`; a list holds the same references.
                 Value::Obj(self.alloc(crate::heap::ObjKind::List(out)))
             }
-            (TorchClass::ModuleList | TorchClass::Sequential | TorchClass::ModuleDict, "pop") => {
+            (
+                TorchClass::ModuleList
+                | TorchClass::Sequential
+                | TorchClass::ModuleDict
+                | TorchClass::ParameterDict,
+                "pop",
+            ) => {
                 // `v = self[key]; del self[key]; return v` (no default key).
                 let [key] = args else {
                     return self
@@ -223,7 +257,7 @@ impl Interpreter<'_> {
                 let mut removed = self.container_remove(recv, kind, &[at])?;
                 removed.pop().unwrap_or(Value::None)
             }
-            (TorchClass::ModuleDict, "clear") => {
+            (TorchClass::ModuleDict | TorchClass::ParameterDict, "clear") => {
                 let all: Vec<usize> = (0..self.container_children(recv).len()).collect();
                 let removed = self.container_remove(recv, kind, &all)?;
                 self.heap.decref_all(removed);
@@ -256,7 +290,7 @@ impl Interpreter<'_> {
             .container_children(id)
             .into_iter()
             .map(|(k, m)| {
-                if kind == TorchClass::ModuleDict {
+                if kind.is_keyed_container() {
                     Value::Str(k)
                 } else {
                     self.heap.incref(m);
@@ -297,7 +331,7 @@ impl<'a> Interpreter<'a> {
                 bound(self, &s.upper)?,
                 bound(self, &s.step)?,
             );
-            if kind == TorchClass::ModuleDict {
+            if kind.is_keyed_container() {
                 return self.error("TypeError: unhashable type: 'slice'");
             }
             let picked: Vec<Value> = self
@@ -309,8 +343,13 @@ impl<'a> Interpreter<'a> {
         }
         let key = self.eval(index)?;
         let found = match (kind, key) {
-            (TorchClass::ModuleDict, Value::Str(k)) => {
+            (TorchClass::ModuleDict | TorchClass::ParameterDict, Value::Str(k)) => {
                 children.iter().find(|(name, _)| *name == k).map(|c| c.1)
+            }
+            (TorchClass::ParameterDict, other) => {
+                let failed = self.parameter_dict_key(other);
+                self.heap.decref(other);
+                return failed.map(|_| Value::None);
             }
             (TorchClass::ModuleDict, other) => {
                 self.heap.decref(other);
@@ -363,7 +402,13 @@ impl<'a> Interpreter<'a> {
             return Err(e);
         }
         let name = match (kind, key) {
-            (TorchClass::ModuleDict, Value::Str(k)) => k,
+            (TorchClass::ModuleDict | TorchClass::ParameterDict, Value::Str(k)) => k,
+            (TorchClass::ParameterDict, other) => {
+                let failed = self.parameter_dict_key(other);
+                self.heap.decref(other);
+                self.heap.decref(value);
+                return failed.map(|_| ());
+            }
             (TorchClass::ModuleDict, other) => {
                 self.heap.decref(other);
                 self.heap.decref(value);
@@ -384,6 +429,13 @@ impl<'a> Interpreter<'a> {
                 return self.error("TypeError: container indices must be integers");
             }
         };
+        let value = if kind.holds_parameters() {
+            let entry = self.parameter_entry(value);
+            self.heap.decref(value);
+            entry?
+        } else {
+            value
+        };
         self.set_attr(Value::Obj(container), name, value)
     }
 }
@@ -398,9 +450,13 @@ impl<'a> Interpreter<'a> {
         kind: TorchClass,
         index: &'a Expr,
     ) -> R<()> {
+        if kind == TorchClass::ParameterList {
+            // PyTorch's `ParameterList` defines no `__delitem__`.
+            return self.error("TypeError: 'ParameterList' object doesn't support item deletion");
+        }
         let children = self.container_children(container);
         let picked = match index {
-            Expr::Slice(s) if kind != TorchClass::ModuleDict => {
+            Expr::Slice(s) if !kind.is_keyed_container() => {
                 let mut bounds = [None; 3];
                 for (slot, e) in bounds.iter_mut().zip([&s.lower, &s.upper, &s.step]) {
                     *slot = match e {
@@ -458,11 +514,16 @@ impl<'a> Interpreter<'a> {
         key: Value,
     ) -> R<usize> {
         match (kind, key) {
-            (TorchClass::ModuleDict, Value::Str(k)) => {
+            (TorchClass::ModuleDict | TorchClass::ParameterDict, Value::Str(k)) => {
                 match children.iter().position(|(name, _)| *name == k) {
                     Some(at) => Ok(at),
                     None => self.error(format!("KeyError: '{}'", self.names.name(k))),
                 }
+            }
+            (TorchClass::ParameterDict, other) => {
+                let failed = self.parameter_dict_key(other);
+                self.heap.decref(other);
+                failed.map(|_| 0)
             }
             (_, Value::Int(i)) if kind != TorchClass::ModuleDict => {
                 let n = children.len() as i64;
@@ -503,7 +564,7 @@ impl<'a> Interpreter<'a> {
             }
         }
         for (i, (name, v)) in kept.into_iter().enumerate() {
-            let name = if kind == TorchClass::ModuleDict {
+            let name = if kind.is_keyed_container() {
                 name
             } else {
                 self.names.intern(&i.to_string())
@@ -511,5 +572,24 @@ impl<'a> Interpreter<'a> {
             self.set_attr(Value::Obj(container), name, v)?;
         }
         Ok(removed)
+    }
+}
+
+impl Interpreter<'_> {
+    /// `x in container`: a key of a `ModuleDict` / `ParameterDict`; for a list-like
+    /// container Python falls back to iteration, comparing each entry by identity.
+    pub(super) fn container_contains(&self, container: ObjId, needle: Value) -> bool {
+        let keyed = self
+            .instance_torch_class(Value::Obj(container))
+            .is_some_and(TorchClass::is_keyed_container);
+        self.container_children(container)
+            .into_iter()
+            .any(|(k, v)| {
+                if keyed {
+                    needle == Value::Str(k)
+                } else {
+                    needle == v
+                }
+            })
     }
 }

@@ -192,6 +192,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::Dropout => &["p", "inplace"],
         C::Identity => &[],
         C::ModuleList | C::ModuleDict => &["modules"],
+        C::ParameterList => &["values"],
+        C::ParameterDict => &["parameters"],
         C::Conv1d | C::Conv2d => &[
             "in_channels",
             "out_channels",
@@ -784,6 +786,9 @@ const MODELLED: &[&str] = &[
     "src_mask",
     "src_key_padding_mask",
     "mask",
+    // nn.ParameterList / nn.ParameterDict: the tensors registered as parameters.
+    "values",
+    "parameters",
 ];
 
 #[cfg(test)]
@@ -844,6 +849,8 @@ mod tests {
             C::MultiheadAttention,
             C::TransformerEncoderLayer,
             C::TransformerEncoder,
+            C::ParameterList,
+            C::ParameterDict,
         ] {
             tables.push(for_class(c));
         }

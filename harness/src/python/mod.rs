@@ -55,6 +55,7 @@ mod natives;
 mod normalization;
 mod optim;
 mod optim_state;
+mod parameter_containers;
 mod recurrent;
 mod recurrent_params;
 mod recurrent_simple;

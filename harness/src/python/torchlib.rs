@@ -66,6 +66,8 @@ pub(super) enum TorchClass {
     MultiheadAttention,
     TransformerEncoderLayer,
     TransformerEncoder,
+    ParameterList,
+    ParameterDict,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -165,6 +167,16 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "TransformerEncoder",
         Some(TorchClass::Module),
     ),
+    (
+        TorchClass::ParameterList,
+        "ParameterList",
+        Some(TorchClass::Module),
+    ),
+    (
+        TorchClass::ParameterDict,
+        "ParameterDict",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -222,6 +234,8 @@ impl TorchClass {
                 | TorchClass::MultiheadAttention
                 | TorchClass::TransformerEncoderLayer
                 | TorchClass::TransformerEncoder
+                | TorchClass::ParameterList
+                | TorchClass::ParameterDict
         )
     }
 }
@@ -507,6 +521,9 @@ impl Interpreter<'_> {
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,
+            TorchClass::ParameterList | TorchClass::ParameterDict => {
+                self.construct_parameter_container(kind, args, kwargs)?
+            }
             TorchClass::Function
             | TorchClass::FunctionCtx
             | TorchClass::Super

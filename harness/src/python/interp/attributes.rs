@@ -222,6 +222,8 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "MultiheadAttention") => C::MultiheadAttention,
             ("torch.nn", "TransformerEncoderLayer") => C::TransformerEncoderLayer,
             ("torch.nn", "TransformerEncoder") => C::TransformerEncoder,
+            ("torch.nn", "ParameterList") => C::ParameterList,
+            ("torch.nn", "ParameterDict") => C::ParameterDict,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,

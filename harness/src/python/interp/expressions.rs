@@ -348,6 +348,7 @@ impl<'a> Interpreter<'a> {
                         ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
                         ObjKind::Set { .. } => self.set_contains(id, l)?,
                         _ if self.is_weak_container(r).is_some() => self.weak_contains(id, l),
+                        _ if self.container_kind(r).is_some() => self.container_contains(id, l),
                         _ => return self.unsupported("`in` on this object"),
                     },
                     Value::Str(hay) => match l {
