@@ -242,6 +242,22 @@ assert len(opt.state_dict()['state']) == 4
     ));
     // `std` and `numerator` lists.
     state_and_step_peak("torch.optim.Adagrad(ps)", 16.0, 32.0);
+    // Groups given to the constructor get their sums; one added later has none, and the
+    // step fails as PyTorch's does (pytorch/pytorch#53712).
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.Adagrad([{{'params': ps[:1]}}, {{'params': ps[1:2], 'lr': 0.1}}])
+assert torch.cuda.memory_allocated() - before_opt == 8 * M
+opt.add_param_group({{'params': ps[2:]}})
+assert torch.cuda.memory_allocated() - before_opt == 8 * M
+assert len(opt.state) == 2
+"
+    ));
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.Adagrad(ps[:2])\nopt.add_param_group({{'params': ps[2:]}})\nopt.step()\n"
+        ),
+        "KeyError: 'sum'",
+    );
     // With weight decay the decayed gradients become the numerator: still two lists.
     state_and_step_peak("torch.optim.Adagrad(ps, weight_decay=0.1)", 16.0, 32.0);
 }

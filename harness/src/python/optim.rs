@@ -285,6 +285,11 @@ impl Interpreter<'_> {
             }
             let key = Value::Obj(p);
             let exists = matches!(self.heap.kind(state), ObjKind::Dict(items) if items.iter().any(|(k, _)| *k == key));
+            if !exists && kind == TorchClass::Adagrad {
+                // Adagrad fills its state only in `__init__`: a parameter added later by
+                // `add_param_group` has none (pytorch/pytorch#53712).
+                return self.error("KeyError: 'sum'");
+            }
             if !exists {
                 let mut names: Vec<&str> = Vec::new();
                 match kind {
