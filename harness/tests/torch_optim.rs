@@ -242,6 +242,22 @@ assert len(opt.state_dict()['state']) == 4
     ));
     // `std` and `numerator` lists.
     state_and_step_peak("torch.optim.Adagrad(ps)", 16.0, 32.0);
+    // Groups given to the constructor get their sums; one added later has none, and the
+    // step fails as PyTorch's does (pytorch/pytorch#53712).
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.Adagrad([{{'params': ps[:1]}}, {{'params': ps[1:2], 'lr': 0.1}}])
+assert torch.cuda.memory_allocated() - before_opt == 8 * M
+opt.add_param_group({{'params': ps[2:]}})
+assert torch.cuda.memory_allocated() - before_opt == 8 * M
+assert len(opt.state) == 2
+"
+    ));
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.Adagrad(ps[:2])\nopt.add_param_group({{'params': ps[2:]}})\nopt.step()\n"
+        ),
+        "KeyError: 'sum'",
+    );
     // With weight decay the decayed gradients become the numerator: still two lists.
     state_and_step_peak("torch.optim.Adagrad(ps, weight_decay=0.1)", 16.0, 32.0);
 }
@@ -284,4 +300,205 @@ assert torch.cuda.memory_allocated() == start
 c = None
 assert torch.cuda.memory_allocated() == start - 4 * M
 ");
+}
+
+#[test]
+fn two_groups_create_state_and_temporaries_as_each_group_says() {
+    // Only the momentum group gets `momentum_buffer`s (2 x 4 MiB); only the decaying group
+    // allocates the decayed-gradient list (2 x 4 MiB) during the step.
+    state_and_step_peak(
+        "torch.optim.SGD([{'params': ps[:2], 'momentum': 0.9}, {'params': ps[2:], 'weight_decay': 0.1}], lr=0.1)",
+        8.0,
+        8.0,
+    );
+    // The group that asks for `amsgrad` keeps three tensors per parameter, the other two;
+    // each group's foreach denominator is freed before the next group steps.
+    state_and_step_peak(
+        "torch.optim.Adam([{'params': ps[:2], 'amsgrad': True}, {'params': ps[2:]}], lr=0.1)",
+        24.0 + 16.0,
+        8.0,
+    );
+    // A group overriding the constructor's `momentum=0.9` with 0 creates no buffers.
+    state_and_step_peak(
+        "torch.optim.SGD([{'params': ps[:1]}, {'params': ps[1:], 'momentum': 0}], lr=0.1, momentum=0.9)",
+        4.0,
+        0.0,
+    );
+}
+
+#[test]
+fn param_groups_are_dicts_user_code_reads_and_writes() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.Adam([{{'params': ps[:2]}}, {{'params': ps[2:], 'lr': 1e-3}}], lr=0.1)
+assert len(opt.param_groups) == 2
+assert opt.param_groups[0]['lr'] == 0.1
+assert opt.param_groups[1]['lr'] == 1e-3
+assert opt.param_groups[1]['betas'] == (0.9, 0.999)
+assert opt.param_groups[0]['params'][1] is ps[1]
+assert opt.defaults['lr'] == 0.1
+opt.step()
+steady = torch.cuda.memory_allocated()
+for g in opt.param_groups:
+    g['lr'] = g['lr'] * 0.5
+assert opt.param_groups[0]['lr'] == 0.05
+assert opt.state_dict()['param_groups'][1]['lr'] == 5e-4
+opt.step()
+assert torch.cuda.memory_allocated() == steady
+# Switching a group's `amsgrad` on later changes nothing for state that already exists.
+opt.param_groups[0]['amsgrad'] = True
+opt.step()
+assert torch.cuda.memory_allocated() == steady
+"
+    ));
+}
+
+#[test]
+fn add_param_group_every_epoch_grows_the_state() {
+    ok("M = 1024 * 1024
+w0 = torch.zeros(M, device='cuda', requires_grad=True)
+w0.grad = torch.zeros(M, device='cuda')
+opt = torch.optim.Adam([w0], lr=0.1)
+opt.step()
+start = torch.cuda.memory_allocated()
+for epoch in range(3):
+    w = torch.zeros(M, device='cuda', requires_grad=True)
+    w.grad = torch.zeros(M, device='cuda')
+    opt.add_param_group({'params': w})
+    opt.step()
+    del w
+# Each epoch: the new parameter and its gradient, kept by the optimizer's group, and its
+# exp_avg/exp_avg_sq: 16 MiB that no `del` in the loop frees.
+assert torch.cuda.memory_allocated() - start == 3 * 16 * M
+assert len(opt.param_groups) == 4
+assert len(opt.state) == 4
+assert opt.param_groups[3]['lr'] == 0.1
+");
+}
+
+#[test]
+fn optimizer_state_is_a_dict_keyed_by_the_parameters() {
+    ok(&format!(
+        "{ADAM}assert w in opt.state
+assert len(opt.state) == 1
+s = opt.state[w]
+assert s['exp_avg'].shape == w.shape
+assert s['exp_avg'] is opt.state_dict()['state'][0]['exp_avg']
+for p, st in opt.state.items():
+    assert p is w
+# The state holds device bytes until the optimizer goes.
+s = st = None
+opt = None
+assert base - torch.cuda.memory_allocated() == 8 * M
+"
+    ));
+}
+
+#[test]
+fn state_dict_numbers_parameters_across_groups_and_loads_them_back() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.Adam([{{'params': ps[:1]}}, {{'params': ps[1:], 'lr': 0.5}}], lr=0.1)
+opt.step()
+sd = opt.state_dict()
+assert sd['param_groups'][0]['params'] == [0]
+assert sd['param_groups'][1]['params'] == [1, 2, 3]
+assert sorted(sd['state'].keys()) == [0, 1, 2, 3]
+assert sd['state'][2] is opt.state[ps[2]]
+steady = torch.cuda.memory_allocated()
+other = torch.optim.Adam([{{'params': ps[:1]}}, {{'params': ps[1:]}}], lr=0.9)
+other.load_state_dict(sd)
+# The same device: the loaded tensors are shared, no new state bytes.
+assert torch.cuda.memory_allocated() == steady
+assert other.state[ps[3]]['exp_avg'] is opt.state[ps[3]]['exp_avg']
+assert other.param_groups[1]['lr'] == 0.5
+assert other.param_groups[1]['params'][0] is ps[1]
+"
+        ),
+    );
+}
+
+#[test]
+fn zero_grad_clears_every_group() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': ps[:1]}}, {{'params': ps[1:]}}], lr=0.1)
+opt.zero_grad()
+assert before_opt - torch.cuda.memory_allocated() == 16 * M
+assert all(p.grad is None for p in ps)
+"
+    ));
+}
+
+#[test]
+fn lambda_lr_schedules_every_group() {
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': ps[:2]}}, {{'params': ps[2:], 'lr': 0.01}}], lr=1.0)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+assert sched.base_lrs == [1.0, 0.01]
+assert opt.param_groups[1]['initial_lr'] == 0.01
+sched.step()
+sched.step()
+assert opt.param_groups[0]['lr'] == 0.25
+assert opt.param_groups[1]['lr'] == 0.0025
+assert sched.get_last_lr() == [0.25, 0.0025]
+"
+    ));
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': ps[:2]}}, {{'params': ps[2:]}}], lr=1.0)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda e: 1.0])
+"
+        ),
+        "Expected 2 lr_lambdas, but got 1",
+    );
+}
+
+#[test]
+fn parameter_group_errors_use_pytorchs_text_and_the_workload_line() {
+    let e = workload_runner::fails(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.SGD(ps[:2], lr=0.1)
+opt.add_param_group({{'params': ps[1:]}})
+"
+    ));
+    assert!(
+        e.contains("ValueError: some parameters appear in more than one parameter group"),
+        "{e}"
+    );
+    // The workload starts on line 5 of the scenario; `add_param_group` is its line 7.
+    assert!(
+        e.starts_with("t.yaml:11:"),
+        "the error names the add_param_group line: {e}"
+    );
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': ps[:2]}}, {{'params': ps[1:]}}])\n"
+        ),
+        "some parameters appear in more than one parameter group",
+    );
+    fails_with(
+        "opt = torch.optim.SGD([], lr=0.1)\n",
+        "ValueError: optimizer got an empty parameter list",
+    );
+    fails_with(
+        &format!("{FOUR_PARAMS}opt = torch.optim.SGD(ps, lr=0.1)\nopt.add_param_group(ps[0])\n"),
+        "TypeError: param_group must be a dict, but got Tensor",
+    );
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.SGD(ps, lr=0.1)\nopt.add_param_group({{'params': {{ps[0]}}}})\n"
+        ),
+        "ordering of tensors in sets will change between runs",
+    );
+    fails_with(
+        &format!("{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': [ps[0] * 2]}}])\n"),
+        "ValueError: can't optimize a non-leaf Tensor",
+    );
+    fails_with(
+        &format!(
+            "{FOUR_PARAMS}opt = torch.optim.SGD([{{'params': ps[:2]}}, {{'params': ps[2:]}}], lr=1.0)
+sd = opt.state_dict()
+one = torch.optim.SGD(ps, lr=0.1)
+one.load_state_dict(sd)
+"
+        ),
+        "loaded state dict has a different number of parameter groups",
+    );
 }

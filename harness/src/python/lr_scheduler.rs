@@ -4,6 +4,10 @@
 //! list (`lr_lambdas`, one per parameter group) and calls them at each `step()`, so a
 //! lambda that reads `self` of a trainer holding the scheduler makes a reference cycle,
 //! and whatever the trainer holds (model, optimizer state) waits for the collector.
+//!
+//! Every parameter group is scheduled: the constructor sets each group's `initial_lr`
+//! (`base_lrs` lists them), and `LambdaLR` writes `base_lr * lr_lambda(epoch)` into each
+//! group's `lr` (the other schedulers keep their groups' rates).
 
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
@@ -35,18 +39,57 @@ impl Interpreter<'_> {
         self.heap.incref(optimizer);
         let mut attrs: Vec<(&str, Value)> =
             vec![("optimizer", optimizer), ("last_epoch", Value::Int(0))];
-        // `base_lrs` and `_last_lr`: one float per parameter group (the model has one).
-        let base = self.alloc(ObjKind::List(vec![Value::Float(0.0)]));
+        // `group.setdefault('initial_lr', group['lr'])` for each group (`last_epoch=-1`);
+        // `base_lrs` lists them, `_last_lr` the groups' current rates.
+        let Some(opt) = optimizer.obj() else {
+            return self.error("TypeError: the scheduler's first argument must be an optimizer");
+        };
+        let groups = self.optimizer_groups(opt)?;
+        let (lr_key, initial_key) = (self.sym("lr"), self.sym("initial_lr"));
+        let mut base_lrs = Vec::new();
+        let mut last_lrs = Vec::new();
+        for (g, _) in &groups {
+            let lr = self.dict_str_get(*g, lr_key).unwrap_or(Value::None);
+            if self.dict_str_get(*g, initial_key).is_none() {
+                self.heap.incref(lr);
+                self.dict_set(*g, Value::Str(initial_key), lr);
+            }
+            let initial = self.dict_str_get(*g, initial_key).unwrap_or(Value::None);
+            self.heap.incref(initial);
+            self.heap.incref(lr);
+            base_lrs.push(initial);
+            last_lrs.push(lr);
+        }
+        let base = self.alloc(ObjKind::List(base_lrs));
         attrs.push(("base_lrs", Value::Obj(base)));
-        let last = self.alloc(ObjKind::List(vec![Value::Float(0.0)]));
+        let last = self.alloc(ObjKind::List(last_lrs));
         attrs.push(("_last_lr", Value::Obj(last)));
         if kind == TorchClass::LambdaLr {
             let Some(f) = kw(self, "lr_lambda").or(args.get(1).copied()) else {
                 return self.error("TypeError: LambdaLR(optimizer, lr_lambda)");
             };
-            // `[lr_lambda] * len(optimizer.param_groups)`.
-            self.heap.incref(f);
-            let lambdas = self.alloc(ObjKind::List(vec![f]));
+            // `[lr_lambda] * len(optimizer.param_groups)`, or a list with one per group.
+            let is_list = matches!(
+                f.obj().map(|o| self.heap.kind(o)),
+                Some(ObjKind::List(_) | ObjKind::Tuple(_))
+            );
+            let fs = if is_list {
+                let fs = self.iterable_items(f)?;
+                if fs.len() != groups.len() {
+                    return self.error(format!(
+                        "ValueError: Expected {} lr_lambdas, but got {}",
+                        groups.len(),
+                        fs.len()
+                    ));
+                }
+                fs
+            } else {
+                vec![f; groups.len()]
+            };
+            for &f in &fs {
+                self.heap.incref(f);
+            }
+            let lambdas = self.alloc(ObjKind::List(fs));
             attrs.push(("lr_lambdas", Value::Obj(lambdas)));
         }
         let sched = self.new_torch_instance(kind, attrs)?;
@@ -55,6 +98,7 @@ impl Interpreter<'_> {
         Ok(sched)
     }
 
+    /// `LambdaLR`: each group's `lr = base_lr * lr_lambda(last_epoch)`; `_last_lr` follows.
     fn scheduler_step(&mut self, sched: ObjId, kind: TorchClass) -> R<()> {
         if kind != TorchClass::LambdaLr {
             return Ok(());
@@ -64,13 +108,47 @@ impl Interpreter<'_> {
         let l = self.names.intern("lr_lambdas");
         let lambdas = self.get_attr(Value::Obj(sched), l)?;
         let items = self.iterable_items(lambdas)?;
-        for f in items {
+        self.heap.decref(lambdas);
+        let b = self.names.intern("base_lrs");
+        let bases = self.get_attr(Value::Obj(sched), b)?;
+        let base_lrs = self.iterable_items(bases)?;
+        self.heap.decref(bases);
+        let o = self.names.intern("optimizer");
+        let opt = self.get_attr(Value::Obj(sched), o)?;
+        let groups = match opt.obj() {
+            Some(id) => self.optimizer_groups(id),
+            None => Ok(Vec::new()),
+        };
+        self.heap.decref(opt);
+        let groups = groups?;
+        let lr_key = self.sym("lr");
+        let mut last = Vec::new();
+        for (i, f) in items.into_iter().enumerate() {
             self.heap.incref(f);
             let r = self.call(f, vec![epoch], Vec::new());
             self.heap.decref(f);
-            self.heap.decref(r?);
+            let factor = r?;
+            let base = base_lrs.get(i).copied().unwrap_or(Value::None);
+            let lr = match (base, factor) {
+                (Value::Float(b), Value::Float(x)) => Value::Float(b * x),
+                (Value::Float(b), Value::Int(x)) => Value::Float(b * x as f64),
+                (Value::Int(b), Value::Float(x)) => Value::Float(b as f64 * x),
+                (Value::Int(b), Value::Int(x)) => Value::Int(b * x),
+                _ => Value::None,
+            };
+            self.heap.decref(factor);
+            if lr != Value::None {
+                if let Some((g, _)) = groups.get(i) {
+                    self.dict_set(*g, Value::Str(lr_key), lr);
+                }
+                last.push(lr);
+            }
         }
-        self.heap.decref(lambdas);
+        if last.len() == groups.len() && !last.is_empty() {
+            let list = self.alloc(ObjKind::List(last));
+            let s = self.names.intern("_last_lr");
+            self.set_attr(Value::Obj(sched), s, Value::Obj(list))?;
+        }
         Ok(())
     }
 

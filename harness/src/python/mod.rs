@@ -54,6 +54,7 @@ mod multihead_attention;
 mod natives;
 mod normalization;
 mod optim;
+mod optim_groups;
 mod optim_state;
 mod parameter_containers;
 mod recurrent;

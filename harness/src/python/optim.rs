@@ -136,26 +136,11 @@ fn single_tensor_plan(kind: TorchClass, h: Hyper) -> Vec<Op> {
     ops
 }
 
-/// The memory-relevant keywords each optimizer stores, with PyTorch's defaults.
-pub(super) const FLAGS: &[&str] = &[
-    "momentum",
-    "weight_decay",
-    "maximize",
-    "amsgrad",
-    "centered",
-    "capturable",
-    "differentiable",
-    "foreach",
-    "fused",
-];
-
 impl Interpreter<'_> {
+    /// Every parameter of every group, in group order.
     pub(super) fn optimizer_params(&mut self, opt: ObjId) -> R<Vec<ObjId>> {
-        let s = self.sym("params");
-        let list = self.get_attr(Value::Obj(opt), s)?;
-        let items = self.iterable_items(list)?;
-        self.heap.decref(list);
-        Ok(items.into_iter().filter_map(|v| v.obj()).collect())
+        let groups = self.optimizer_groups(opt)?;
+        Ok(groups.into_iter().flat_map(|(_, ps)| ps).collect())
     }
 
     /// `torch.optim.<kind>(params, ...)`: the parameter list, the state dict, the
@@ -178,57 +163,49 @@ impl Interpreter<'_> {
         if on(self, "fused")? && on(self, "foreach")? {
             return self.error("RuntimeError: `fused` and `foreach` cannot be `True` together.");
         }
-        let items = self.iterable_items(params)?;
-        for &p in &items {
-            self.heap.incref(p);
-        }
-        let list = self.alloc(ObjKind::List(items.clone()));
+        let defaults = self.optimizer_defaults(kind, args, kwargs);
+        let groups = self.alloc(ObjKind::List(Vec::new()));
         let state = self.alloc(ObjKind::Dict(Vec::new()));
-        let mut attrs = vec![("params", Value::Obj(list)), ("state", Value::Obj(state))];
-        for &name in FLAGS {
-            let v = match self.keyword(kwargs, name) {
-                Some(v) => {
-                    self.heap.incref(v);
-                    v
-                }
-                None if name == "foreach" => Value::None,
-                None if matches!(name, "momentum" | "weight_decay") => Value::Float(0.0),
-                None => Value::Bool(false),
-            };
-            attrs.push((name, v));
-        }
+        let attrs = vec![
+            ("defaults", Value::Obj(defaults)),
+            ("param_groups", Value::Obj(groups)),
+            ("state", Value::Obj(state)),
+        ];
         let opt = self.new_torch_instance(kind, attrs)?;
+        self.install_param_groups(opt, params)?;
         if kind == TorchClass::Adagrad {
-            let h = self.hyper(opt)?;
-            for (i, p) in items.iter().enumerate() {
-                let Some(t) = self.tensor_data(*p) else {
-                    continue;
-                };
-                let step = self.state_step_tensor(t.device, h)?;
-                let sum = self.new_tensor_as(
-                    t.shape.clone(),
-                    t.dtype,
-                    t.device,
-                    None,
-                    Category::OptimizerState,
-                )?;
-                self.new_param_state(state, i, vec![("step", step), ("sum", sum)]);
+            // Adagrad's `__init__` fills the state of the groups given to it.
+            for (group, params) in self.optimizer_groups(opt)? {
+                let h = self.hyper(group)?;
+                for p in params {
+                    let Some(t) = self.tensor_data(Value::Obj(p)) else {
+                        continue;
+                    };
+                    let step = self.state_step_tensor(t.device, h)?;
+                    let sum = self.new_tensor_as(
+                        t.shape.clone(),
+                        t.dtype,
+                        t.device,
+                        None,
+                        Category::OptimizerState,
+                    )?;
+                    self.new_param_state(state, p, vec![("step", step), ("sum", sum)]);
+                }
             }
         }
         Ok(opt)
     }
 
-    fn hyper(&mut self, opt: ObjId) -> R<Hyper> {
+    /// The memory-relevant settings of one parameter group (its dict's entries).
+    fn hyper(&mut self, group: ObjId) -> R<Hyper> {
         let flag = |it: &mut Self, name: &str| -> R<Option<bool>> {
             let s = it.sym(name);
-            let v = it.get_attr(Value::Obj(opt), s)?;
-            let r = match v {
-                Value::None => None,
-                Value::Float(f) => Some(f != 0.0),
-                Value::Int(i) => Some(i != 0),
-                other => Some(it.truth(other)?),
+            let r = match it.dict_str_get(group, s) {
+                None | Some(Value::None) => None,
+                Some(Value::Float(f)) => Some(f != 0.0),
+                Some(Value::Int(i)) => Some(i != 0),
+                Some(other) => Some(it.truth(other)?),
             };
-            it.heap.decref(v);
             Ok(r)
         };
         Ok(Hyper {
@@ -261,31 +238,58 @@ impl Interpreter<'_> {
         )
     }
 
-    /// `self.state[p] = {...}` (the model keys the state by parameter index).
-    fn new_param_state(&mut self, state: ObjId, index: usize, entries: Vec<(&str, Value)>) {
+    /// `self.state[p] = {...}`, keyed by the parameter tensor.
+    fn new_param_state(&mut self, state: ObjId, param: ObjId, entries: Vec<(&str, Value)>) {
         let d = self.alloc(ObjKind::Dict(Vec::new()));
         for (k, v) in entries {
             let k = Value::Str(self.sym(k));
             self.dict_set(d, k, v);
         }
-        self.dict_set(state, Value::Int(index as i64), Value::Obj(d));
+        self.heap.incref(Value::Obj(param));
+        self.dict_set(state, Value::Obj(param), Value::Obj(d));
     }
 
     /// `optimizer.step()`: lazily created state, then the step's temporaries.
+    /// PyTorch steps each group in turn (one `_multi_tensor_*` call per group, its
+    /// temporaries freed before the next group's).
     pub(super) fn optimizer_step(&mut self, opt: ObjId, kind: TorchClass) -> R<()> {
-        let params = self.optimizer_params(opt)?;
+        let groups = self.optimizer_groups(opt)?;
         let state = self.optimizer_state(opt)?;
-        let h = self.hyper(opt)?;
+        let mut r = Ok(());
+        for (group, params) in groups {
+            r = self.group_step(kind, state, group, &params);
+            if r.is_err() {
+                break;
+            }
+        }
+        self.heap.decref_id(state);
+        r
+    }
+
+    /// One group's step: state created as the group's settings say, then temporaries.
+    fn group_step(
+        &mut self,
+        kind: TorchClass,
+        state: ObjId,
+        group: ObjId,
+        params: &[ObjId],
+    ) -> R<()> {
+        let h = self.hyper(group)?;
         let mut with_grad = Vec::new();
-        for (i, p) in params.iter().enumerate() {
-            let Some(t) = self.tensor_data(Value::Obj(*p)) else {
+        for &p in params {
+            let Some(t) = self.tensor_data(Value::Obj(p)) else {
                 continue;
             };
             if t.grad.is_none() {
                 continue;
             }
-            let key = Value::Int(i as i64);
+            let key = Value::Obj(p);
             let exists = matches!(self.heap.kind(state), ObjKind::Dict(items) if items.iter().any(|(k, _)| *k == key));
+            if !exists && kind == TorchClass::Adagrad {
+                // Adagrad fills its state only in `__init__`: a parameter added later by
+                // `add_param_group` has none (pytorch/pytorch#53712).
+                return self.error("KeyError: 'sum'");
+            }
             if !exists {
                 let mut names: Vec<&str> = Vec::new();
                 match kind {
@@ -323,12 +327,11 @@ impl Interpreter<'_> {
                         };
                         entries.push((name, v));
                     }
-                    self.new_param_state(state, i, entries);
+                    self.new_param_state(state, p, entries);
                 }
             }
             with_grad.push(t);
         }
-        self.heap.decref_id(state);
         if h.fused || with_grad.is_empty() {
             return Ok(());
         }

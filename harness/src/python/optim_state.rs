@@ -21,21 +21,46 @@ use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, Dtype};
 
 impl Interpreter<'_> {
-    /// `optimizer.state_dict()`.
+    /// `optimizer.state_dict()`: each group's entries but `params`, then `params` as
+    /// indices numbered across groups in order; the state keyed by those indices.
     pub(super) fn optimizer_state_dict(&mut self, opt: ObjId) -> R<Value> {
-        let params = self.optimizer_params(opt)?;
-        let group = self.alloc(ObjKind::Dict(Vec::new()));
-        for key in super::optim::FLAGS {
-            let s = self.sym(key);
-            if let Some(v) = self.lookup_attr_opt(opt, s)? {
-                self.dict_set(group, Value::Str(s), v);
-            }
-        }
-        let indices = (0..params.len() as i64).map(Value::Int).collect();
-        let index_list = self.alloc(ObjKind::List(indices));
+        let groups = self.optimizer_groups(opt)?;
         let params_key = self.sym("params");
-        self.dict_set(group, Value::Str(params_key), Value::Obj(index_list));
-        let groups = self.alloc(ObjKind::List(vec![Value::Obj(group)]));
+        let mut packed_groups = Vec::new();
+        let mut index_of: Vec<(ObjId, i64)> = Vec::new();
+        for (group, params) in groups {
+            let entries = match self.heap.kind(group) {
+                ObjKind::Dict(items) => items.clone(),
+                _ => Vec::new(),
+            };
+            let packed = self.alloc(ObjKind::Dict(Vec::new()));
+            for (k, v) in entries {
+                if k == Value::Str(params_key) {
+                    continue;
+                }
+                self.heap.incref(k);
+                self.heap.incref(v);
+                self.dict_set(packed, k, v);
+            }
+            // `param_mappings.update({id(p): i for i, p in enumerate(group['params'], start)
+            // if id(p) not in param_mappings})`.
+            let mut indices = Vec::new();
+            for p in params {
+                let i = match index_of.iter().find(|(q, _)| *q == p) {
+                    Some(&(_, i)) => i,
+                    None => {
+                        let i = index_of.len() as i64;
+                        index_of.push((p, i));
+                        i
+                    }
+                };
+                indices.push(Value::Int(i));
+            }
+            let list = self.alloc(ObjKind::List(indices));
+            self.dict_set(packed, Value::Str(params_key), Value::Obj(list));
+            packed_groups.push(Value::Obj(packed));
+        }
+        let groups = self.alloc(ObjKind::List(packed_groups));
 
         let state = self.optimizer_state(opt)?;
         let entries = match self.heap.kind(state) {
@@ -45,9 +70,22 @@ impl Interpreter<'_> {
         self.heap.decref_id(state);
         let packed = self.alloc(ObjKind::Dict(Vec::new()));
         for (k, v) in entries {
-            self.heap.incref(k);
+            let key = match k {
+                Value::Obj(p) if self.is_tensor(k) => index_of
+                    .iter()
+                    .find(|(q, _)| *q == p)
+                    .map(|&(_, i)| Value::Int(i)),
+                _ => None,
+            };
+            let key = match key {
+                Some(i) => i,
+                None => {
+                    self.heap.incref(k);
+                    k
+                }
+            };
             self.heap.incref(v);
-            self.dict_set(packed, k, v);
+            self.dict_set(packed, key, v);
         }
         let out = self.alloc(ObjKind::Dict(Vec::new()));
         let (s, g) = (self.sym("state"), self.sym("param_groups"));
@@ -76,67 +114,95 @@ impl Interpreter<'_> {
         else {
             return self.error("KeyError: the state dict needs 'state' and 'param_groups'");
         };
-        // `state_dict.copy()`, and `deepcopy(state_dict['param_groups'])`: transient.
+        // `state_dict.copy()` (transient) and `deepcopy(state_dict['param_groups'])`, which
+        // become the optimizer's new groups.
         self.heap.incref(Value::Obj(source));
         let shallow = self.shallow_copy(Value::Obj(source))?;
         self.heap.decref(Value::Obj(source));
-        let groups_copy = self.deepcopy(saved_groups)?;
-        let params = self.optimizer_params(opt)?;
-        let saved_lens = self.group_lengths(saved_groups)?;
-        self.heap.decref(groups_copy);
         self.heap.decref(shallow);
-        if saved_lens.len() != 1 {
+        let groups_copy = self.deepcopy(saved_groups)?;
+        let r = self.load_groups_and_state(opt, saved_state, groups_copy);
+        self.heap.decref(groups_copy);
+        r
+    }
+
+    fn load_groups_and_state(
+        &mut self,
+        opt: ObjId,
+        saved_state: Value,
+        groups_copy: Value,
+    ) -> R<Value> {
+        let groups = self.optimizer_groups(opt)?;
+        let Some(copy_list) = groups_copy.obj() else {
+            return self.error("TypeError: state_dict['param_groups'] must be a list");
+        };
+        let saved = self.group_list(copy_list)?;
+        if saved.len() != groups.len() {
             return self
                 .error("ValueError: loaded state dict has a different number of parameter groups");
         }
-        if saved_lens[0] != params.len() {
+        // The saved indices are read as values, not objects.
+        let params_key = self.sym("params");
+        let mut saved_ids: Vec<Vec<Value>> = Vec::new();
+        for (d, _) in &saved {
+            let ps = self.dict_str_get(*d, params_key).unwrap_or(Value::None);
+            saved_ids.push(self.iterable_items(ps)?);
+        }
+        if groups
+            .iter()
+            .zip(&saved_ids)
+            .any(|((_, ps), ids)| ps.len() != ids.len())
+        {
             return self.error(
                 "ValueError: loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
             );
         }
-        // `update_group`: the optimizer takes the saved group's hyperparameters; the
-        // saved `capturable`/`fused` decide where `step` goes.
-        let saved_group = self.iterable_items(saved_groups)?[0];
-        let saved_flags: Vec<(Value, Value)> = match saved_group.obj().map(|d| self.heap.kind(d)) {
-            Some(ObjKind::Dict(items)) => items.clone(),
-            _ => Vec::new(),
-        };
-        let mut step_on_device = false;
-        for (k, v) in saved_flags {
-            let Value::Str(name) = k else { continue };
-            let key = self.names.name(name).to_string();
-            if !super::optim::FLAGS.contains(&key.as_str()) {
-                continue;
+        // `id_map`: saved index -> parameter, and each saved group's `capturable`/`fused`
+        // (which decide where `step` goes).
+        let mut id_map: Vec<(Value, ObjId, bool)> = Vec::new();
+        for (((d, _), ids), (_, ps)) in saved.iter().zip(&saved_ids).zip(&groups) {
+            let mut on_device = false;
+            for flag in ["capturable", "fused"] {
+                let s = self.sym(flag);
+                if let Some(v) = self.dict_str_get(*d, s) {
+                    on_device |= self.truth(v)?;
+                }
             }
-            if matches!(key.as_str(), "capturable" | "fused") {
-                step_on_device |= self.truth(v)?;
+            for (&id, &p) in ids.iter().zip(ps) {
+                id_map.push((id, p, on_device));
             }
-            self.heap.incref(v);
-            self.set_attr(Value::Obj(opt), name, v)?;
         }
-        let capturable = step_on_device;
+        // `update_group`: each deep-copied saved group takes the current group's params.
+        for ((d, _), (current, _)) in saved.iter().zip(&groups) {
+            if let Some(ps) = self.dict_str_get(*current, params_key) {
+                self.heap.incref(ps);
+                self.dict_set(*d, Value::Str(params_key), ps);
+            }
+        }
         let entries = match saved_state.obj().map(|d| self.heap.kind(d)) {
             Some(ObjKind::Dict(items)) => items.clone(),
             _ => return self.error("TypeError: state_dict['state'] must be a dict"),
         };
         let new_state = self.alloc(ObjKind::Dict(Vec::new()));
         for (k, v) in entries {
-            let param = match k {
-                Value::Int(i) if (0..params.len() as i64).contains(&i) => Some(params[i as usize]),
-                _ => None,
-            };
-            let value = match param {
-                Some(p) => self.cast_state_value(p, v, None, capturable)?,
-                None => {
-                    self.heap.incref(v);
-                    v
+            match id_map.iter().find(|(id, _, _)| *id == k) {
+                Some(&(_, p, capturable)) => {
+                    let value = self.cast_state_value(p, v, None, capturable)?;
+                    self.heap.incref(Value::Obj(p));
+                    self.dict_set(new_state, Value::Obj(p), value);
                 }
-            };
-            self.heap.incref(k);
-            self.dict_set(new_state, k, value);
+                None => {
+                    self.heap.incref(k);
+                    self.heap.incref(v);
+                    self.dict_set(new_state, k, v);
+                }
+            }
         }
         let s = self.sym("state");
         self.set_attr(Value::Obj(opt), s, Value::Obj(new_state))?;
+        let g = self.sym("param_groups");
+        self.heap.incref(groups_copy);
+        self.set_attr(Value::Obj(opt), g, groups_copy)?;
         Ok(Value::None)
     }
 
@@ -193,27 +259,6 @@ impl Interpreter<'_> {
         Ok(Value::Obj(new))
     }
 
-    /// The lengths of the `params` lists of saved param groups.
-    fn group_lengths(&mut self, groups: Value) -> R<Vec<usize>> {
-        let items = self.iterable_items(groups)?;
-        let key = self.sym("params");
-        let mut lens = Vec::new();
-        for g in items {
-            let params = match g.obj().map(|d| self.heap.kind(d)) {
-                Some(ObjKind::Dict(entries)) => entries
-                    .iter()
-                    .find(|(k, _)| *k == Value::Str(key))
-                    .map(|(_, v)| *v),
-                _ => None,
-            };
-            let Some(params) = params else {
-                return self.error("KeyError: 'params'");
-            };
-            lens.push(self.iterable_items(params)?.len());
-        }
-        Ok(lens)
-    }
-
     /// The optimizer's `state` dict (a new reference).
     pub(super) fn optimizer_state(&mut self, opt: ObjId) -> R<ObjId> {
         let s = self.sym("state");
@@ -224,30 +269,5 @@ impl Interpreter<'_> {
                 self.error("TypeError: optimizer state is missing")
             }
         }
-    }
-
-    /// An attribute if the object has it (a new reference).
-    fn lookup_attr_opt(&mut self, obj: ObjId, name: crate::heap::Sym) -> R<Option<Value>> {
-        let attrs = match self.heap.kind(obj) {
-            ObjKind::Instance { attrs, .. } => attrs.clone(),
-            _ => return Ok(None),
-        };
-        let found = match attrs {
-            crate::heap::Attrs::Inline(items) => {
-                items.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
-            }
-            crate::heap::Attrs::Dict(Some(d)) => match self.heap.kind(d) {
-                ObjKind::Dict(items) => items
-                    .iter()
-                    .find(|(k, _)| *k == Value::Str(name))
-                    .map(|(_, v)| *v),
-                _ => None,
-            },
-            crate::heap::Attrs::Dict(None) => None,
-        };
-        if let Some(v) = found {
-            self.heap.incref(v);
-        }
-        Ok(found)
     }
 }

@@ -152,6 +152,13 @@ impl Interpreter<'_> {
                 };
                 self.optimizer_load_state_dict(recv, sd)?
             }
+            "add_param_group" if is_optimizer => {
+                let Some(&g) = args.first().or(kwargs.first().map(|(_, v)| v)) else {
+                    return self.error("TypeError: add_param_group() missing 'param_group'");
+                };
+                self.add_param_group(recv, g)?;
+                Value::None
+            }
             "save_for_backward" if kind == TorchClass::FunctionCtx => {
                 for &a in args {
                     self.heap.incref(a);
