@@ -128,3 +128,34 @@ e = torch.eye(1024, device='cuda', dtype=torch.float16)
 assert torch.cuda.memory_allocated() == 10 * M
 ");
 }
+
+/// Weight-initialisation loops and gradient-clipping helpers test their values with
+/// `isinstance(v, torch.Tensor)` / `nn.Parameter` / a legacy type: each compares what
+/// PyTorch compares (any tensor; a parameter; dtype and device).
+#[test]
+fn isinstance_with_tensor_parameter_and_legacy_types() {
+    ok(&format!(
+        "{NET}net = Net()
+w = net.fc.weight
+x = torch.zeros(4, 4)
+h = torch.zeros(4, 4, device='cuda').half()
+assert isinstance(x, torch.Tensor)
+assert isinstance(w, torch.Tensor)
+assert not isinstance(3, torch.Tensor)
+assert not isinstance(net, torch.Tensor)
+assert isinstance(w, torch.nn.Parameter)
+assert not isinstance(x, torch.nn.Parameter)
+assert isinstance(torch.nn.Parameter(x), torch.nn.Parameter)
+assert isinstance(x, torch.FloatTensor)
+assert not isinstance(h, torch.FloatTensor)
+assert isinstance(h, torch.cuda.HalfTensor)
+assert not isinstance(h, torch.cuda.FloatTensor)
+assert isinstance(w, (int, torch.Tensor))
+kept = [v for v in [1, x, 'a', w] if isinstance(v, torch.Tensor)]
+assert len(kept) == 2
+t = torch.Tensor(2, 3)
+assert t.dtype == torch.float32
+assert tuple(t.shape) == (2, 3)
+"
+    ));
+}

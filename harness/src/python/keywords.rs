@@ -573,6 +573,7 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         | LegacyCudaFloatTensor
         | LegacyCudaHalfTensor
         | LegacyCudaLongTensor => ("torch.FloatTensor", &["device"]),
+        TorchTensor => ("torch.Tensor", &["device"]),
         Linspace => ("torch.linspace", &["steps", "dtype", "device"]),
         Eye => ("torch.eye", &["m", "dtype", "device"]),
         MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),

@@ -4,6 +4,7 @@
 use super::interp::{Interpreter, R};
 use super::natives::Native;
 use crate::heap::{ObjId, ObjKind, Value};
+use crate::torch::{DeviceKind, Dtype};
 
 impl<'a> Interpreter<'a> {
     /// The class object of a value, when it has one in the model's heap.
@@ -90,6 +91,31 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::List => matches!(kind, Some(ObjKind::List(_))),
         Native::Tuple => matches!(kind, Some(ObjKind::Tuple(_) | ObjKind::Size(_))),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
+        // `torch.Tensor` is every tensor, `nn.Parameter` a tensor made by it (or registered
+        // as one); the legacy type objects check dtype and device, as PyTorch's
+        // `_TensorMeta.__instancecheck__` compares the tensor's type.
+        Native::TorchTensor => matches!(kind, Some(ObjKind::Tensor(_))),
+        Native::NnParameter => matches!(kind, Some(ObjKind::Tensor(t)) if t.is_param),
+        _ => match legacy_tensor_type(t) {
+            Some((dtype, device)) => {
+                matches!(kind, Some(ObjKind::Tensor(x)) if x.dtype == dtype && x.device == device)
+            }
+            None => return None,
+        },
+    })
+}
+
+/// The dtype and device of a legacy tensor type (`torch.FloatTensor`, `torch.cuda.HalfTensor`,
+/// …): what it allocates when called and what `isinstance` compares.
+pub(super) fn legacy_tensor_type(t: Native) -> Option<(Dtype, DeviceKind)> {
+    Some(match t {
+        Native::LegacyFloatTensor => (Dtype::Float32, DeviceKind::Cpu),
+        Native::LegacyHalfTensor => (Dtype::Float16, DeviceKind::Cpu),
+        Native::LegacyDoubleTensor => (Dtype::Float64, DeviceKind::Cpu),
+        Native::LegacyLongTensor => (Dtype::Int64, DeviceKind::Cpu),
+        Native::LegacyCudaFloatTensor => (Dtype::Float32, DeviceKind::Cuda),
+        Native::LegacyCudaHalfTensor => (Dtype::Float16, DeviceKind::Cuda),
+        Native::LegacyCudaLongTensor => (Dtype::Int64, DeviceKind::Cuda),
         _ => return None,
     })
 }

@@ -291,6 +291,7 @@ natives!(
     ItertoolsPermutations,
     Repr,
     FScaledDotProductAttention,
+    TorchTensor,
 );
 
 impl Native {
@@ -561,7 +562,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModCuda, "mem_get_info") => MemGetInfo,
         (ModCuda | ModCudaMemory, "memory_stats") => MemoryStats,
         (ModNn, "Parameter") => NnParameter,
-        (ModTorch, "Tensor" | "FloatTensor") => LegacyFloatTensor,
+        (ModTorch, "Tensor") => TorchTensor,
+        (ModTorch, "FloatTensor") => LegacyFloatTensor,
         (ModTorch, "HalfTensor") => LegacyHalfTensor,
         (ModTorch, "DoubleTensor") => LegacyDoubleTensor,
         (ModTorch, "LongTensor") => LegacyLongTensor,

@@ -554,19 +554,13 @@ pub(in crate::python) fn call_torch_native(
         MaxMemoryAllocated => crate::python::cuda_memory::memory_stat(it, "allocated_bytes.all.peak"),
         MaxMemoryReserved => crate::python::cuda_memory::memory_stat(it, "reserved_bytes.all.peak"),
         MemoryStats => crate::python::cuda_memory::memory_stats(it),
-        LegacyFloatTensor | LegacyHalfTensor | LegacyDoubleTensor | LegacyLongTensor
+        TorchTensor | LegacyFloatTensor | LegacyHalfTensor | LegacyDoubleTensor | LegacyLongTensor
         | LegacyCudaFloatTensor | LegacyCudaHalfTensor | LegacyCudaLongTensor => {
             // `torch.FloatTensor(2, 3)` allocates that shape; `torch.FloatTensor([[1, 2]])`
             // copies the data's shape.
-            let (dtype, device) = match n {
-                LegacyHalfTensor => (Dtype::Float16, DeviceKind::Cpu),
-                LegacyDoubleTensor => (Dtype::Float64, DeviceKind::Cpu),
-                LegacyLongTensor => (Dtype::Int64, DeviceKind::Cpu),
-                LegacyCudaFloatTensor => (Dtype::Float32, DeviceKind::Cuda),
-                LegacyCudaHalfTensor => (Dtype::Float16, DeviceKind::Cuda),
-                LegacyCudaLongTensor => (Dtype::Int64, DeviceKind::Cuda),
-                _ => (Dtype::Float32, DeviceKind::Cpu),
-            };
+            // `torch.Tensor(...)` makes the default type, a CPU float32 tensor.
+            let (dtype, device) = crate::python::type_checks::legacy_tensor_type(n)
+                .unwrap_or((Dtype::Float32, DeviceKind::Cpu));
             let device = device_kw(it, a)?.unwrap_or(device);
             let shape = match p.as_slice() {
                 [Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::List(_) | ObjKind::Tuple(_)) => {
