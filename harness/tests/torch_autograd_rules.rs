@@ -494,6 +494,8 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "binary_cross_entropy_with_logits: BinaryCrossEntropyWithLogitsBackward0 saves [self, other, operand 2, operand 3]",
         "convolution: ConvolutionBackward0 saves [self, other]",
         "adaptive_avg_pool2d: AdaptiveAvgPool2DBackward0 saves [self]",
+        "leaky_relu_: LeakyReluBackward1 saves [result]",
+        "silu_: SiluBackward0 saves [self]",
     ];
     assert_eq!(table, expected);
 }

@@ -49,6 +49,16 @@ const fn e(
 /// tensor and dispatched to the `Tensor` overload; it is not a model operand (no device bytes),
 /// so it is left out of `operands` and anything read of it is ignored.
 fn facts(op: &str) -> Option<Entry> {
+    // `leaky_relu_` has an entry of its own: its formula reads the result, not `self`.
+    if op == "leaky_relu_" {
+        return Some(e(
+            "leaky_relu_",
+            "LeakyReluBackward1",
+            &["self"],
+            &[("self", &[])],
+            true,
+        ));
+    }
     let base = op.strip_suffix('_').unwrap_or(op);
     Some(match base {
         // add.Tensor / sub.Tensor: the gradients are grad (scaled by alpha); only scalar types.

@@ -574,6 +574,8 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         | LegacyCudaHalfTensor
         | LegacyCudaLongTensor => ("torch.FloatTensor", &["device"]),
         TorchTensor => ("torch.Tensor", &["device"]),
+        FRelu => ("torch.nn.functional.relu", &["input", "inplace"]),
+        ReluInPlace => ("torch.relu_", &[]),
         Linspace => ("torch.linspace", &["steps", "dtype", "device"]),
         Eye => ("torch.eye", &["m", "dtype", "device"]),
         MemorySummary => ("torch.cuda.memory_summary", &["device", "abbreviated"]),

@@ -38,6 +38,7 @@ mod genexpr;
 mod grad_scaler;
 mod handlers;
 mod inplace;
+mod inplace_activations;
 mod int_ops;
 mod interp;
 mod itertools;

@@ -75,6 +75,9 @@ impl Interpreter<'_> {
                 r
             }
             Some(TorchClass::ReLU) => match args.first() {
+                Some(&x) if self.module_flag(module, "inplace")? => {
+                    self.activation_in_place(x, "relu_")
+                }
                 Some(&Value::Obj(x)) => super::natives::tensor_unary(self, x, "relu"),
                 _ => self.error("TypeError: ReLU expects a tensor"),
             },
@@ -98,7 +101,9 @@ impl Interpreter<'_> {
                     Some((_, v)) => self.truth(v)?,
                     None => true,
                 };
+                let inplace = self.module_flag(module, "inplace")?;
                 match args.first() {
+                    Some(&x) if inplace => self.dropout_in_place(x, prob, training),
                     Some(&x) => self.dropout(x, prob, training),
                     None => self.error("TypeError: forward() missing input"),
                 }

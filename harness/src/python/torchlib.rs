@@ -425,8 +425,15 @@ impl Interpreter<'_> {
                 };
                 self.new_torch_instance(kind, vec![("weight", w), ("bias", b)])?
             }
-            TorchClass::ReLU | TorchClass::MseLoss | TorchClass::Module | TorchClass::Identity => {
+            TorchClass::MseLoss | TorchClass::Module | TorchClass::Identity => {
                 self.new_torch_instance(kind, vec![])?
+            }
+            TorchClass::ReLU => {
+                let inplace = match kw(self, "inplace").or(args.first().copied()) {
+                    Some(v) => self.truth(v)?,
+                    None => false,
+                };
+                self.new_torch_instance(kind, vec![("inplace", Value::Bool(inplace))])?
             }
             TorchClass::Dropout => {
                 let p = match kw(self, "p").or(args.first().copied()) {
@@ -437,14 +444,14 @@ impl Interpreter<'_> {
                     return self.error("TypeError: Dropout(p): p must be a number");
                 };
                 super::dropout::check_probability(self, prob)?;
-                if let Some(v) = kw(self, "inplace").or(args.get(1).copied())
-                    && self.truth(v)?
-                {
-                    return self.unsupported(
-                        "nn.Dropout(inplace=True) (its noise tensor is not modelled); use inplace=False",
-                    );
-                }
-                self.new_torch_instance(kind, vec![("p", Value::Float(prob))])?
+                let inplace = match kw(self, "inplace").or(args.get(1).copied()) {
+                    Some(v) => self.truth(v)?,
+                    None => false,
+                };
+                self.new_torch_instance(
+                    kind,
+                    vec![("p", Value::Float(prob)), ("inplace", Value::Bool(inplace))],
+                )?
             }
             TorchClass::CrossEntropyLoss => {
                 let reduction = kw(self, "reduction").unwrap_or(Value::None);

@@ -364,6 +364,11 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[Input(0)],
     ),
+    // In-place activations: `leaky_relu_` has its own entry, whose formula reads the result
+    // (node `LeakyReluBackward1`); `silu_` has none and takes `silu`'s, which reads `self`,
+    // so the generated code saves a clone of `self` taken before the write.
+    rule("leaky_relu_", "LeakyReluBackward1", Compute, &[Output]),
+    rule("silu_", "SiluBackward0", Compute, &[Input(0)]),
 ];
 
 /// The row of `op`, if the model records it.

@@ -292,6 +292,8 @@ natives!(
     Repr,
     FScaledDotProductAttention,
     TorchTensor,
+    FRelu,
+    ReluInPlace,
 );
 
 impl Native {
@@ -488,7 +490,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional, "silu") => FSilu,
         (ModFunctional, "scaled_dot_product_attention") => FScaledDotProductAttention,
         (ModTorch, "randint") => Randint,
-        (ModFunctional, "relu") => Relu,
+        (ModFunctional, "relu") => FRelu,
+        (ModFunctional | ModTorch, "relu_") => ReluInPlace,
         (ModFunctional | ModTorch, "dropout") => Dropout,
         (ModFunctional | ModTorch, "softmax") => SoftmaxFn,
         (ModFunctional | ModTorch, "log_softmax") => LogSoftmaxFn,

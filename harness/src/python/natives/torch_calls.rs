@@ -251,18 +251,31 @@ pub(in crate::python) fn call_torch_native(
                 ),
             }
         }
-        FLeakyRelu | FSilu => {
-            let op = if n == FLeakyRelu { "leaky_relu" } else { "silu" };
-            if let Some(v) = a.kw(it, "inplace").or(p.get(if n == FLeakyRelu { 2 } else { 1 }).copied())
-                && it.truth(v)?
-            {
-                return it.unsupported(format!("{op}(inplace=True); use inplace=False"));
+        FLeakyRelu | FSilu | FRelu => {
+            let op = match n {
+                FLeakyRelu => "leaky_relu",
+                FSilu => "silu",
+                _ => "relu",
+            };
+            let inplace_at = if n == FLeakyRelu { 2 } else { 1 };
+            let inplace = match a.kw(it, "inplace").or(p.get(inplace_at).copied()) {
+                Some(v) => it.truth(v)?,
+                None => false,
+            };
+            let input = a.kw(it, "input").or(p.first().copied());
+            if inplace {
+                let method = format!("{op}_");
+                return it.activation_in_place(input.unwrap_or(Value::None), &method);
             }
-            match a.kw(it, "input").or(p.first().copied()) {
+            match input {
                 Some(Value::Obj(t)) if it.is_tensor(Value::Obj(t)) => tensor_unary(it, t, op),
                 _ => it.error(format!("TypeError: {op}(): argument 'input' must be Tensor")),
             }
         }
+        ReluInPlace => match p.as_slice() {
+            [x] => it.activation_in_place(*x, "relu_"),
+            _ => it.error("TypeError: relu_(input) takes one tensor"),
+        },
         FScaledDotProductAttention => {
             let arg = |it: &Interpreter<'_>, i: usize, name: &str| {
                 a.kw(it, name).or(p.get(i).copied())
@@ -492,9 +505,7 @@ pub(in crate::python) fn call_torch_native(
                 None => false,
             };
             if inplace {
-                return it.unsupported(
-                    "dropout(inplace=True) (its noise tensor is not modelled); use inplace=False",
-                );
+                return it.dropout_in_place(input, prob, training);
             }
             it.dropout(input, prob, training)
         }
