@@ -10,6 +10,7 @@
 //! | `embedding`            | `EmbeddingBackward0`                 | the indices (backward allocates a weight-sized gradient) |
 //! | `cross_entropy`        | `LogSoftmaxBackward0`                | the log-softmax output `[N, C]`                |
 //! |                        | `NllLossBackward0`                   | that same output, the target, the class weights, `total_weight` (a scalar output) |
+//! | `linear` without bias  | `TBackward0` (`weight.t()`), `MmBackward0`; 3-d input: `ViewBackward0` before, `UnsafeViewBackward0` after | `mm`'s `self` (the 2-d input) if the weight needs a gradient, `mat2` (the transposed weight, no bytes) if the input does |
 
 use super::autograd::{self, Internal, Save};
 use super::interp::{Interpreter, R};
@@ -177,5 +178,92 @@ impl Interpreter<'_> {
         total_weight.release(self);
         log_probs.release(self);
         loss.expose(self, out_shape)
+    }
+
+    /// `F.linear` without a bias: `at::linear` runs `matmul(input, weight.t())` (the fused
+    /// `addmm` needs a bias). `weight.t()` is a view (`TBackward0`); a 1-d or 2-d input goes to
+    /// `mm` (`MmBackward0`); a 3-d or deeper input is folded as `matmul` folds it: reshaped to
+    /// 2-d (a view, `ViewBackward0`, or a contiguous copy when it is not contiguous), `mm`,
+    /// then `_unsafe_view` back (`UnsafeViewBackward0`, an alias without a base).
+    pub(super) fn linear_without_bias(&mut self, x: Value, weight: Value) -> R<Value> {
+        let (Some(xt), Some(wt)) = (self.tensor_data(x), self.tensor_data(weight)) else {
+            return self.error("TypeError: linear expects tensors");
+        };
+        let (out_features, k) = (wt.shape[0], wt.shape[1]);
+        let category = self.output_category(&[x, weight]);
+        let weight_t = self.alias(weight, vec![k, out_features], true, "TBackward0")?;
+        let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]
+            .iter()
+            .product();
+        let folded = if xt.shape.len() <= 2 {
+            self.heap.incref(x);
+            x
+        } else if xt.contiguous {
+            self.alias(x, vec![rows, k], true, "ViewBackward0")?
+        } else {
+            // `reshape` of a non-viewable tensor: `_unsafe_view(clone())`.
+            let copy = self.new_tensor_as(xt.shape.clone(), xt.dtype, xt.device, None, category)?;
+            autograd::record(
+                self,
+                copy,
+                "CloneBackward0",
+                GradFlow::PassThrough,
+                &[x],
+                &[],
+            );
+            let flat = self.alias(copy, vec![rows, k], false, "UnsafeViewBackward0");
+            self.heap.decref(copy);
+            flat?
+        };
+        let mut shape = xt.shape.clone();
+        if let Some(last) = shape.last_mut() {
+            *last = out_features;
+        }
+        let product_shape = if xt.shape.len() <= 2 {
+            shape.clone()
+        } else {
+            vec![rows, out_features]
+        };
+        let product = self.new_tensor_as(product_shape, xt.dtype, xt.device, None, category);
+        if let Ok(p) = product {
+            autograd::record(
+                self,
+                p,
+                "MmBackward0",
+                GradFlow::Compute,
+                &[folded, weight_t],
+                &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
+            );
+        }
+        self.heap.decref(folded);
+        self.heap.decref(weight_t);
+        let product = product?;
+        if xt.shape.len() <= 2 {
+            return Ok(product);
+        }
+        let out = self.alias(product, shape, false, "UnsafeViewBackward0");
+        self.heap.decref(product);
+        out
+    }
+
+    /// A tensor on `source`'s storage with `shape`, recorded as `node` over `source`: a view
+    /// (its `_base` set) or, for `_unsafe_view`, an alias without a base.
+    fn alias(
+        &mut self,
+        source: Value,
+        shape: Vec<i64>,
+        is_view: bool,
+        node: &'static str,
+    ) -> R<Value> {
+        let Some(t) = self.tensor_data(source) else {
+            return self.error("TypeError: expected a tensor");
+        };
+        let base = match (is_view, source) {
+            (true, Value::Obj(id)) => Some(t.base.unwrap_or(id)),
+            _ => None,
+        };
+        let out = self.new_tensor(shape, t.dtype, t.device, Some((t.storage, base)))?;
+        autograd::record(self, out, node, GradFlow::PassThrough, &[source], &[]);
+        Ok(out)
     }
 }

@@ -187,8 +187,9 @@ impl Interpreter<'_> {
         }
     }
 
-    /// `F.linear`: `AddmmBackward0` saves the input (when the weight needs a gradient) and
-    /// the weight (when the input needs one). A 3-d input goes through a 2-d view, and the
+    /// `F.linear` with a bias: `AddmmBackward0` saves the input (when the weight needs a
+    /// gradient) and the weight (when the input needs one); without one see
+    /// `linear_without_bias`. A 3-d input goes through a 2-d view, and the
     /// result is a view of the 2-d product, as `at::linear` does.
     /// `F.linear` (`addmm`): on autocast's lower-precision list.
     pub(super) fn linear(&mut self, x: Value, weight: Value, bias: Value) -> R<Value> {
@@ -213,6 +214,9 @@ impl Interpreter<'_> {
                 "RuntimeError: {}",
                 crate::torch::mat_mismatch(&[rows, k], &weight_t)
             ));
+        }
+        if bias == Value::None {
+            return self.linear_without_bias(x, weight);
         }
         let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]
             .iter()

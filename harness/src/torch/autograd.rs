@@ -22,6 +22,7 @@
 //! | `a / b`                         | `DivBackward0`    | `b` always, `a` if `b` requires grad                    |
 //! | `a @ b`, `mm`, `matmul`         | `MmBackward0`     | `a` if `b` requires grad, `b` if `a` requires grad      |
 //! | `F.linear`, `nn.Linear`         | `AddmmBackward0`  | input if weight requires grad, weight if input does     |
+//! | the same without a bias         | `MmBackward0`     | the same (the weight as its `t()` view), see `python/layers.rs` |
 //! | `relu`, `sigmoid`, `tanh`, `exp`| `*Backward0`      | its **output** (the result's data, not its PyObject)    |
 //! | `softmax`, `log_softmax`        | `*Backward0`      | its output                                              |
 //! | `log`, `abs`, `sqrt`, `gelu`... | `*Backward0`      | its input (`sqrt` its output)                           |
