@@ -81,13 +81,9 @@ impl Interpreter<'_> {
         if a.is_causal && a.attn_mask != Value::None {
             return self.error("RuntimeError: _scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True");
         }
-        let mask_data = match a.attn_mask {
-            Value::None => None,
-            m => match self.tensor_data(m) {
-                Some(t) => Some(t),
-                None => return self.error("TypeError: attn_mask must be a Tensor or None"),
-            },
-        };
+        if a.attn_mask != Value::None && !self.is_tensor(a.attn_mask) {
+            return self.error("TypeError: attn_mask must be a Tensor or None");
+        }
         let recording = self.grad_enabled
             && [a.query, a.key, a.value]
                 .iter()
@@ -110,6 +106,7 @@ impl Interpreter<'_> {
         ) else {
             return self.error("TypeError: scaled_dot_product_attention expects tensors");
         };
+        let mask = Internal::of(self, a.attn_mask);
         self.sdpa_run(
             [q_in, k_in, v_in],
             a,
@@ -119,7 +116,7 @@ impl Interpreter<'_> {
                 scores: with(&[l, s]),
                 output: with(&[l, ev]),
                 causal: vec![l, s],
-                mask: mask_data.map(|m| (m.shape, m.dtype)),
+                mask,
                 dtype,
                 device,
                 recording,
@@ -134,9 +131,9 @@ impl Interpreter<'_> {
         &mut self,
         qkv: [Internal; 3],
         a: &SdpaArgs,
-        shapes: SdpaShapes,
+        mut shapes: SdpaShapes,
     ) -> R<(Internal, Internal)> {
-        let mut held: Vec<Internal> = Vec::new();
+        let mut held: Vec<Internal> = shapes.mask.take().into_iter().collect();
         let r = self.sdpa_steps(a, &mut held, qkv, shapes);
         if r.is_err() {
             for t in held {
@@ -155,23 +152,13 @@ impl Interpreter<'_> {
         sh: SdpaShapes,
     ) -> R<(Internal, Internal)> {
         let (dtype, device, recording, category) = (sh.dtype, sh.device, sh.recording, sh.category);
-        // `convert_boolean_attn_mask` (in the dispatcher, before the backend is chosen).
-        let mut mask = None;
-        if let Some((shape, mask_dtype)) = sh.mask {
-            if mask_dtype == Dtype::Bool {
-                let converted =
-                    Internal::new(self, shape.clone(), dtype, device, Category::Temporary)?;
-                held.push(converted);
-                let not = Internal::new(self, shape, Dtype::Bool, device, Category::Temporary)?;
-                not.release(self);
-                self.release_dropped_storages(None);
-                mask = held.pop();
-            } else if let Some(m) = Internal::of(self, a.attn_mask) {
-                mask = Some(m);
-            }
-        }
-        if let Some(m) = mask.take() {
-            held.push(m);
+        // `convert_boolean_attn_mask` (in the dispatcher, before the backend is chosen); the
+        // caller's boolean mask is not referenced by C++ after it.
+        if held.first().is_some_and(|m| m.dtype == Dtype::Bool) {
+            let shape = held[0].shape.clone();
+            let converted = self.float_mask_from_bool(shape, dtype, device)?;
+            let given = std::mem::replace(&mut held[0], converted);
+            given.release(self);
         }
         let has_mask = !held.is_empty();
         held.extend(qkv);
@@ -200,16 +187,7 @@ impl Interpreter<'_> {
             self.release_dropped_storages(None);
             let tril = tril?;
             held.push(tril);
-            let converted =
-                Internal::new(self, sh.causal.clone(), dtype, device, Category::Temporary)?;
-            let not = Internal::new(
-                self,
-                sh.causal.clone(),
-                Dtype::Bool,
-                device,
-                Category::Temporary,
-            )?;
-            not.release(self);
+            let converted = self.float_mask_from_bool(sh.causal.clone(), dtype, device)?;
             if let Some(t) = held.pop() {
                 t.release(self);
             }
@@ -261,6 +239,27 @@ impl Interpreter<'_> {
         }
         self.release_dropped_storages(None);
         Ok((out, attn))
+    }
+
+    /// ATen's `convert_boolean_attn_mask` of a boolean mask of `shape`: `zeros_like` in the
+    /// attention's float `dtype` (returned), filled through a `logical_not` temporary that
+    /// is freed at once.
+    pub(super) fn float_mask_from_bool(
+        &mut self,
+        shape: Vec<i64>,
+        dtype: Dtype,
+        device: crate::torch::DeviceKind,
+    ) -> R<Internal> {
+        let converted = Internal::new(self, shape.clone(), dtype, device, Category::Temporary)?;
+        match Internal::new(self, shape, Dtype::Bool, device, Category::Temporary) {
+            Ok(not) => not.release(self),
+            Err(e) => {
+                converted.release(self);
+                return Err(e);
+            }
+        }
+        self.release_dropped_storages(None);
+        Ok(converted)
     }
 
     /// Softmax over the last dim of `scores`, which it consumes: the result is a new tensor
@@ -357,7 +356,8 @@ pub(super) struct SdpaShapes {
     pub scores: Vec<i64>,
     pub output: Vec<i64>,
     pub causal: Vec<i64>,
-    pub mask: Option<(Vec<i64>, Dtype)>,
+    /// The `attn_mask` as C++ holds it (boolean or float), owned.
+    pub mask: Option<Internal>,
     pub dtype: Dtype,
     pub device: crate::torch::DeviceKind,
     pub recording: bool,
