@@ -222,8 +222,10 @@ assert tuple(out.shape) == (64, 2, 256) and tuple(weights.shape) == (2, 64, 128)
 assert torch.cuda.memory_allocated() == before + X // 2 + 2 * X + W // 2 + X // 2 + X // 2 + W // 8
 "
     ));
-    let e = run("m = torch.nn.MultiheadAttention(8, 2)\nx = torch.zeros(3, 1, 8)\nmask = torch.zeros(3, 3)\no = m(x, x, x, attn_mask=mask)\n").unwrap_err();
-    assert!(e.contains("attn_mask="), "{e}");
+    // Masks are modelled (see torch_attention_masks.rs).
+    ok(
+        "m = torch.nn.MultiheadAttention(8, 2)\nx = torch.zeros(3, 1, 8)\nmask = torch.zeros(3, 3)\no = m(x, x, x, attn_mask=mask)\n",
+    );
 }
 
 #[test]
@@ -322,6 +324,8 @@ y = encoder(x)
 assert torch.cuda.memory_allocated() - before == 2 * one + X + 2 * K
 "
     ));
-    let e = run("l = torch.nn.TransformerEncoderLayer(8, 2)\nx = torch.zeros(3, 1, 8)\ny = l(x, src_key_padding_mask=torch.zeros(1, 3))\n").unwrap_err();
-    assert!(e.contains("masks"), "{e}");
+    // Masks are modelled (see torch_attention_masks.rs).
+    ok(
+        "l = torch.nn.TransformerEncoderLayer(8, 2)\nx = torch.zeros(3, 1, 8)\ny = l(x, src_key_padding_mask=torch.zeros(1, 3))\n",
+    );
 }

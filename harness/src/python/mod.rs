@@ -12,6 +12,7 @@ pub(crate) mod allocator_settings;
 mod alternatives;
 mod amp;
 mod attention;
+mod attention_masks;
 mod autograd;
 pub mod budget;
 mod builtin_calls;

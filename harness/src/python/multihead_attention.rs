@@ -17,8 +17,8 @@
 //! | `out_proj`                                     | `[L·N, E]` (viewed `[L, N, E]`)   |                    |
 //! | `average_attn_weights`: `mean(dim=1)`          | `[N, L, S]` (else a `[N, h, L, S]` view) | nothing  |
 //!
-//! Masks (`key_padding_mask`, `attn_mask`, `is_causal`) and `add_bias_kv`/`add_zero_attn`
-//! are refused as unsupported. The fast path (`torch._native_multi_head_attention`, taken
+//! Masks (`key_padding_mask`, `attn_mask`, `is_causal`): see `attention_masks.rs`.
+//! `add_bias_kv`/`add_zero_attn` are refused as unsupported. The fast path (`torch._native_multi_head_attention`, taken
 //! in eval mode without grad for batch-first self-attention) is not modelled: the run's
 //! notes say so when its conditions hold.
 
@@ -165,16 +165,12 @@ impl Interpreter<'_> {
         ) else {
             return self.error("TypeError: forward() missing query, key or value");
         };
-        for (i, name) in [(3, "key_padding_mask"), (5, "attn_mask")] {
-            if arg(self, i, name).is_some_and(|v| v != Value::None) {
-                return self.unsupported(format!("nn.MultiheadAttention's {name}="));
-            }
-        }
-        if let Some(v) = arg(self, 7, "is_causal")
-            && self.truth(v)?
-        {
-            return self.unsupported("nn.MultiheadAttention's is_causal= (it needs an attn_mask)");
-        }
+        let key_padding_mask = arg(self, 3, "key_padding_mask").unwrap_or(Value::None);
+        let attn_mask = arg(self, 5, "attn_mask").unwrap_or(Value::None);
+        let is_causal = match arg(self, 7, "is_causal") {
+            Some(v) => self.truth(v)?,
+            None => false,
+        };
         let need_weights = match arg(self, 4, "need_weights") {
             Some(v) => self.truth(v)?,
             None => true,
@@ -231,7 +227,20 @@ impl Interpreter<'_> {
         if !cfg.training && !self.grad_enabled && cfg.batch_first && self_attention {
             self.recorder.approximation(FAST_PATH_NOTE);
         }
-        let params = self.mha_params(module)?;
+        let masks = self.mha_masks(
+            key_padding_mask,
+            attn_mask,
+            is_causal,
+            need_weights,
+            q.dtype,
+        )?;
+        let params = match self.mha_params(module) {
+            Ok(p) => p,
+            Err(e) => {
+                masks.release(self);
+                return Err(e);
+            }
+        };
         let recording = self.grad_enabled
             && ([query, key, value]
                 .iter()
@@ -251,6 +260,7 @@ impl Interpreter<'_> {
         };
         let dropout = if cfg.training { cfg.dropout } else { 0.0 };
         let mut held = params;
+        let mut masks = masks;
         let r = self.mha_steps(
             &mut held,
             [query, key, value],
@@ -260,12 +270,19 @@ impl Interpreter<'_> {
             need_weights,
             recording,
             category,
+            &mut masks,
         );
         for t in held.into_iter().flatten() {
             t.release(self);
         }
         self.release_dropped_storages(None);
-        let (out, weights) = r?;
+        let (out, weights) = match r {
+            Ok(r) => r,
+            Err(e) => {
+                masks.release(self);
+                return Err(e);
+            }
+        };
         let out_shape = if cfg.batch_first {
             vec![n, l, cfg.embed_dim]
         } else {
@@ -300,7 +317,8 @@ impl Interpreter<'_> {
                 w.expose(self, shape)?
             }
         };
-        self.release_dropped_storages(None);
+        // The call's locals, the masks among them, go when it returns.
+        masks.release(self);
         Ok(Value::Obj(self.alloc(ObjKind::Tuple(vec![out, weights]))))
     }
 
@@ -445,6 +463,7 @@ impl Interpreter<'_> {
         need_weights: bool,
         recording: bool,
         category: Category,
+        masks: &mut super::attention_masks::MhaMasks,
     ) -> R<(Internal, Option<Internal>)> {
         let [query, key, value] = inputs;
         let e = d.e;
@@ -568,6 +587,18 @@ impl Interpreter<'_> {
             t.release(self);
         }
         self.release_dropped_storages(None);
+        let mask_dims = super::attention_masks::MaskDims {
+            l: d.l,
+            s: d.s,
+            n: d.n,
+            h: d.h,
+        };
+        if let Err(e) = self.mha_merge_masks(masks, &mask_dims) {
+            for t in [q, k, v] {
+                t.release(self);
+            }
+            return Err(e);
+        }
         let heads = d.n * d.h;
         let (attn, weights) = if need_weights {
             let q_h = view(self, &q, vec![heads, d.l, hd]);
@@ -595,6 +626,10 @@ impl Interpreter<'_> {
                 recording,
                 category,
             )?;
+            // `baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))` with a mask.
+            if masks.attn.is_some() {
+                super::attention_masks::rename_node(self, &scores, "BaddbmmBackward0");
+            }
             let probs = self.softmax_of_scores(scores, recording, category)?;
             let weights = if dropout > 0.0 {
                 self.internal_dropout(probs, dropout, recording, category)?
@@ -623,7 +658,7 @@ impl Interpreter<'_> {
                 scores: vec![d.n, d.h, d.l, d.s],
                 output: vec![d.n, d.h, d.l, hd],
                 causal: vec![d.l, d.s],
-                mask: None,
+                mask: self.mha_sdpa_mask(masks, &mask_dims),
                 dtype: q.dtype,
                 device: q.device,
                 recording,
@@ -635,7 +670,7 @@ impl Interpreter<'_> {
                 value: Value::None,
                 attn_mask: Value::None,
                 dropout_p: dropout,
-                is_causal: false,
+                is_causal: masks.is_causal && masks.attn.is_none(),
             };
             // `q`, `k`, `v` stay locals of the function until it returns.
             for t in [&q, &k, &v] {

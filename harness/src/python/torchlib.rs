@@ -257,6 +257,8 @@ pub(super) struct TorchClasses {
     pub(super) attention_noted: bool,
     /// The transformer fast-path note was added to the timeline.
     pub(super) transformer_noted: bool,
+    /// The `_detect_is_causal_mask` note was added to the timeline.
+    pub(super) causal_detection_noted: bool,
 }
 
 impl TorchClasses {
@@ -291,6 +293,7 @@ impl TorchClasses {
             next_hook_id: 0,
             attention_noted: false,
             transformer_noted: false,
+            causal_detection_noted: false,
         }
     }
 

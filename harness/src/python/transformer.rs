@@ -213,17 +213,46 @@ impl Interpreter<'_> {
             return self
                 .error("TypeError: forward() missing 1 required positional argument: 'src'");
         };
-        if [arg(self, 1, mask), arg(self, 2, "src_key_padding_mask")]
-            .iter()
-            .any(|v| v.is_some_and(|v| v != Value::None))
-        {
-            return self.unsupported(format!("{name}'s masks"));
-        }
-        if let Some(v) = arg(self, 3, "is_causal")
-            && self.truth(v)?
-        {
-            return self.unsupported(format!("{name}(is_causal=True) (it needs a mask)"));
-        }
+        let given_mask = arg(self, 1, mask).unwrap_or(Value::None);
+        let given_kpm = arg(self, 2, "src_key_padding_mask").unwrap_or(Value::None);
+        let is_causal = match arg(self, 3, "is_causal") {
+            None | Some(Value::None) => None,
+            Some(v) => Some(self.truth(v)?),
+        };
+        let Some(src_data) = self.tensor_data(src) else {
+            return self.error("TypeError: src must be a Tensor");
+        };
+        // `_canonical_mask` of both (the key padding mask first), held by the forward's
+        // locals until it returns.
+        let kpm = self.canonical_mask_value(given_kpm, "src_key_padding_mask", src_data.dtype)?;
+        let mask_value = match self.canonical_mask_value(given_mask, mask, src_data.dtype) {
+            Ok(m) => m,
+            Err(e) => {
+                self.heap.decref(kpm);
+                return Err(e);
+            }
+        };
+        let masks = LayerMasks {
+            mask: mask_value,
+            key_padding: kpm,
+            is_causal: is_causal.unwrap_or(false),
+        };
+        let r = self.transformer_forward_masked(module, kind, src, &masks, is_causal);
+        self.heap.decref(masks.mask);
+        self.heap.decref(masks.key_padding);
+        self.release_dropped_storages(None);
+        r
+    }
+
+    /// [`Interpreter::transformer_forward`] once the masks are canonical.
+    fn transformer_forward_masked(
+        &mut self,
+        module: ObjId,
+        kind: TorchClass,
+        src: Value,
+        masks: &LayerMasks,
+        is_causal: Option<bool>,
+    ) -> R<Value> {
         if !self.module_training(module)?
             && !self.grad_enabled
             && !self.torch_classes.transformer_noted
@@ -233,8 +262,48 @@ impl Interpreter<'_> {
         }
         self.heap.incref(src);
         if kind == TorchClass::TransformerEncoderLayer {
-            return self.encoder_layer_forward(module, src);
+            return self.encoder_layer_forward(module, src, masks);
         }
+        // `is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)`.
+        let seq_len = match self.tensor_data(src) {
+            Some(t) => {
+                let batch_first = {
+                    let layers = self.child(module, "layers")?;
+                    let first = self
+                        .iterable_items(layers)
+                        .ok()
+                        .and_then(|v| v.first().copied());
+                    let bf = match first {
+                        Some(l @ Value::Obj(_)) => {
+                            let s = self.sym("self_attn");
+                            let attn = self.get_attr(l, s)?;
+                            let b = self.sym("batch_first");
+                            let v = self.get_attr(attn, b);
+                            self.heap.decref(attn);
+                            let v = v?;
+                            self.truth(v)?
+                        }
+                        _ => false,
+                    };
+                    self.heap.decref(layers);
+                    bf
+                };
+                t.shape.get(usize::from(batch_first)).copied().unwrap_or(0)
+            }
+            None => 0,
+        };
+        let causal = match self.detect_is_causal_mask(masks.mask, is_causal, seq_len) {
+            Ok(c) => c,
+            Err(e) => {
+                self.heap.decref(src);
+                return Err(e);
+            }
+        };
+        let masks = &LayerMasks {
+            mask: masks.mask,
+            key_padding: masks.key_padding,
+            is_causal: causal,
+        };
         let mut x = src;
         let layers = self.child(module, "layers")?;
         let items: Vec<Value> = self
@@ -249,7 +318,7 @@ impl Interpreter<'_> {
         for layer in items {
             let Value::Obj(id) = layer else { continue };
             self.heap.incref(layer);
-            let r = self.encoder_layer_forward(id, x);
+            let r = self.encoder_layer_forward(id, x, masks);
             self.heap.decref(layer);
             x = match r {
                 Ok(v) => v,
@@ -292,7 +361,7 @@ impl Interpreter<'_> {
         r
     }
 
-    fn encoder_layer_forward(&mut self, layer: ObjId, src: Value) -> R<Value> {
+    fn encoder_layer_forward(&mut self, layer: ObjId, src: Value, masks: &LayerMasks) -> R<Value> {
         let norm_first = {
             let v = self.child(layer, "norm_first")?;
             self.truth(v)?
@@ -300,7 +369,7 @@ impl Interpreter<'_> {
         if norm_first {
             self.heap.incref(src);
             let normed = self.call_child(layer, "norm1", src)?;
-            let sa = self.self_attention_block(layer, normed)?;
+            let sa = self.self_attention_block(layer, normed, masks)?;
             let x = self.residual_add(src, sa)?;
             self.heap.incref(x);
             let normed = self.call_child(layer, "norm2", x)?;
@@ -308,7 +377,7 @@ impl Interpreter<'_> {
             self.residual_add(x, ff)
         } else {
             self.heap.incref(src);
-            let sa = self.self_attention_block(layer, src)?;
+            let sa = self.self_attention_block(layer, src, masks)?;
             let x = self.residual_add(src, sa)?;
             let x = self.call_child(layer, "norm1", x)?;
             self.heap.incref(x);
@@ -318,12 +387,20 @@ impl Interpreter<'_> {
         }
     }
 
-    /// `dropout1(self_attn(x, x, x, need_weights=False)[0])`; `x` owned.
-    fn self_attention_block(&mut self, layer: ObjId, x: Value) -> R<Value> {
+    /// `dropout1(self_attn(x, x, x, attn_mask=..., key_padding_mask=...,
+    /// need_weights=False, is_causal=...)[0])`; `x` owned.
+    fn self_attention_block(&mut self, layer: ObjId, x: Value, masks: &LayerMasks) -> R<Value> {
         let attn = self.child(layer, "self_attn")?;
         self.heap.incref(x);
         self.heap.incref(x);
-        let kw = vec![(self.sym("need_weights"), Value::Bool(false))];
+        self.heap.incref(masks.mask);
+        self.heap.incref(masks.key_padding);
+        let kw = vec![
+            (self.sym("attn_mask"), masks.mask),
+            (self.sym("key_padding_mask"), masks.key_padding),
+            (self.sym("need_weights"), Value::Bool(false)),
+            (self.sym("is_causal"), Value::Bool(masks.is_causal)),
+        ];
         let r = self.call(attn, vec![x, x, x], kw);
         self.heap.decref(attn);
         self.release_dropped_storages(None);
@@ -357,4 +434,11 @@ impl Interpreter<'_> {
         let y = self.call_child(layer, "linear2", d)?;
         self.call_child(layer, "dropout2", y)
     }
+}
+
+/// The canonical masks a transformer forward hands to its layers (borrowed values).
+struct LayerMasks {
+    mask: Value,
+    key_padding: Value,
+    is_causal: bool,
 }
