@@ -449,3 +449,30 @@ fn dropout_with_a_single_recurrent_layer_is_pytorchs_warning_and_changes_nothing
         "{notes}"
     );
 }
+
+#[test]
+fn lstm_and_gru_free_each_steps_temporaries_within_the_step() {
+    // Under no_grad nothing is saved, so a step's gate products ([B, 4H] / [B, 3H] each),
+    // the fused cell's workspace and the previous cell state go when the step ends (RNN.cpp
+    // frees them with the cell call). The peak is at the last step; from 4 to 8 steps it
+    // grows only by the 4 more step outputs the layer keeps for the final stack (B·H·4
+    // bytes each). Figures derived by hand; no PyTorch here. (The model releases a cell's
+    // dropped temporaries before its next allocation, so this holds without an explicit
+    // release per step; the test guards it.)
+    ok(&format!(
+        "{PRELUDE}BH16 = 16 * 256 * 4
+for make in (lambda: nn.LSTM(256, 256, device='cuda'), lambda: nn.GRU(256, 256, device='cuda')):
+    layer = make()
+    peaks = []
+    for steps in (4, 8):
+        x = torch.empty(steps, 16, 256, device='cuda')
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        with torch.no_grad():
+            out, _ = layer(x)
+        peaks.append(torch.cuda.max_memory_allocated() - base)
+        del out, x
+    assert peaks[1] - peaks[0] == 4 * BH16, peaks
+"
+    ));
+}
