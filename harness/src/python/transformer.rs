@@ -260,51 +260,10 @@ impl Interpreter<'_> {
             self.torch_classes.transformer_noted = true;
             self.recorder.approximation(FAST_PATH_NOTE);
         }
-        self.heap.incref(src);
         if kind == TorchClass::TransformerEncoderLayer {
+            self.heap.incref(src);
             return self.encoder_layer_forward(module, src, masks);
         }
-        // `is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)`.
-        let seq_len = match self.tensor_data(src) {
-            Some(t) => {
-                let batch_first = {
-                    let layers = self.child(module, "layers")?;
-                    let first = self
-                        .iterable_items(layers)
-                        .ok()
-                        .and_then(|v| v.first().copied());
-                    let bf = match first {
-                        Some(l @ Value::Obj(_)) => {
-                            let s = self.sym("self_attn");
-                            let attn = self.get_attr(l, s)?;
-                            let b = self.sym("batch_first");
-                            let v = self.get_attr(attn, b);
-                            self.heap.decref(attn);
-                            let v = v?;
-                            self.truth(v)?
-                        }
-                        _ => false,
-                    };
-                    self.heap.decref(layers);
-                    bf
-                };
-                t.shape.get(usize::from(batch_first)).copied().unwrap_or(0)
-            }
-            None => 0,
-        };
-        let causal = match self.detect_is_causal_mask(masks.mask, is_causal, seq_len) {
-            Ok(c) => c,
-            Err(e) => {
-                self.heap.decref(src);
-                return Err(e);
-            }
-        };
-        let masks = &LayerMasks {
-            mask: masks.mask,
-            key_padding: masks.key_padding,
-            is_causal: causal,
-        };
-        let mut x = src;
         let layers = self.child(module, "layers")?;
         let items: Vec<Value> = self
             .attr_values(match layers {
@@ -315,6 +274,23 @@ impl Interpreter<'_> {
             .map(|(_, v)| v)
             .filter(|&v| self.instance_torch_class(v) == Some(TorchClass::TransformerEncoderLayer))
             .collect();
+        // `is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)`, the sequence length
+        // read as the first layer's attention lays it out.
+        let causal = self.encoder_is_causal(src, items.first().copied(), masks.mask, is_causal);
+        let causal = match causal {
+            Ok(c) => c,
+            Err(e) => {
+                self.heap.decref(layers);
+                return Err(e);
+            }
+        };
+        let masks = &LayerMasks {
+            mask: masks.mask,
+            key_padding: masks.key_padding,
+            is_causal: causal,
+        };
+        self.heap.incref(src);
+        let mut x = src;
         for layer in items {
             let Value::Obj(id) = layer else { continue };
             self.heap.incref(layer);
@@ -336,6 +312,33 @@ impl Interpreter<'_> {
         let r = self.call(norm, vec![x], Vec::new());
         self.release_dropped_storages(None);
         r
+    }
+
+    /// `_detect_is_causal_mask` over `src`'s sequence length (`batch_first` read from the
+    /// first layer's `self_attn`).
+    fn encoder_is_causal(
+        &mut self,
+        src: Value,
+        first_layer: Option<Value>,
+        mask: Value,
+        is_causal: Option<bool>,
+    ) -> R<bool> {
+        let batch_first = match first_layer {
+            Some(Value::Obj(layer)) => {
+                let attn = self.child(layer, "self_attn")?;
+                let s = self.sym("batch_first");
+                let v = self.get_attr(attn, s);
+                self.heap.decref(attn);
+                let v = v?;
+                self.truth(v)?
+            }
+            _ => false,
+        };
+        let seq_len = self
+            .tensor_data(src)
+            .and_then(|t| t.shape.get(usize::from(batch_first)).copied())
+            .unwrap_or(0);
+        self.detect_is_causal_mask(mask, is_causal, seq_len)
     }
 
     fn child(&mut self, module: ObjId, name: &str) -> R<Value> {
