@@ -452,7 +452,9 @@ fn a_class_call_site_makes_its_argument_tuple_until_it_specializes_from_3_13() {
                 "skipped: no CPython 3.{minor} installed; compared with the recorded measurement only"
             ),
         }
-        let workload = format!("{CLASS_CALL_SITES}assert out == {measured:?}, out\n");
+        let workload = format!(
+            "{CLASS_CALL_SITES}assert out == {measured:?}, ' '.join([str(x) for x in out])\n"
+        );
         common::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
     }
 }
@@ -621,5 +623,60 @@ fn a_slots_class_sorts_its_names_in_a_list_from_the_free_list() {
             first_minus_second(python, "pass") + 1,
             "{python}"
         );
+    }
+}
+
+/// A `__slots__` class statement right after `gc.collect()`, first under the default
+/// threshold (its whole cost), then under thresholds 11 – 17: the gen-0 count the statement
+/// leaves, which up to 3.11 is what it allocated after the collection that fired inside it.
+const SLOTS_CLASS_UNDER_LOW_THRESHOLDS: &str = "import gc
+out = []
+for t in [700] + list(range(11, 18)):
+    gc.collect()
+    gc.set_threshold(t)
+    class A:
+        __slots__ = ('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h')
+    out.append(gc.get_count()[0])
+    gc.set_threshold(700)
+    del A
+";
+
+/// Measured on 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1, 3.13.0, 3.14.10 and 3.15.2. Up to
+/// 3.11 the collection fires at one of the eight member descriptors and the ones after it
+/// count into the next period (8, 7, … on 3.8); from 3.12 it runs after the statement, so
+/// the count is 0. (Threshold 18, the statement's whole net cost on 3.11, is left out: 3.11.7
+/// collects there and the model does not, a transient peak inside the statement that the
+/// model's order of its internal allocations and frees does not reach; a known gap.)
+fn measured_slots_class_counts(minor: u8) -> Vec<u64> {
+    match minor {
+        8 => vec![21, 8, 7, 6, 5, 4, 3, 2],
+        9 | 10 => vec![20, 7, 6, 5, 4, 3, 2, 1],
+        11 => vec![18, 6, 5, 4, 3, 2, 1, 0],
+        12 | 13 => vec![18, 0, 0, 0, 0, 0, 0, 0],
+        _ => vec![19, 0, 0, 0, 0, 0, 0, 0],
+    }
+}
+
+/// Objects the model counts without keeping them (a class's member descriptors) are counted
+/// one at a time, so up to 3.11 a collection fires at the first one over the threshold, as
+/// CPython's allocations do, and not after the last.
+#[test]
+fn objects_counted_in_bulk_trigger_at_the_first_one_over_the_threshold() {
+    for minor in 8..=15u8 {
+        let measured = measured_slots_class_counts(minor);
+        match probes::interpreter(minor) {
+            Some(python) => assert_eq!(
+                real_out(&python, SLOTS_CLASS_UNDER_LOW_THRESHOLDS),
+                measured,
+                "3.{minor}"
+            ),
+            None => eprintln!(
+                "skipped: no CPython 3.{minor} installed; compared with the recorded measurement only"
+            ),
+        }
+        let workload = format!(
+            "{SLOTS_CLASS_UNDER_LOW_THRESHOLDS}assert out == {measured:?}, ' '.join([str(x) for x in out])\n"
+        );
+        common::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
     }
 }
