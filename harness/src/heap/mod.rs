@@ -11,6 +11,7 @@
 //! object is deallocated its storage id is queued in [`Heap::dropped_storage_refs`] for the
 //! owner of the storages to release.
 
+mod call_sites;
 mod collector;
 mod exception_objects;
 mod free_threaded;
@@ -477,6 +478,8 @@ pub struct Heap {
     dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
     /// Weak references and finalizers (`weak_refs.rs`).
     pub weak: WeakRegistry,
+    /// 3.13+: each call site's adaptive `CALL` for class calls (`call_sites.rs`).
+    pub call_sites: call_sites::CallSites,
 }
 
 impl Heap {
@@ -509,6 +512,7 @@ impl Heap {
             pending_finalizers: Vec::new(),
             dict_flavours: Default::default(),
             weak: Default::default(),
+            call_sites: Default::default(),
         }
     }
 
@@ -624,6 +628,9 @@ impl Heap {
                 n.py_object = None;
             }
             self.weak_object_dies(id);
+            if matches!(obj.kind, ObjKind::Class(_)) {
+                self.call_sites.class_gone(id);
+            }
             let flavour = self.dict_flavours.remove(&id.0);
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);

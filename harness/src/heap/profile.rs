@@ -88,13 +88,22 @@ pub struct GcProfile {
     /// Objects a class statement without a base class creates for its `__dict__` and
     /// `__weakref__` descriptors: 2 up to 3.14, none on 3.15 (measured on 3.15.2).
     pub new_class_descriptors: u64,
-    /// 3.13+: a call of a class whose `__init__` is a plain Python function taking exactly
-    /// the passed positional arguments is specialized into `CALL_ALLOC_AND_ENTER_INIT`
-    /// (Python/specialize.c `specialize_class_call`, Python/bytecodes.c), which pushes
-    /// `__init__`'s frame without `type_call`'s argument tuple. Measured with a loop that
-    /// keeps a 1-tuple a pass (draining that free list) and calls a one-argument class: the
-    /// call moves the counter by one on 3.12.1 and not on 3.13.0.
+    /// 3.13+ (not free-threaded 3.13: `ENABLE_SPECIALIZATION` is off with `Py_GIL_DISABLED`;
+    /// 3.14 specializes `CALL` there too, `ENABLE_SPECIALIZATION_FT`, read not measured): from a call site's second
+    /// run, a call of a plain class whose `__init__` is a simple Python function is
+    /// specialized into `CALL_ALLOC_AND_ENTER_INIT` (Python/specialize.c
+    /// `specialize_class_call`, Python/bytecodes.c), which pushes `__init__`'s frame without
+    /// `type_call`'s argument tuple. The per-site warm-up is `call_sites.rs`. Measured with a
+    /// loop that keeps a 1-tuple a pass (draining that free list) and calls a one-argument
+    /// class: [3, 1, 1, …] a pass on 3.12.1 and 3.13.5t, [3, 0, 0, …] on 3.13.0, 3.14.10, 3.15.2.
     pub class_call_without_tuple: bool,
+    /// 3.13 only: `specialize_class_call` also requires `__init__` to take exactly the passed
+    /// arguments (`co_argcount == nargs + 1`, no defaults used) and instances with a managed
+    /// dict (no `__slots__` without `__dict__`). 3.14 dropped both checks (its
+    /// `_CREATE_INIT_FRAME` binds defaults). Measured: an `__init__(self, x, y=2)` called with
+    /// one argument, and a `__slots__` class, keep the tuple on 3.13.0 and not on 3.14.10 or
+    /// 3.15.2.
+    pub class_call_checks_arguments: bool,
     pub collector: Collector,
 }
 
@@ -126,7 +135,8 @@ impl GcProfile {
                 _ => 0,
             },
             new_class_descriptors: if minor >= 15 { 0 } else { 2 },
-            class_call_without_tuple: minor >= 13,
+            class_call_without_tuple: minor >= 14 || (minor == 13 && !version.free_threaded),
+            class_call_checks_arguments: minor == 13,
             collector,
         }
     }

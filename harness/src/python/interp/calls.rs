@@ -73,12 +73,13 @@ impl<'a> Interpreter<'a> {
         args: Vec<Value>,
         kwargs: Vec<(Sym, Value)>,
     ) -> R<Value> {
+        let site = self.heap.call_sites.take_site();
         match callee {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Function(_) => self.call_function(id, args, kwargs),
                 ObjKind::Class(_) => {
                     // Calling a class is a call into C (`type.__call__`).
-                    let result = self.instantiate(id, args, kwargs);
+                    let result = self.instantiate(id, args, kwargs, site);
                     self.eval_breaker();
                     result
                 }
@@ -321,11 +322,13 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Calls a class: an argument tuple (CPython's `tp_call`), the instance, `__init__`.
+    /// `site` is the plain `CALL` instruction making the call, if any (3.13+ specialize it).
     fn instantiate(
         &mut self,
         class: ObjId,
         args: Vec<Value>,
         kwargs: Vec<(Sym, Value)>,
+        site: Option<usize>,
     ) -> R<Value> {
         if self.is_exception_class(class) {
             let r = self.instantiate_exception(class, args, kwargs);
@@ -337,12 +340,13 @@ impl<'a> Interpreter<'a> {
             self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
             return Ok(v);
         }
-        let specialized = self.heap.profile.class_call_without_tuple
-            && kwargs.is_empty()
-            && match self.class_lookup(class, self.sym_init) {
-                Some(Value::Obj(init)) => self.takes_exactly(init, args.len() + 1),
-                _ => false,
-            };
+        let specialized = match site {
+            Some(site) if self.heap.profile.class_call_without_tuple => {
+                let qualifies = kwargs.is_empty() && self.init_specializes(class, args.len());
+                self.heap.call_sites.class_call(site, class, qualifies)
+            }
+            _ => false,
+        };
         let tuple_len = if specialized { 0 } else { args.len() };
         self.argument_tuple_begin(tuple_len);
         let attrs = if self.heap.profile.instance_dict_object && !self.instances_without_dict(class)
@@ -403,23 +407,31 @@ impl<'a> Interpreter<'a> {
         Ok(Value::Obj(instance))
     }
 
-    /// Whether `function` is a `def` with exactly `n` positional parameters and no `*args`,
-    /// `**kwargs` or keyword-only ones (`function_kind`'s SIMPLE_FUNCTION with a matching
-    /// `co_argcount`, Python/specialize.c).
-    fn takes_exactly(&self, function: ObjId, n: usize) -> bool {
-        let ObjKind::Function(f) = self.heap.kind(function) else {
+    /// Whether `specialize_class_call` (Python/specialize.c) turns a call of `class` with
+    /// `nargs` positional arguments into `CALL_ALLOC_AND_ENTER_INIT`: `__init__` is a simple
+    /// Python function (no `*args`, `**kwargs` or keyword-only parameters: `function_kind`);
+    /// on 3.13 it must also take exactly the passed arguments and the instances must have a
+    /// managed dict (`get_init_for_simple_managed_python_class`), checks 3.14 dropped.
+    fn init_specializes(&self, class: ObjId, nargs: usize) -> bool {
+        let Some(Value::Obj(init)) = self.class_lookup(class, self.sym_init) else {
             return false;
         };
-        match &self.codes.get(f.code).body {
-            Body::Def(d) => {
-                let p = &d.parameters;
-                p.vararg.is_none()
-                    && p.kwarg.is_none()
-                    && p.kwonlyargs.is_empty()
-                    && p.posonlyargs.len() + p.args.len() == n
+        let ObjKind::Function(f) = self.heap.kind(init) else {
+            return false;
+        };
+        let parameters = match &self.codes.get(f.code).body {
+            Body::Def(d) => Some(&*d.parameters),
+            Body::Lambda(l) => l.parameters.as_deref(),
+        };
+        let positional = match parameters {
+            None => 0,
+            Some(p) if p.vararg.is_none() && p.kwarg.is_none() && p.kwonlyargs.is_empty() => {
+                p.posonlyargs.len() + p.args.len()
             }
-            Body::Lambda(_) => false,
-        }
+            Some(_) => return false,
+        };
+        !self.heap.profile.class_call_checks_arguments
+            || (positional == nargs + 1 && !self.instances_without_dict(class))
     }
 
     /// A class call's argument tuple lives from before the instance exists until `__init__`
@@ -531,6 +543,18 @@ impl<'a> Interpreter<'a> {
             .collect();
         match (callee, receiver, method) {
             (Some(f), _, _) => {
+                // A plain `CALL` (no `*`, no keywords), which 3.13+ specialize per site.
+                if c.arguments.keywords.is_empty()
+                    && !c
+                        .arguments
+                        .args
+                        .iter()
+                        .any(|a| matches!(a, Expr::Starred(_)))
+                {
+                    self.heap
+                        .call_sites
+                        .set_site(c as *const ast::ExprCall as usize);
+                }
                 let r = self.call(f, args, kwargs);
                 self.heap.decref(f);
                 r

@@ -27,6 +27,11 @@ impl<'a> Interpreter<'a> {
             }
         };
         self.at(c);
+        // A class statement is a `CALL` of the C function `__build_class__`: 3.12+ check
+        // the eval breaker after it (Python/bytecodes.c `CALL`), so a collection the class's
+        // objects scheduled runs before the decorators and the name binding. Measured with a
+        // `__slots__` class under thresholds 11 – 17 (`tests/gc_schedule.rs`).
+        self.eval_breaker();
         if !decorators.is_empty() {
             let annotated = self.annotated_names(c);
             self.class_annotations.insert(class, annotated);
