@@ -8,6 +8,7 @@
 mod folded;
 mod recorder;
 mod stacks;
+mod store;
 
 pub use folded::{Folded, FoldedSpan, LiveBlock, MAX_SPANS, Resume};
 pub use recorder::{EventSeq, HEAD_BYTES, Recorder, TAIL_BYTES};

@@ -10,6 +10,7 @@
 //! event would give.
 
 use super::folded::{FoldedSpan, LiveBlock, MAX_SPANS, Resume};
+use super::store::EventStore;
 use super::{
     Action, Category, CycleReport, Folded, GcEvent, IterationMark, MemoryEvent, OomReport, StackId,
     Timeline,
@@ -40,7 +41,9 @@ struct Chunk {
     start: u64,
     /// Iterations begun before this one.
     ordinal: u32,
-    events: Vec<MemoryEvent>,
+    /// Its events: while the chunk is in the tail they are the next `len` of the recorder's
+    /// [`EventStore`].
+    len: usize,
     /// `event_index` relative to the chunk's first event; the flag marks a run the reports
     /// need even when the chunk is folded.
     gc: Vec<(GcEvent, bool)>,
@@ -52,6 +55,7 @@ struct Chunk {
 enum Piece {
     Kept {
         chunk: Chunk,
+        events: Vec<MemoryEvent>,
         /// Live blocks when the chunk began.
         live_before: Vec<LiveBlock>,
         holds_allocated_peak: bool,
@@ -102,6 +106,8 @@ pub struct Recorder {
     /// Between head and tail: folded spans and kept peak iterations, in order.
     middle: Vec<Piece>,
     tail: VecDeque<Chunk>,
+    /// The tail's events, in order, compact.
+    store: EventStore,
     /// Whether the tail's last chunk is an iteration under way.
     open: bool,
     begun: u32,
@@ -192,9 +198,10 @@ impl Recorder {
     pub fn record_bytes(&self) -> u64 {
         let event = std::mem::size_of::<MemoryEvent>();
         let gc = std::mem::size_of::<(GcEvent, bool)>();
-        let chunk = |c: &Chunk| c.events.capacity() * event + c.gc.capacity() * gc;
+        let chunk = |c: &Chunk| c.gc.capacity() * gc;
         let t = &self.timeline;
-        let mut bytes = t.events.capacity() * event
+        let mut bytes = self.store.bytes()
+            + t.events.capacity() * event
             + t.iterations.capacity() * std::mem::size_of::<IterationMark>()
             + t.gc_events.capacity() * std::mem::size_of::<GcEvent>()
             + self.tail.capacity() * std::mem::size_of::<Chunk>()
@@ -205,9 +212,14 @@ impl Recorder {
             bytes += match piece {
                 Piece::Kept {
                     chunk: c,
+                    events,
                     live_before,
                     ..
-                } => chunk(c) + live_before.capacity() * std::mem::size_of::<LiveBlock>(),
+                } => {
+                    chunk(c)
+                        + events.capacity() * event
+                        + live_before.capacity() * std::mem::size_of::<LiveBlock>()
+                }
                 Piece::Folded { notable, .. } => {
                     notable.capacity() * std::mem::size_of::<GcEvent>()
                 }
@@ -259,7 +271,8 @@ impl Recorder {
                 }
                 chunk.peak_allocated = chunk.peak_allocated.max(allocated);
                 chunk.peak_reserved = chunk.peak_reserved.max(reserved);
-                chunk.events.push(event);
+                chunk.len += 1;
+                self.store.push(&event);
             }
             None => {
                 apply(&mut self.live, &event);
@@ -281,8 +294,10 @@ impl Recorder {
                 .map(|e| e.category = Some(category))
                 .is_some()
         };
-        for chunk in self.tail.iter_mut().rev() {
-            if latest(&mut chunk.events) {
+        // The tail's events, newest first.
+        for index in (0..self.store.len()).rev() {
+            if self.store.action_and_addr(index) == (Action::Alloc, addr) {
+                self.store.set_category(index, category);
                 return;
             }
         }
@@ -292,8 +307,8 @@ impl Recorder {
         }
         for piece in self.middle.iter_mut().rev() {
             match piece {
-                Piece::Kept { chunk, .. } => {
-                    if latest(&mut chunk.events) {
+                Piece::Kept { events, .. } => {
+                    if latest(events) {
                         return;
                     }
                 }
@@ -330,7 +345,7 @@ impl Recorder {
             },
             start: self.recorded,
             ordinal: self.begun,
-            events: Vec::new(),
+            len: 0,
             gc: Vec::new(),
             peak_allocated: 0,
             peak_reserved: 0,
@@ -393,6 +408,7 @@ impl Recorder {
             timeline: self.timeline.clone(),
             middle: self.middle.clone(),
             tail: self.tail.clone(),
+            store: self.store.clone(),
             live: self.live.clone(),
             head_bytes: self.head_bytes,
             tail_budget: self.tail_budget,
@@ -406,6 +422,7 @@ impl Recorder {
             mut timeline,
             middle,
             tail,
+            mut store,
             live,
             head_bytes: kept_bytes,
             ..
@@ -425,7 +442,10 @@ impl Recorder {
                     after_fold = true;
                 }
                 Piece::Kept {
-                    chunk, live_before, ..
+                    chunk,
+                    events,
+                    live_before,
+                    ..
                 } => {
                     if after_fold {
                         folded.resumes.push(Resume {
@@ -433,7 +453,7 @@ impl Recorder {
                             live: live_before,
                         });
                     }
-                    append(&mut timeline, chunk);
+                    append(&mut timeline, chunk, events);
                     after_fold = false;
                 }
             }
@@ -444,8 +464,11 @@ impl Recorder {
                 live: sorted_blocks(&live),
             });
         }
+        timeline.events.reserve_exact(store.len());
         for chunk in tail {
-            append(&mut timeline, chunk);
+            let (len, iteration) = (chunk.len, chunk.mark.iteration);
+            append(&mut timeline, chunk, std::iter::empty());
+            store.take_front(len, iteration, |e| timeline.events.push(e));
         }
         if !folded.spans.is_empty() {
             timeline
@@ -464,8 +487,8 @@ impl Recorder {
         let size = chunk_bytes(&chunk);
         self.tail_bytes -= size;
         if self.middle.is_empty() && head_bytes(&self.timeline) + size <= self.head_bytes {
-            self.remember(&chunk);
-            append(&mut self.timeline, chunk);
+            let events = self.remember(&chunk, true);
+            append(&mut self.timeline, chunk, events);
             return;
         }
         self.tail_allocated.retire(chunk.ordinal);
@@ -480,26 +503,35 @@ impl Recorder {
         if allocated_peak || reserved_peak {
             self.release_peak_slots(allocated_peak, reserved_peak);
             let live_before = sorted_blocks(&self.live);
-            self.remember(&chunk);
+            let events = self.remember(&chunk, true);
             self.middle.push(Piece::Kept {
                 chunk,
+                events,
                 live_before,
                 holds_allocated_peak: allocated_peak,
                 holds_reserved_peak: reserved_peak,
             });
         } else {
-            self.remember(&chunk);
+            self.remember(&chunk, false);
             self.fold(chunk);
         }
     }
 
-    /// Accounts for a chunk leaving the tail: its blocks and peaks.
-    fn remember(&mut self, chunk: &Chunk) {
-        for event in &chunk.events {
-            apply(&mut self.live, event);
-        }
+    /// Accounts for a chunk leaving the tail: takes its events out of the store, applies its
+    /// blocks and peaks, and returns the events when `keep` (empty otherwise).
+    fn remember(&mut self, chunk: &Chunk, keep: bool) -> Vec<MemoryEvent> {
+        let mut kept = Vec::with_capacity(if keep { chunk.len } else { 0 });
+        let live = &mut self.live;
+        self.store
+            .take_front(chunk.len, chunk.mark.iteration, |event| {
+                apply(live, &event);
+                if keep {
+                    kept.push(event);
+                }
+            });
         self.best_allocated = self.best_allocated.max(chunk.peak_allocated);
         self.best_reserved = self.best_reserved.max(chunk.peak_reserved);
+        kept
     }
 
     /// A later iteration holds a higher peak: earlier kept pieces give up that role, and
@@ -583,7 +615,7 @@ fn summarize(chunk: &Chunk) -> Piece {
         last_iteration: mark.iteration,
         iterations: 1,
         completed: mark.completed as u32,
-        events: chunk.events.len() as u64,
+        events: chunk.len as u64,
         peak_allocated: chunk.peak_allocated.max(mark.peak_allocated),
         peak_reserved: chunk.peak_reserved,
         ..FoldedSpan::default()
@@ -604,10 +636,13 @@ fn summarize(chunk: &Chunk) -> Piece {
     Piece::Folded { span, notable }
 }
 
-/// Bytes a chunk's records take.
+/// Bytes a chunk's records take as a kept piece holds them (its header with a list of whole
+/// [`MemoryEvent`]s), whatever the store holds them in meanwhile: which iterations stay in
+/// detail does not depend on the tail's storage.
 fn chunk_bytes(chunk: &Chunk) -> usize {
-    std::mem::size_of::<Chunk>()
-        + chunk.events.len() * std::mem::size_of::<MemoryEvent>()
+    std::mem::size_of::<Chunk>() - std::mem::size_of::<usize>()
+        + std::mem::size_of::<Vec<MemoryEvent>>()
+        + chunk.len * std::mem::size_of::<MemoryEvent>()
         + chunk.gc.len() * std::mem::size_of::<(GcEvent, bool)>()
 }
 
@@ -618,13 +653,13 @@ fn head_bytes(timeline: &Timeline) -> usize {
         + timeline.gc_events.len() * std::mem::size_of::<GcEvent>()
 }
 
-/// Appends a chunk to the retained events, making its indexes absolute.
-fn append(timeline: &mut Timeline, chunk: Chunk) {
+/// Appends a chunk and its events to the retained events, making its indexes absolute.
+fn append(timeline: &mut Timeline, chunk: Chunk, events: impl IntoIterator<Item = MemoryEvent>) {
     let base = timeline.events.len();
     let mut mark = chunk.mark;
     mark.first_event = base;
     timeline.iterations.push(mark);
-    timeline.events.extend(chunk.events);
+    timeline.events.extend(events);
     for (mut event, _) in chunk.gc {
         event.event_index += base;
         timeline.gc_events.push(event);
