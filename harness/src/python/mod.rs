@@ -46,6 +46,8 @@ mod keywords;
 mod layers;
 mod losses;
 mod lr_scheduler;
+mod lr_scheduler_cycles;
+mod lr_scheduler_rates;
 mod lru_cache;
 mod module_api;
 mod module_backward_hooks;

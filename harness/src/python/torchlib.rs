@@ -68,6 +68,10 @@ pub(super) enum TorchClass {
     TransformerEncoder,
     ParameterList,
     ParameterDict,
+    ExponentialLr,
+    LinearLr,
+    ConstantLr,
+    MultiplicativeLr,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -177,6 +181,10 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "ParameterDict",
         Some(TorchClass::Module),
     ),
+    (TorchClass::ExponentialLr, "ExponentialLR", None),
+    (TorchClass::LinearLr, "LinearLR", None),
+    (TorchClass::ConstantLr, "ConstantLR", None),
+    (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
 ];
 
 impl TorchClass {
@@ -196,6 +204,10 @@ impl TorchClass {
                 | TorchClass::CosineAnnealingLr
                 | TorchClass::OneCycleLr
                 | TorchClass::ReduceLrOnPlateau
+                | TorchClass::ExponentialLr
+                | TorchClass::LinearLr
+                | TorchClass::ConstantLr
+                | TorchClass::MultiplicativeLr
         )
     }
 
@@ -534,7 +546,11 @@ impl Interpreter<'_> {
             | TorchClass::MultiStepLr
             | TorchClass::CosineAnnealingLr
             | TorchClass::OneCycleLr
-            | TorchClass::ReduceLrOnPlateau => {
+            | TorchClass::ReduceLrOnPlateau
+            | TorchClass::ExponentialLr
+            | TorchClass::LinearLr
+            | TorchClass::ConstantLr
+            | TorchClass::MultiplicativeLr => {
                 return Ok(None);
             }
         };
