@@ -448,8 +448,9 @@ impl Interpreter<'_> {
             v => match float_of(v) {
                 Some(f) => f,
                 None => {
-                    return self
-                        .unsupported("a ReduceLROnPlateau metric that is not a number or a tensor");
+                    return self.unsupported(
+                        "a ReduceLROnPlateau metric that is not a number or a tensor",
+                    );
                 }
             },
         };
