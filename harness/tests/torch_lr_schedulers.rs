@@ -377,3 +377,72 @@ assert len(kept) == 1
         ));
     }
 }
+
+#[test]
+fn sequential_lr_switches_scheduler_at_each_milestone() {
+    // SequentialLR(ConstantLR(0.1, total_iters=2), ExponentialLR(0.9), milestones=[2]), lr
+    // 0.05: each member's construction stepped once; SequentialLR resets lr to initial_lr,
+    // undoes those steps (last_epoch - 1) and re-runs the first one's initial step: 0.05 *
+    // 0.1. Step 1: ConstantLR epoch 1 (unchanged). Step 2 = milestone: ExponentialLR
+    // `_update_lr(0)`, its closed form 0.05 * 0.9 ** 0. Then lr * 0.9 per step.
+    ok("w = torch.zeros(4, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.05)
+a = torch.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2)
+b = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)
+scheds = [a, b]
+s = torch.optim.lr_scheduler.SequentialLR(opt, schedulers=scheds, milestones=[2])
+assert s._schedulers is scheds
+seen = [opt.param_groups[0]['lr']]
+for _ in range(4):
+    s.step()
+    seen.append(opt.param_groups[0]['lr'])
+assert seen == [0.005000000000000001, 0.005000000000000001, 0.05, 0.045000000000000005, 0.04050000000000001]
+assert s.last_epoch == 4
+assert s.get_last_lr() is b.get_last_lr()
+sd = s.state_dict()
+assert sd['_milestones'] == [2]
+assert sd['_schedulers'][1]['last_epoch'] == 2
+assert 'optimizer' not in sd
+");
+}
+
+#[test]
+fn chained_scheduler_steps_every_member() {
+    // ChainedScheduler([ConstantLR(0.1, 2), ExponentialLR(0.9)]): each step runs both in
+    // order. Init 0.05 * 0.1; step 1: * 0.9; step 2: * (1.0 / 0.1) then * 0.9; step 3: * 0.9.
+    ok("w = torch.zeros(4, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.05)
+c = torch.optim.lr_scheduler.ChainedScheduler([torch.optim.lr_scheduler.ConstantLR(opt, factor=0.1, total_iters=2), torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.9)])
+seen = [opt.param_groups[0]['lr']]
+for _ in range(3):
+    c.step()
+    seen.append(opt.param_groups[0]['lr'])
+assert seen == [0.005000000000000001, 0.004500000000000001, 0.040500000000000015, 0.03645000000000002]
+assert c.get_last_lr() == [0.03645000000000002]
+sd = c.state_dict()
+assert len(sd['_schedulers']) == 2
+c.load_state_dict(sd)
+");
+    let e = fails(
+        "w = torch.zeros(4, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.05)
+p = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+c = torch.optim.lr_scheduler.ChainedScheduler([p])
+",
+    );
+    assert!(
+        e.contains("ChainedScheduler does not support `ReduceLROnPlateau` scheduler"),
+        "{e}"
+    );
+    let e = fails(
+        "w = torch.zeros(4, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.05)
+a = torch.optim.lr_scheduler.ConstantLR(opt)
+s = torch.optim.lr_scheduler.SequentialLR(opt, [a], milestones=[3])
+",
+    );
+    assert!(
+        e.contains("expects number of schedulers provided to be one more than the number of milestone points"),
+        "{e}"
+    );
+}

@@ -355,6 +355,14 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "verbose",
         ],
         C::MultiplicativeLr => &["optimizer", "lr_lambda", "last_epoch", "verbose"],
+        C::SequentialLr => &[
+            "optimizer",
+            "schedulers",
+            "milestones",
+            "last_epoch",
+            "verbose",
+        ],
+        C::ChainedScheduler => &["schedulers", "optimizer"],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -687,6 +695,7 @@ const MODELLED: &[&str] = &[
     "data",
     "use_reentrant",
     "optimizer",
+    "schedulers",
     "lr_lambda",
     "steps",
     "m",
@@ -877,6 +886,8 @@ mod tests {
             C::LinearLr,
             C::ConstantLr,
             C::MultiplicativeLr,
+            C::SequentialLr,
+            C::ChainedScheduler,
         ] {
             tables.push(for_class(c));
         }

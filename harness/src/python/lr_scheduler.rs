@@ -48,6 +48,12 @@ impl Interpreter<'_> {
             })
             .collect();
         let arg = |n: &str| bound.iter().find(|(k, _)| *k == n).and_then(|(_, v)| *v);
+        if matches!(
+            kind,
+            TorchClass::SequentialLr | TorchClass::ChainedScheduler
+        ) {
+            return self.construct_composite_scheduler(kind, &arg);
+        }
         let Some(optimizer) = arg("optimizer") else {
             return self.error(
                 "TypeError: __init__() missing 1 required positional argument: 'optimizer'",
@@ -110,13 +116,17 @@ impl Interpreter<'_> {
         attrs.push(("base_lrs", Value::Obj(base)));
         attrs.push(("last_epoch", last_epoch));
         let sched = self.new_torch_instance(kind, attrs)?;
-        // `_initial_step`: `_step_count = 0`, then `step()` inside `_initial_mode`.
+        self.scheduler_initial_step(sched, kind)?;
+        Ok(sched)
+    }
+
+    /// `_initial_step`: `_step_count = 0`, then `step()` inside `_initial_mode`.
+    pub(super) fn scheduler_initial_step(&mut self, sched: ObjId, kind: TorchClass) -> R<()> {
         self.sched_set(sched, "_step_count", Value::Int(0))?;
         self.sched_set(sched, "_is_initial", Value::Bool(true))?;
         let stepped = self.scheduler_step(sched, kind, None);
         self.sched_set(sched, "_is_initial", Value::Bool(false))?;
-        stepped?;
-        Ok(sched)
+        stepped
     }
 
     /// The attributes a scheduler class's own `__init__` sets, validated as PyTorch does.
@@ -298,7 +308,12 @@ impl Interpreter<'_> {
     }
 
     /// `LRScheduler.step(epoch=None)`: `_step_count += 1`, then `_update_lr`.
-    fn scheduler_step(&mut self, sched: ObjId, kind: TorchClass, epoch: Option<Value>) -> R<()> {
+    pub(super) fn scheduler_step(
+        &mut self,
+        sched: ObjId,
+        kind: TorchClass,
+        epoch: Option<Value>,
+    ) -> R<()> {
         let count = match self.sched_attr(sched, "_step_count") {
             Some(Value::Int(n)) => n,
             _ => 0,
@@ -310,7 +325,7 @@ impl Interpreter<'_> {
     /// `_update_lr`: the rates are computed inside `with _enable_get_lr_call(self)`, written
     /// into the groups through a `zip`, and `_last_lr` is a new list of the groups' rates
     /// (the old one is dropped); the computed list lives until the method returns.
-    fn scheduler_update_lr(
+    pub(super) fn scheduler_update_lr(
         &mut self,
         sched: ObjId,
         kind: TorchClass,
@@ -385,6 +400,29 @@ impl Interpreter<'_> {
         args: &[Value],
     ) -> R<Option<Value>> {
         match name {
+            "step"
+                if matches!(
+                    kind,
+                    TorchClass::SequentialLr | TorchClass::ChainedScheduler
+                ) =>
+            {
+                if !args.is_empty() {
+                    return self.error(format!(
+                        "TypeError: step() takes 1 positional argument but {} were given",
+                        args.len() + 1
+                    ));
+                }
+                self.composite_step(sched, kind)?;
+                Ok(Some(Value::None))
+            }
+            "state_dict"
+                if matches!(
+                    kind,
+                    TorchClass::SequentialLr | TorchClass::ChainedScheduler
+                ) =>
+            {
+                self.composite_state_dict(sched).map(Some)
+            }
             "step" if kind == TorchClass::ReduceLrOnPlateau => {
                 self.plateau_step(sched, args)?;
                 Ok(Some(Value::None))
@@ -470,13 +508,22 @@ impl Interpreter<'_> {
             _ => return self.error("TypeError: a scheduler state_dict must be a dict"),
         };
         let with_lambdas = matches!(kind, TorchClass::LambdaLr | TorchClass::MultiplicativeLr);
+        let composite = matches!(
+            kind,
+            TorchClass::SequentialLr | TorchClass::ChainedScheduler
+        );
         let mut lambda_dicts = Vec::new();
+        let mut nested = Vec::new();
         for (k, v) in items {
             let Value::Str(name) = k else {
                 return self.unsupported("a scheduler state_dict key that is not a str");
             };
             if with_lambdas && self.names.name(name) == "lr_lambdas" {
                 lambda_dicts = self.iterable_items(v)?;
+                continue;
+            }
+            if composite && self.names.name(name) == "_schedulers" {
+                nested = self.iterable_items(v)?;
                 continue;
             }
             self.heap.incref(v);
@@ -497,6 +544,19 @@ impl Interpreter<'_> {
                         self.set_attr(f, name, v)?;
                     }
                 }
+            }
+        }
+        if !nested.is_empty() {
+            let list = self.sched_attr(sched, "_schedulers").unwrap_or(Value::None);
+            let members = self.iterable_items(list)?;
+            for (m, sd) in members.into_iter().zip(nested) {
+                let (Some(m_id), Some(sd)) = (m.obj(), sd.obj()) else {
+                    continue;
+                };
+                let Some(k) = self.instance_torch_class(m) else {
+                    continue;
+                };
+                self.scheduler_load_state_dict(m_id, k, sd)?;
             }
         }
         if kind == TorchClass::ReduceLrOnPlateau {

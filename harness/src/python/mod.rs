@@ -46,6 +46,7 @@ mod keywords;
 mod layers;
 mod losses;
 mod lr_scheduler;
+mod lr_scheduler_composite;
 mod lr_scheduler_cycles;
 mod lr_scheduler_rates;
 mod lru_cache;

@@ -72,6 +72,8 @@ pub(super) enum TorchClass {
     LinearLr,
     ConstantLr,
     MultiplicativeLr,
+    SequentialLr,
+    ChainedScheduler,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -185,6 +187,8 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::LinearLr, "LinearLR", None),
     (TorchClass::ConstantLr, "ConstantLR", None),
     (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
+    (TorchClass::SequentialLr, "SequentialLR", None),
+    (TorchClass::ChainedScheduler, "ChainedScheduler", None),
 ];
 
 impl TorchClass {
@@ -208,6 +212,8 @@ impl TorchClass {
                 | TorchClass::LinearLr
                 | TorchClass::ConstantLr
                 | TorchClass::MultiplicativeLr
+                | TorchClass::SequentialLr
+                | TorchClass::ChainedScheduler
         )
     }
 
@@ -550,7 +556,9 @@ impl Interpreter<'_> {
             | TorchClass::ExponentialLr
             | TorchClass::LinearLr
             | TorchClass::ConstantLr
-            | TorchClass::MultiplicativeLr => {
+            | TorchClass::MultiplicativeLr
+            | TorchClass::SequentialLr
+            | TorchClass::ChainedScheduler => {
                 return Ok(None);
             }
         };
