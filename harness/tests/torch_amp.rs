@@ -415,3 +415,79 @@ out.float().sum().backward()
 assert conv.weight.grad.dtype == torch.float32
 ");
 }
+
+#[test]
+fn cat_and_stack_promote_to_the_widest_input_type() {
+    // autocast_mode.cpp `promote`: the region's dtype promoted with each eligible input's;
+    // the narrower inputs are cast (a fresh copy, freed after the op when no grad needs it).
+    ok("M = 1024 * 1024
+h = torch.empty(1024, 1024, device='cuda', dtype=torch.float16)
+f = torch.empty(1024, 1024, device='cuda')
+b = torch.empty(1024, 1024, device='cuda', dtype=torch.bfloat16)
+base = torch.cuda.memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+with torch.autocast('cuda'):
+    c = torch.cat([h, f])
+    assert c.dtype == torch.float32
+    # The 8 MiB result; h's float32 copy (4 MiB) existed during the op.
+    assert torch.cuda.memory_allocated() == base + 8 * M
+    assert torch.cuda.max_memory_allocated() == base + 4 * M + 8 * M
+    del c
+    # All half: nothing is cast.
+    s = torch.stack([h, h])
+    assert s.dtype == torch.float16
+    assert torch.cuda.memory_allocated() == base + 4 * M
+    del s
+with torch.autocast('cuda', dtype=torch.bfloat16):
+    # float16 with a bfloat16 region: at::promote_types gives float32.
+    c = torch.cat([h, b])
+    assert c.dtype == torch.float32
+# Outside a region: no autocast (ordinary type promotion of the model).
+c = torch.cat([h, h])
+assert c.dtype == torch.float16
+");
+}
+
+#[test]
+fn sum_pow_layer_norm_and_the_losses_follow_their_lists() {
+    // `sum`: fp32_set_opt_dtype (float32 result); `mean` is on no list. `pow`,
+    // `layer_norm`, `l1_loss`, `smooth_l1_loss`, `binary_cross_entropy_with_logits`,
+    // `nll_loss`: the fp32 list (half inputs cast up, float32 results).
+    ok("F = torch.nn.functional
+x = torch.empty(64, 32, device='cuda', dtype=torch.float16)
+y = torch.empty(64, 32, device='cuda', dtype=torch.float16)
+t = torch.zeros(64, device='cuda', dtype=torch.long)
+with torch.autocast('cuda'):
+    assert x.sum().dtype == torch.float32
+    assert x.sum(1).dtype == torch.float32
+    assert torch.sum(x).dtype == torch.float32
+    assert x.mean().dtype == torch.float16
+    assert (x ** 2).dtype == torch.float32
+    assert x.pow(2).dtype == torch.float32
+    assert F.layer_norm(x, (32,)).dtype == torch.float32
+    assert F.l1_loss(x, y).dtype == torch.float32
+    assert F.smooth_l1_loss(x, y).dtype == torch.float32
+    assert F.binary_cross_entropy_with_logits(x, y).dtype == torch.float32
+    assert F.nll_loss(x, t).dtype == torch.float32
+    assert torch.nn.LayerNorm(32, device='cuda')(x).dtype == torch.float32
+assert x.sum().dtype == torch.float16
+assert (x ** 2).dtype == torch.float16
+assert F.l1_loss(x, y).dtype == torch.float16
+");
+}
+
+#[test]
+fn binary_cross_entropy_is_banned_in_an_autocast_region() {
+    let e = run("x = torch.rand(8, device='cuda')
+y = torch.rand(8, device='cuda')
+ok = torch.nn.functional.binary_cross_entropy(x, y)
+with torch.autocast('cuda'):
+    torch.nn.functional.binary_cross_entropy(x, y)
+")
+    .unwrap_err();
+    assert!(
+        e.contains("binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast"),
+        "{e}"
+    );
+    assert!(e.starts_with("t.yaml:9:"), "{e}");
+}

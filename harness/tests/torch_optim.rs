@@ -502,3 +502,35 @@ one.load_state_dict(sd)
         "loaded state dict has a different number of parameter groups",
     );
 }
+
+#[test]
+fn optimizer_state_is_a_defaultdict_of_dicts() {
+    // `Optimizer.__init__`: `self.state = defaultdict(dict)`; `load_state_dict` builds a new
+    // `defaultdict(dict)`. Reading the state of a parameter without state makes `{}` and
+    // stores it (what `_init_group`'s `self.state[p]` relies on).
+    ok(&format!(
+        "{FOUR_PARAMS}opt = torch.optim.SGD(ps[:2], lr=0.1)
+assert len(opt.state) == 0
+s = opt.state[ps[0]]
+assert s == {{}}
+assert len(opt.state) == 1
+assert opt.state[ps[0]] is s
+assert ps[1] not in opt.state
+assert opt.state.get(ps[1]) is None
+s['custom'] = 1
+sd = opt.state_dict()
+assert sd['state'] == {{0: {{'custom': 1}}}}
+# `state_dict()['state']` is a plain dict.
+try:
+    sd['state'][1]
+    assert False
+except KeyError:
+    pass
+other = torch.optim.SGD(ps[:2], lr=0.1)
+other.load_state_dict(sd)
+assert other.state[ps[0]]['custom'] == 1
+assert other.state[ps[1]] == {{}}
+assert len(other.state) == 2
+"
+    ));
+}

@@ -3,7 +3,9 @@
 //! those on the float32 list cast theirs up to float32, before running. A cast of a leaf that
 //! requires grad (a weight) is cached until the outermost region exits, so one low-precision
 //! copy per weight stays alive through the forward pass; any other cast is a fresh tensor
-//! (a `ToCopyBackward0` node when it requires grad). Ops on neither list run unchanged.
+//! (a `ToCopyBackward0` node when it requires grad). The promote ops (`cat`, `stack`) cast
+//! their narrower inputs to the widest type among them; `binary_cross_entropy` is refused.
+//! Ops on no list run unchanged.
 
 use super::autograd;
 use super::interp::{Interpreter, R};
@@ -23,35 +25,116 @@ pub(crate) struct AutocastState {
 }
 
 /// Which autocast list an op is on.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum CastPolicy {
     /// `mm`, `matmul`, `linear`, `addmm`, `bmm`, the convolutions: run in the region's dtype.
     LowerPrecision,
-    /// `exp`, `log`, the losses, `layer_norm`, ...: inputs cast to float32.
+    /// `exp`, `log`, `pow`, the losses, `layer_norm`, ...: inputs cast to float32.
     Float32,
     /// `softmax`, `log_softmax`, `sum`, ... (`fp32_set_opt_dtype`): run with
     /// `dtype=torch.float32`, so a half input gives a float32 result without a cast copy.
     Float32Output,
+    /// `cat`, `stack` (`promote`): every eligible input cast to the widest floating type
+    /// among them and the region's dtype.
+    Promote,
+    /// `binary_cross_entropy` (`banned`): refused inside an enabled region.
+    Banned,
 }
 
-/// The autocast list (CUDA, `aten/src/ATen/autocast_mode.cpp`) of an op that the model runs
-/// through a shared path (`tensor_unary`, the convolutions); the layers and losses with
-/// their own code name their policy there.
+/// Every op the model runs (the autograd table's rows and the layers and losses with their
+/// own code) with its CUDA autocast list in `aten/src/ATen/autocast_mode.cpp`; `None`: on
+/// no list, it runs in its inputs' dtypes (in-place ops are never cast). A unit test checks
+/// that every row of the autograd table is here, so a new op needs a decision.
+pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
+    use CastPolicy::*;
+    &[
+        // lower_precision_fp
+        ("conv1d", Some(LowerPrecision)),
+        ("conv2d", Some(LowerPrecision)),
+        ("convolution", Some(LowerPrecision)),
+        ("linear", Some(LowerPrecision)),
+        ("matmul", Some(LowerPrecision)),
+        ("mm", Some(LowerPrecision)),
+        ("bmm", Some(LowerPrecision)),
+        ("addmm", Some(LowerPrecision)),
+        // fp32
+        ("exp", Some(Float32)),
+        ("log", Some(Float32)),
+        ("log2", Some(Float32)),
+        ("log10", Some(Float32)),
+        ("log1p", Some(Float32)),
+        ("expm1", Some(Float32)),
+        ("reciprocal", Some(Float32)),
+        ("rsqrt", Some(Float32)),
+        ("acos", Some(Float32)),
+        ("asin", Some(Float32)),
+        ("cosh", Some(Float32)),
+        ("sinh", Some(Float32)),
+        ("tan", Some(Float32)),
+        ("erfinv", Some(Float32)),
+        ("softplus", Some(Float32)),
+        ("pow", Some(Float32)),
+        ("layer_norm", Some(Float32)),
+        ("mse_loss", Some(Float32)),
+        ("cross_entropy", Some(Float32)),
+        ("nll_loss", Some(Float32)),
+        ("l1_loss", Some(Float32)),
+        ("smooth_l1_loss", Some(Float32)),
+        ("binary_cross_entropy_with_logits", Some(Float32)),
+        // fp32_set_opt_dtype
+        ("softmax", Some(Float32Output)),
+        ("log_softmax", Some(Float32Output)),
+        ("sum", Some(Float32Output)),
+        ("sum_dim", Some(Float32Output)),
+        ("prod", Some(Float32Output)),
+        ("cumsum", Some(Float32Output)),
+        ("cumprod", Some(Float32Output)),
+        // promote
+        ("cat", Some(Promote)),
+        ("stack", Some(Promote)),
+        // banned
+        ("binary_cross_entropy", Some(Banned)),
+        // on no list
+        ("add", None),
+        ("sub", None),
+        ("mul", None),
+        ("mul_scalar", None),
+        ("div", None),
+        ("div_scalar", None),
+        ("relu", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("sqrt", None),
+        ("abs", None),
+        ("clamp", None),
+        ("gelu", None),
+        ("neg", None),
+        ("leaky_relu", None),
+        ("silu", None),
+        ("mean", None),
+        ("mean_dim", None),
+        ("clone", None),
+        ("to", None),
+        ("view", None),
+        ("split", None),
+        ("split_with_sizes", None),
+        ("repeat", None),
+        ("embedding", None),
+        ("adaptive_avg_pool2d", None),
+        ("setitem", None),
+    ]
+};
+
+/// The autocast list of `op` (see [`OP_POLICIES`]); in-place ops (`add_`, ...) are on none.
 pub(super) fn policy_of(op: &str) -> Option<CastPolicy> {
-    match op {
-        "conv1d" | "conv2d" | "linear" | "matmul" | "mm" | "bmm" | "addmm" => {
-            Some(CastPolicy::LowerPrecision)
-        }
-        "exp" | "log" | "log2" | "log10" | "log1p" | "expm1" | "reciprocal" | "rsqrt" | "acos"
-        | "asin" | "cosh" | "sinh" | "tan" | "erfinv" | "softplus" | "pow" => {
-            Some(CastPolicy::Float32)
-        }
-        "softmax" | "log_softmax" | "sum" | "prod" | "cumsum" | "cumprod" => {
-            Some(CastPolicy::Float32Output)
-        }
-        _ => None,
-    }
+    OP_POLICIES
+        .iter()
+        .find(|(name, _)| *name == op)
+        .and_then(|(_, p)| *p)
 }
+
+/// `binary_cross_entropy_banned`'s message.
+const BANNED_MESSAGE: &str = "RuntimeError: torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\nMany models use a sigmoid layer right before the binary cross entropy layer.\nIn this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\nor torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.";
 
 /// The manager's items: its dtype, whether enabled, and the state it replaced (set on
 /// `__enter__`, restored on `__exit__`).
@@ -168,6 +251,8 @@ impl Interpreter<'_> {
         let target = match (self.autocast.enabled, policy) {
             (Some(d), CastPolicy::LowerPrecision) => Some(d),
             (Some(_), CastPolicy::Float32) => Some(Dtype::Float32),
+            (Some(d), CastPolicy::Promote) => Some(self.autocast_promoted(d, inputs)),
+            (Some(_), CastPolicy::Banned) => return self.error(BANNED_MESSAGE),
             (Some(_), CastPolicy::Float32Output) | (None, _) => None,
         };
         let mut out = Vec::with_capacity(inputs.len());
@@ -189,6 +274,28 @@ impl Interpreter<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// `promote_type`: the region's dtype promoted with each eligible input's (float16 with
+    /// bfloat16 gives float32, as `at::promote_types` does).
+    fn autocast_promoted(&self, region: Dtype, inputs: &[Value]) -> Dtype {
+        let mut current = region;
+        for &v in inputs {
+            let Some(t) = self.tensor_data(v) else {
+                continue;
+            };
+            if t.device != DeviceKind::Cuda || !t.dtype.is_floating() || t.dtype == Dtype::Float64 {
+                continue;
+            }
+            current = match (current, t.dtype) {
+                (a, b) if a == b => a,
+                (Dtype::Float16, Dtype::BFloat16) | (Dtype::BFloat16, Dtype::Float16) => {
+                    Dtype::Float32
+                }
+                (a, b) => Dtype::promote(a, b),
+            };
+        }
+        current
     }
 
     /// The result dtype of an `fp32_set_opt_dtype` op on `v`: float32 inside an enabled
@@ -243,5 +350,59 @@ impl Interpreter<'_> {
             self.autocast.cache.push((id, t.storage, cast));
         }
         Ok(Some(cast))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_of_the_autograd_table_has_an_autocast_decision() {
+        for rule in crate::torch::OP_RULES {
+            let in_place = rule.op.ends_with('_');
+            assert!(
+                in_place || OP_POLICIES.iter().any(|(name, _)| *name == rule.op),
+                "op {} has no autocast policy in OP_POLICIES",
+                rule.op
+            );
+        }
+    }
+
+    #[test]
+    fn each_list_holds_the_ops_of_autocast_mode_cpp() {
+        let on = |p: CastPolicy| -> Vec<&str> {
+            OP_POLICIES
+                .iter()
+                .filter(|(_, q)| *q == Some(p))
+                .map(|(n, _)| *n)
+                .collect()
+        };
+        assert_eq!(on(CastPolicy::Promote), ["cat", "stack"]);
+        assert_eq!(on(CastPolicy::Banned), ["binary_cross_entropy"]);
+        for op in [
+            "pow",
+            "layer_norm",
+            "nll_loss",
+            "l1_loss",
+            "smooth_l1_loss",
+            "mse_loss",
+            "cross_entropy",
+            "binary_cross_entropy_with_logits",
+            "exp",
+            "log",
+        ] {
+            assert_eq!(policy_of(op), Some(CastPolicy::Float32), "{op}");
+        }
+        for op in ["sum", "sum_dim", "softmax", "log_softmax"] {
+            assert_eq!(policy_of(op), Some(CastPolicy::Float32Output), "{op}");
+        }
+        for op in ["mean", "relu", "gelu", "add", "mul", "embedding"] {
+            assert_eq!(policy_of(op), None, "{op}");
+        }
+        let mut names: Vec<&str> = OP_POLICIES.iter().map(|(n, _)| *n).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), OP_POLICIES.len(), "an op is listed twice");
     }
 }

@@ -93,6 +93,10 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "layer_norm_eps",
     "enable_nested_tensor",
     "mask_check",
+    // LinearLR / ConstantLR: learning-rate factors (values, computed; no memory effect).
+    "start_factor",
+    "end_factor",
+    "total_iters",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -334,6 +338,31 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "eps",
             "verbose",
         ],
+        C::ExponentialLr => &["optimizer", "gamma", "last_epoch", "verbose"],
+        C::LinearLr => &[
+            "optimizer",
+            "start_factor",
+            "end_factor",
+            "total_iters",
+            "last_epoch",
+            "verbose",
+        ],
+        C::ConstantLr => &[
+            "optimizer",
+            "factor",
+            "total_iters",
+            "last_epoch",
+            "verbose",
+        ],
+        C::MultiplicativeLr => &["optimizer", "lr_lambda", "last_epoch", "verbose"],
+        C::SequentialLr => &[
+            "optimizer",
+            "schedulers",
+            "milestones",
+            "last_epoch",
+            "verbose",
+        ],
+        C::ChainedScheduler => &["schedulers", "optimizer"],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -668,6 +697,7 @@ const MODELLED: &[&str] = &[
     "data",
     "use_reentrant",
     "optimizer",
+    "schedulers",
     "lr_lambda",
     "steps",
     "m",
@@ -854,6 +884,12 @@ mod tests {
             C::TransformerEncoder,
             C::ParameterList,
             C::ParameterDict,
+            C::ExponentialLr,
+            C::LinearLr,
+            C::ConstantLr,
+            C::MultiplicativeLr,
+            C::SequentialLr,
+            C::ChainedScheduler,
         ] {
             tables.push(for_class(c));
         }

@@ -31,6 +31,21 @@ impl Interpreter<'_> {
         operands: &[Value],
         reduction: Reduction,
     ) -> R<Value> {
+        // `smooth_l1_loss`, `binary_cross_entropy_with_logits`: autocast's float32 list;
+        // `binary_cross_entropy` is banned there.
+        let policy = super::amp::policy_of(op).unwrap_or(super::amp::CastPolicy::Float32);
+        let cast = self.autocast_inputs(operands, policy)?;
+        let r = self.fused_loss_as_given(op, &cast, reduction);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn fused_loss_as_given(
+        &mut self,
+        op: &'static str,
+        operands: &[Value],
+        reduction: Reduction,
+    ) -> R<Value> {
         let (Some(x), Some(t)) = (self.tensor_data(operands[0]), self.tensor_data(operands[1]))
         else {
             return self.error(format!(
@@ -70,13 +85,21 @@ impl Interpreter<'_> {
         Ok(out)
     }
 
-    /// `F.l1_loss`: `(input - target).abs()`, then the reduction, as ATen composes it.
+    /// `F.l1_loss`: `(input - target).abs()`, then the reduction, as ATen composes it
+    /// (on autocast's float32 list: the composite runs on float32 casts).
     pub(super) fn l1_loss(
         &mut self,
         input: Value,
         target: Value,
         reduction: Reduction,
     ) -> R<Value> {
+        let cast = self.autocast_inputs(&[input, target], super::amp::CastPolicy::Float32)?;
+        let r = self.l1_loss_as_given(cast[0], cast[1], reduction);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn l1_loss_as_given(&mut self, input: Value, target: Value, reduction: Reduction) -> R<Value> {
         if self.tensor_data(input).is_none() || self.tensor_data(target).is_none() {
             return self.error("TypeError: l1_loss(): input and target must be tensors");
         }
@@ -106,6 +129,21 @@ impl Interpreter<'_> {
     /// `F.nll_loss(input, target, weight)`: `nll_loss_forward`, whose second result
     /// (`total_weight`, a scalar) the node keeps.
     pub(super) fn nll_loss(
+        &mut self,
+        input: Value,
+        target: Value,
+        weight: Value,
+        reduction: Reduction,
+    ) -> R<Value> {
+        // Autocast's float32 list (the integer target is never cast).
+        let cast =
+            self.autocast_inputs(&[input, target, weight], super::amp::CastPolicy::Float32)?;
+        let r = self.nll_loss_as_given(cast[0], cast[1], cast[2], reduction);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn nll_loss_as_given(
         &mut self,
         input: Value,
         target: Value,

@@ -230,8 +230,22 @@ impl Interpreter<'_> {
         r
     }
 
-    /// `F.layer_norm(input, normalized_shape, weight, bias)`: `native_layer_norm`.
+    /// `F.layer_norm(input, normalized_shape, weight, bias)`: `native_layer_norm`, on
+    /// autocast's float32 list (its inputs cast up inside an enabled region).
     pub(super) fn layer_norm(
+        &mut self,
+        x: Value,
+        normalized: &[i64],
+        weight: Value,
+        bias: Value,
+    ) -> R<Value> {
+        let cast = self.autocast_inputs(&[x, weight, bias], super::amp::CastPolicy::Float32)?;
+        let r = self.layer_norm_as_given(cast[0], normalized, cast[1], cast[2]);
+        self.heap.decref_all(cast);
+        r
+    }
+
+    fn layer_norm_as_given(
         &mut self,
         x: Value,
         normalized: &[i64],

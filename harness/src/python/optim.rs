@@ -165,7 +165,7 @@ impl Interpreter<'_> {
         }
         let defaults = self.optimizer_defaults(kind, args, kwargs);
         let groups = self.alloc(ObjKind::List(Vec::new()));
-        let state = self.alloc(ObjKind::Dict(Vec::new()));
+        let state = self.new_optimizer_state()?;
         let attrs = vec![
             ("defaults", Value::Obj(defaults)),
             ("param_groups", Value::Obj(groups)),

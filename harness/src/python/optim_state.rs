@@ -17,7 +17,8 @@
 //! freed when nothing else holds them).
 
 use super::interp::{Interpreter, R};
-use crate::heap::{ObjId, ObjKind, Value};
+use super::natives::Native;
+use crate::heap::{DictSubclass, ObjId, ObjKind, Value};
 use crate::torch::{Category, Dtype};
 
 impl Interpreter<'_> {
@@ -183,7 +184,7 @@ impl Interpreter<'_> {
             Some(ObjKind::Dict(items)) => items.clone(),
             _ => return self.error("TypeError: state_dict['state'] must be a dict"),
         };
-        let new_state = self.alloc(ObjKind::Dict(Vec::new()));
+        let new_state = self.new_optimizer_state()?;
         for (k, v) in entries {
             match id_map.iter().find(|(id, _, _)| *id == k) {
                 Some(&(_, p, capturable)) => {
@@ -257,6 +258,17 @@ impl Interpreter<'_> {
             self.dict_set(new, k, c);
         }
         Ok(Value::Obj(new))
+    }
+
+    /// `defaultdict(dict)`: the optimizer's `state` (`Optimizer.__init__`, and the new state
+    /// `load_state_dict` builds), so `opt.state[p]` of a parameter without state is a new
+    /// empty dict, stored under `p`.
+    pub(super) fn new_optimizer_state(&mut self) -> R<ObjId> {
+        let dict_type = Value::Native(Native::Dict.id());
+        match self.new_dict_subclass(DictSubclass::DefaultDict, &[dict_type], &[])? {
+            Value::Obj(d) => Ok(d),
+            _ => self.error("internal: defaultdict() made no dict"),
+        }
     }
 
     /// The optimizer's `state` dict (a new reference).

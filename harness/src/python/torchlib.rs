@@ -68,6 +68,12 @@ pub(super) enum TorchClass {
     TransformerEncoder,
     ParameterList,
     ParameterDict,
+    ExponentialLr,
+    LinearLr,
+    ConstantLr,
+    MultiplicativeLr,
+    SequentialLr,
+    ChainedScheduler,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -177,6 +183,12 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "ParameterDict",
         Some(TorchClass::Module),
     ),
+    (TorchClass::ExponentialLr, "ExponentialLR", None),
+    (TorchClass::LinearLr, "LinearLR", None),
+    (TorchClass::ConstantLr, "ConstantLR", None),
+    (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
+    (TorchClass::SequentialLr, "SequentialLR", None),
+    (TorchClass::ChainedScheduler, "ChainedScheduler", None),
 ];
 
 impl TorchClass {
@@ -196,6 +208,12 @@ impl TorchClass {
                 | TorchClass::CosineAnnealingLr
                 | TorchClass::OneCycleLr
                 | TorchClass::ReduceLrOnPlateau
+                | TorchClass::ExponentialLr
+                | TorchClass::LinearLr
+                | TorchClass::ConstantLr
+                | TorchClass::MultiplicativeLr
+                | TorchClass::SequentialLr
+                | TorchClass::ChainedScheduler
         )
     }
 
@@ -544,7 +562,13 @@ impl Interpreter<'_> {
             | TorchClass::MultiStepLr
             | TorchClass::CosineAnnealingLr
             | TorchClass::OneCycleLr
-            | TorchClass::ReduceLrOnPlateau => {
+            | TorchClass::ReduceLrOnPlateau
+            | TorchClass::ExponentialLr
+            | TorchClass::LinearLr
+            | TorchClass::ConstantLr
+            | TorchClass::MultiplicativeLr
+            | TorchClass::SequentialLr
+            | TorchClass::ChainedScheduler => {
                 return Ok(None);
             }
         };

@@ -522,7 +522,14 @@ pub(super) fn reduce(
         }
     };
     let with_dim = !matches!(dim, None | Some(Value::None));
-    let out = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
+    // `sum` is on autocast's `fp32_set_opt_dtype` list (a float32 result, no cast copy).
+    let dtype = match op {
+        "sum" => it
+            .autocast_float32_output(Value::Obj(id))
+            .unwrap_or(t.dtype),
+        _ => t.dtype,
+    };
+    let out = op_output(it, shape, dtype, t.device, &[Value::Obj(id)])?;
     // `sum()`/`mean()` and their `dim=` overloads are distinct nodes (`*Backward0/1`).
     let key = match (op, with_dim) {
         ("mean", false) => "mean",
@@ -535,7 +542,16 @@ pub(super) fn reduce(
     Ok(out)
 }
 
+/// `torch.cat`/`torch.stack`: on autocast's promote list (the inputs cast to the widest
+/// floating type among them and the region's dtype).
 pub(super) fn concat(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R<Value> {
+    let cast = it.autocast_inputs(items, crate::python::amp::CastPolicy::Promote)?;
+    let r = concat_as_given(it, &cast, dim, stack);
+    it.heap.decref_all(cast);
+    r
+}
+
+fn concat_as_given(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: bool) -> R<Value> {
     let tensors: Vec<torch::TensorData> = items
         .iter()
         .filter_map(|v| tensor_of(it, *v).cloned())
@@ -646,9 +662,16 @@ pub(in crate::python) fn tensor_binary(
     r: Value,
     in_place: bool,
 ) -> R<Value> {
-    // `matmul`/`mm`/`bmm` are on autocast's lower-precision list.
-    if op == Operator::MatMult && !in_place {
-        let cast = it.autocast_inputs(&[l, r], crate::python::amp::CastPolicy::LowerPrecision)?;
+    // `matmul`/`mm`/`bmm` are on autocast's lower-precision list, `pow` on its float32 list.
+    let policy = match op {
+        Operator::MatMult => Some(crate::python::amp::CastPolicy::LowerPrecision),
+        Operator::Pow => crate::python::amp::policy_of("pow"),
+        _ => None,
+    };
+    if let Some(policy) = policy
+        && !in_place
+    {
+        let cast = it.autocast_inputs(&[l, r], policy)?;
         let result = tensor_binary_as_given(it, op, cast[0], cast[1], in_place);
         it.heap.decref_all(cast);
         return result;
