@@ -163,6 +163,8 @@ pub struct Interpreter<'a> {
     pub(super) event_loop: Option<Box<super::vm::EventLoop>>,
     /// The iterable of the compiled `for` loop that marks the iterations, while it runs.
     pub(super) vm_iteration_loop: Option<Value>,
+    /// Values the VM bound to expression nodes split at suspension points (`vm/split.rs`).
+    pub(super) vm_substitutes: Vec<super::vm::Substitute>,
     pub(super) data_depth: super::depth::DepthGuard,
     /// `torch.autocast` regions and their cast cache (`amp.rs`).
     pub(in crate::python) autocast: super::amp::AutocastState,
@@ -219,6 +221,7 @@ impl<'a> Interpreter<'a> {
             constants: FxHashMap::default(),
             event_loop: None,
             vm_iteration_loop: None,
+            vm_substitutes: Vec::new(),
             heap,
             names,
             codes,

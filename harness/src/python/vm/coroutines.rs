@@ -102,8 +102,8 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// An `await` the VM does not compile (inside a larger expression, a `finally` or a
-    /// `with` block): the awaitable is run to its end here. One that would
+    /// An `await` the VM does not compile (in a nested scope such as a comprehension):
+    /// the awaitable is run to its end here. One that would
     /// suspend to the event loop cannot, and is refused at the `await`.
     pub(in crate::python) fn await_to_end(&mut self, awaitable: Value) -> R<Value> {
         let offset = self.offset;
@@ -116,7 +116,7 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref_all(stack);
                 self.offset = offset;
                 self.unsupported(
-                    "an `await` that suspends to the event loop inside a larger expression, a `finally` or a `with` block (the workload VM suspends at `await x`, `y = await x` and `return await x` statements)",
+                    "an `await` that suspends to the event loop in a nested scope (a comprehension or a lambda; the workload VM suspends at the `await`s of a coroutine's own body)",
                 )
             }
             Err(e) => {

@@ -376,8 +376,9 @@ impl<'a> Interpreter<'a> {
             self.offset = at;
             match pending.take() {
                 Some(Resume::Send(v)) => match target {
-                    Some(t) => self.store(t, v)?,
-                    None => self.heap.decref(v),
+                    Dest::Store(t) => self.store(t, v)?,
+                    Dest::Push => stack.push(v),
+                    Dest::Drop | Dest::Return => self.heap.decref(v),
                 },
                 Some(Resume::Throw(e)) => return Err(e),
                 None => {}
@@ -385,6 +386,7 @@ impl<'a> Interpreter<'a> {
             *ip += 1;
         }
         let mut ip_local = *ip;
+        let base = self.vm_substitutes.len();
         let result = self.run_instructions(
             vm,
             &mut ip_local,
@@ -393,6 +395,8 @@ impl<'a> Interpreter<'a> {
             pending_exc,
             handlers,
         );
+        // Bindings the last instruction did not take (it raised or suspended first).
+        self.clear_substitutes(base);
         *ip = ip_local;
         result
     }
@@ -407,8 +411,28 @@ impl<'a> Interpreter<'a> {
         handlers: &mut Vec<(u32, u32)>,
     ) -> R<Stop> {
         let mut ip = *ip_out;
+        let base = self.vm_substitutes.len();
+        // Bindings made by the previous instruction (`Bind`), for this one only.
+        let mut bound = false;
         loop {
+            if bound {
+                bound = false;
+            } else if self.vm_substitutes.len() > base {
+                self.clear_substitutes(base);
+            }
             match vm.instrs[ip as usize] {
+                Instr::Push(e) => {
+                    let v = self.eval(e)?;
+                    stack.push(v);
+                    ip += 1;
+                }
+                Instr::Bind { start, len } => {
+                    let values = stack.split_off(stack.len() - len as usize);
+                    let nodes = &vm.bound[start as usize..(start + len) as usize];
+                    self.bind_substitutes(nodes, values);
+                    bound = true;
+                    ip += 1;
+                }
                 Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
                     Flow::Normal => ip += 1,
                     Flow::Return(v) => {
@@ -472,6 +496,7 @@ impl<'a> Interpreter<'a> {
                             match target {
                                 Dest::Store(t) => self.store(t, result)?,
                                 Dest::Drop => self.heap.decref(result),
+                                Dest::Push => stack.push(result),
                                 Dest::Return => {
                                     *ip_out = ip;
                                     return Ok(Stop::Returned(result));
