@@ -75,6 +75,7 @@ pub fn findings(module: &[Stmt], scenario: &Scenario, predefined: &[&str]) -> Ve
         findings: Vec::new(),
         subscript_depth: 0,
         in_sync_def: false,
+        in_async_def: false,
     };
     pass.visit_body(module);
     let mut findings = pass.findings;
@@ -250,6 +251,9 @@ struct Pass<'r> {
     /// Directly inside a (non-async) `def` body, where the workload VM's compiler, not this
     /// pass, judges each `yield`.
     in_sync_def: bool,
+    /// Directly inside an `async def` body, whose `async for`/`async with` the workload
+    /// VM compiles.
+    in_async_def: bool,
 }
 
 /// How far an attribute chain resolved.
@@ -340,8 +344,12 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Stmt::Match(_) => return self.refused(stmt, Construct::Match),
             Stmt::TypeAlias(_) => return self.refused(stmt, Construct::TypeAliases),
             Stmt::IpyEscapeCommand(_) => return self.refused(stmt, Construct::IpythonEscapes),
-            Stmt::For(f) if f.is_async => self.refused(stmt, Construct::AsyncFor),
-            Stmt::With(w) if w.is_async => self.refused(stmt, Construct::AsyncWith),
+            Stmt::For(f) if f.is_async && !self.in_async_def => {
+                self.refused(stmt, Construct::AsyncFor)
+            }
+            Stmt::With(w) if w.is_async && !self.in_async_def => {
+                self.refused(stmt, Construct::AsyncWith)
+            }
             Stmt::Try(t) if t.is_star => self.refused(stmt, Construct::ExceptStar),
             Stmt::Import(i) => self.check_import(i),
             Stmt::ImportFrom(i) => self.check_import_from(i),
@@ -362,8 +370,10 @@ impl<'a> Visitor<'a> for Pass<'_> {
                     });
                 }
                 let outer = std::mem::replace(&mut self.in_sync_def, !d.is_async);
+                let outer_async = std::mem::replace(&mut self.in_async_def, d.is_async);
                 visitor::walk_stmt(self, stmt);
                 self.in_sync_def = outer;
+                self.in_async_def = outer_async;
                 return;
             }
             Stmt::ClassDef(c) => {

@@ -91,6 +91,30 @@ pub(in crate::python) enum Instr<'a> {
     /// The handler of a `with` body (`WITH_EXCEPT_START`): pops the exit and calls it with
     /// the exception; a true result suppresses it, otherwise it is re-raised.
     WithExitExc,
+    /// `async with` (`BEFORE_ASYNC_WITH`): evaluates the manager, pushes its bound
+    /// `__aexit__`, then the awaitable iterator of `__aenter__()` and its position for the
+    /// `YieldFromStep` that follows.
+    AsyncWithEnter(&'a ast::WithItem),
+    /// The `async with` body ended normally: pops the exit, calls it with no exception and
+    /// pushes its awaitable iterator and position (awaited by the next `YieldFromStep`).
+    AsyncWithExit,
+    /// The handler of an `async with` body: pops the exit, calls it with the exception and
+    /// awaits the result to its end; a true result suppresses the exception.
+    AsyncWithExitExc,
+    /// `async for` (`GET_AITER`): pushes the iterable's `__aiter__()`.
+    GetAIter(&'a Expr),
+    /// `GET_ANEXT`: pushes the awaitable iterator of `__anext__()` of the async iterator on
+    /// the stack, and its position.
+    GetANext,
+    /// Awaits `__anext__()`'s awaitable (as `YieldFromStep`); its result goes to `target`,
+    /// and `StopAsyncIteration` ends the loop at `exit`.
+    AnextStep {
+        target: &'a Expr,
+        exit: u32,
+        at: u32,
+    },
+    /// Pops and drops the top of the stack (a finished `async for`'s iterator).
+    PopTop,
 }
 
 /// Where the result of a `yield from`/`await` goes.
@@ -158,6 +182,13 @@ impl<'b> Visitor<'b> for YieldFinder {
         match stmt {
             // Nested scopes suspend their own frames.
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            // `async for` and `async with` await their protocol methods.
+            Stmt::For(ast::StmtFor { is_async: true, .. })
+            | Stmt::With(ast::StmtWith { is_async: true, .. })
+                if self.awaits =>
+            {
+                self.found = true
+            }
             _ if !self.found => walk_stmt(self, stmt),
             _ => {}
         }
@@ -197,17 +228,17 @@ pub(in crate::python) fn compile<'a>(
 }
 
 /// A loop being compiled: its head, and the jumps to its exit to patch.
-struct LoopCtx {
-    head: u32,
+pub(super) struct LoopCtx {
+    pub(super) head: u32,
     /// Jumps (and leaf statements that may `break`) whose exit is the loop's end.
-    breaks: Vec<usize>,
+    pub(super) breaks: Vec<usize>,
 }
 
 pub(super) struct Compiler<'a> {
     pub(super) instrs: Vec<Instr<'a>>,
     /// The nodes [`Instr::Bind`] names.
     pub(super) bound: Vec<&'a Expr>,
-    loops: Vec<LoopCtx>,
+    pub(super) loops: Vec<LoopCtx>,
     /// Compiling a coroutine: `await`s are suspension points.
     pub(super) coroutine: bool,
 }
@@ -217,11 +248,11 @@ pub(super) fn offset(node: &impl Ranged) -> u32 {
 }
 
 impl<'a> Compiler<'a> {
-    fn here(&self) -> u32 {
+    pub(super) fn here(&self) -> u32 {
         self.instrs.len() as u32
     }
 
-    fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
+    pub(super) fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
         body.iter().try_for_each(|s| self.stmt(s))
     }
 
@@ -359,10 +390,7 @@ impl<'a> Compiler<'a> {
             }
             Stmt::For(f) => {
                 if f.is_async {
-                    return Err(Refusal {
-                        offset: offset(f),
-                        construct: "`async for`",
-                    });
+                    return self.async_for(f);
                 }
                 if self.suspends_expr(&f.iter) {
                     self.split_bind(&f.iter)?;
@@ -460,9 +488,6 @@ impl<'a> Compiler<'a> {
                 construct,
             })
         };
-        if w.is_async {
-            return refuse("`async with`");
-        }
         if w.body.iter().any(leaves_block) {
             return refuse(
                 "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
@@ -472,27 +497,44 @@ impl<'a> Compiler<'a> {
         if targets().any(|e| self.suspends_expr(e)) {
             return refuse("`yield` or `await` in a `with` item's target");
         }
-        self.with_items(&w.items, &w.body)
+        self.with_items(&w.items, &w.body, w.is_async)
     }
 
-    fn with_items(&mut self, items: &'a [ast::WithItem], body: &'a [Stmt]) -> Result<(), Refusal> {
+    fn with_items(
+        &mut self,
+        items: &'a [ast::WithItem],
+        body: &'a [Stmt],
+        is_async: bool,
+    ) -> Result<(), Refusal> {
         let Some((item, rest)) = items.split_first() else {
             return self.block(body);
         };
         if self.suspends_expr(&item.context_expr) {
             self.split_bind(&item.context_expr)?;
         }
-        self.instrs.push(Instr::WithEnter(item));
+        if is_async {
+            self.async_with_enter(item);
+        } else {
+            self.instrs.push(Instr::WithEnter(item));
+        }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        self.with_items(rest, body)?;
+        self.with_items(rest, body, is_async)?;
         self.instrs.push(Instr::PopFinally);
-        self.instrs.push(Instr::WithExit);
+        if is_async {
+            self.async_with_exit(item);
+        } else {
+            self.instrs.push(Instr::WithExit);
+        }
         let skip = self.instrs.len();
         self.instrs.push(Instr::Jump(NO_LOOP));
         let handler = self.here();
         self.instrs[setup] = Instr::SetupFinally { handler };
-        self.instrs.push(Instr::WithExitExc);
+        self.instrs.push(if is_async {
+            Instr::AsyncWithExitExc
+        } else {
+            Instr::WithExitExc
+        });
         let end = self.here();
         self.instrs[skip] = Instr::Jump(end);
         Ok(())
@@ -628,7 +670,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn patch(&mut self, jumps: &[usize], target: u32) {
+    pub(super) fn patch(&mut self, jumps: &[usize], target: u32) {
         for &j in jumps {
             match &mut self.instrs[j] {
                 Instr::Exec { exit, .. } => *exit = target,

@@ -623,10 +623,15 @@ impl<'a> Interpreter<'a> {
                     self.vm_exit_with(exit, None)?;
                     ip += 1;
                 }
-                Instr::WithExitExc => {
+                Instr::WithExitExc | Instr::AsyncWithExitExc => {
                     let exit = stack.pop().expect("WithEnter pushes the exit");
                     let exception = pending_exc.as_deref().and_then(Self::raised_exception);
-                    let suppressed = match self.vm_exit_with(exit, exception) {
+                    let exited = if matches!(vm.instrs[ip as usize], Instr::AsyncWithExitExc) {
+                        self.vm_async_exit_exc(exit, exception)
+                    } else {
+                        self.vm_exit_with(exit, exception)
+                    };
+                    let suppressed = match exited {
                         Ok(s) => s,
                         Err(err) => {
                             if let Some(e) = pending_exc.take() {
@@ -646,6 +651,53 @@ impl<'a> Interpreter<'a> {
                         self.end_handling();
                         *ip_out = ip;
                         return Err(e);
+                    }
+                    ip += 1;
+                }
+                Instr::AsyncWithEnter(item) => {
+                    self.at(&item.context_expr);
+                    let manager = self.eval(&item.context_expr)?;
+                    self.vm_async_with_enter(manager, stack)?;
+                    ip += 1;
+                }
+                Instr::AsyncWithExit => {
+                    self.vm_async_with_exit(stack)?;
+                    ip += 1;
+                }
+                Instr::GetAIter(e) => {
+                    let iterable = self.eval(e)?;
+                    let iterator = self.vm_get_aiter(iterable)?;
+                    stack.push(iterator);
+                    ip += 1;
+                }
+                Instr::GetANext => {
+                    self.vm_get_anext(stack)?;
+                    ip += 1;
+                }
+                Instr::AnextStep { target, exit, at } => {
+                    self.offset = at;
+                    let how = pending.take().unwrap_or(Resume::Send(Value::None));
+                    match self.delegate(stack, how) {
+                        Ok(Some(v)) => {
+                            *ip_out = ip;
+                            return Ok(Stop::Suspended(v));
+                        }
+                        Ok(None) => {
+                            let item = stack.pop().unwrap_or(Value::None);
+                            self.store(target, item)?;
+                            // The previous item's storage goes when the target is rebound.
+                            self.release_dropped_storages(None);
+                            ip += 1;
+                        }
+                        Err(e) => {
+                            self.anext_exhausted(e, stack)?;
+                            ip = exit;
+                        }
+                    }
+                }
+                Instr::PopTop => {
+                    if let Some(v) = stack.pop() {
+                        self.heap.decref(v);
                     }
                     ip += 1;
                 }

@@ -18,8 +18,10 @@
 //! `yield` inside `finally`, a suspension point behind a short circuit; an `await` in a
 //! nested scope runs its awaitable to the end, refused if it would suspend.
 
+mod async_blocks;
 mod cancellation;
 mod compile;
+mod compile_async;
 mod contextlib;
 mod coroutines;
 mod event_loop;
