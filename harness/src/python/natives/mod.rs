@@ -292,6 +292,7 @@ natives!(
     Repr,
     FScaledDotProductAttention,
     TorchTensor,
+    TypeFn,
 );
 
 impl Native {
@@ -305,6 +306,11 @@ impl Native {
 
 fn native(n: Native) -> Value {
     Value::Native(n.id())
+}
+
+/// The value of a builtin native (`int`, `list`, `type`...).
+pub(super) fn native_value(n: Native) -> Value {
+    native(n)
 }
 
 pub(super) fn module(n: Native) -> Value {
@@ -434,6 +440,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "set" => SetFn,
         "frozenset" => FrozenSetFn,
         "repr" => Repr,
+        "type" => TypeFn,
         _ => return None,
     }))
 }
