@@ -275,10 +275,10 @@ assert asyncio.run(main()) == 'ok'
     assert!(text.contains("t.yaml:6:21"), "located at the await: {text}");
     let err = probes::run(
         "3.11",
-        "async def agen():\n    yield 1\nasync def main():\n    return agen()\nasyncio.run(main())\n",
+        "async def agen():\n    yield 1\nasync def main():\n    return await agen().asend(None)\nasyncio.run(main())\n",
     )
     .expect_err("refused");
-    assert!(err.to_string().contains("async generators"), "{err}");
+    assert!(err.to_string().contains("of an async generator"), "{err}");
 }
 
 #[test]

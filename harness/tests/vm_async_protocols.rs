@@ -1,5 +1,6 @@
 //! `async with` and `async for` over user classes (`__aenter__`/`__aexit__`,
-//! `__aiter__`/`__anext__`): the protocol methods' awaitables are awaited by the coroutine,
+//! `__aiter__`/`__anext__`) and over async generators: the protocol methods' awaitables
+//! (an async generator's own frame) are awaited by the coroutine,
 //! which suspends inside them; a suspended coroutine holds the manager's bound `__aexit__`
 //! or the async iterator and the pending `__anext__()` awaitable, as CPython's frame does.
 //!
@@ -155,6 +156,84 @@ asyncio.run(main())
 ");
 }
 
+#[test]
+fn async_generators_drive_async_for_and_agree_with_cpython() {
+    agrees_with_cpython(
+        "
+import asyncio
+log = []
+async def ticks(n):
+    try:
+        for i in range(n):
+            await asyncio.sleep(0)
+            got = yield i * 10
+            log.append(('got', got))
+    finally:
+        log.append('cleanup')
+async def doubled(source):
+    async for x in source:
+        yield 2 * x
+async def other(name):
+    for i in range(2):
+        log.append(name + str(i))
+        await asyncio.sleep(0)
+async def main():
+    out = []
+    async for v in ticks(3):
+        out.append(v)
+    assert out == [0, 10, 20], out
+    assert log[-1] == 'cleanup', log
+    out = []
+    async for x in doubled(ticks(2)):
+        out.append(x)
+    assert out == [0, 20], out
+    log.clear()
+    async def consume():
+        async for v in ticks(2):
+            log.append(('item', v))
+    await asyncio.gather(consume(), other('o'))
+    try:
+        await ticks(1)
+    except TypeError as e:
+        log.append('not awaitable')
+    return log
+got = asyncio.run(main())
+assert got == ['o0', ('item', 0), ('got', None), 'o1', ('item', 10), ('got', None), 'cleanup', 'not awaitable'], got
+",
+    );
+}
+
+/// An async generator suspended at an `await` keeps the tensor it holds; the consumer gets
+/// it as an item; when the generator finishes the storage goes (model only).
+#[test]
+fn an_async_generator_holds_its_batch_across_awaits() {
+    ok("
+import asyncio
+async def batches(n):
+    for i in range(n):
+        b = torch.zeros(1024, 256, device='cuda')
+        await asyncio.sleep(0)
+        yield b
+        del b
+async def watcher(seen):
+    for i in range(4):
+        seen.append(torch.cuda.memory_allocated())
+        await asyncio.sleep(0)
+async def consume(sizes):
+    async for batch in batches(2):
+        sizes.append(torch.cuda.memory_allocated())
+        del batch
+async def main():
+    seen = []
+    sizes = []
+    await asyncio.gather(consume(sizes), watcher(seen))
+    assert sizes == [1024 * 1024] * 2, sizes
+    assert seen[0] == 1024 * 1024, seen
+    assert torch.cuda.memory_allocated() == 0
+asyncio.run(main())
+");
+}
+
 /// (name, probe, objects counted per CPython minor version), measured with CPython 3.10 –
 /// 3.15 (`PRELUDE + probe + MEASURE + print(d)`). Up to 3.13 `BEFORE_ASYNC_WITH` binds
 /// `__aexit__` to the manager (a method object, counted); 3.14 and 3.15 push the function
@@ -177,7 +256,48 @@ const PROBES: &[VersionedProbe] = &[
         "class Suspend:\n    def __await__(self):\n        yield\nclass Res:\n    async def __aenter__(self):\n        return 1\n    async def __aexit__(self, *a):\n        pass\nasync def c():\n    async with Res():\n        await Suspend()\ndef probe():\n    co = c()\n    co.send(None)\n    keep.append(co)\n",
         &[(10, 5), (11, 5), (12, 5), (13, 5), (14, 4), (15, 4)],
     ),
+    (
+        "async generator iterated to its end by async for",
+        "async def agen():\n    yield 1\nasync def c():\n    async for x in agen():\n        pass\ndef probe():\n    co = c()\n    try:\n        co.send(None)\n    except StopIteration:\n        pass\n",
+        &[(10, 0), (11, 0), (12, 0), (13, 0), (14, 0), (15, 0)],
+    ),
 ];
+
+/// A known difference: a coroutine suspended inside an async generator's `await` during
+/// `async for` counts 5 objects on CPython 3.10 – 3.15 (the coroutine, the async generator,
+/// its `async_generator_asend` awaitable, the `Suspend` instance and its `__await__`
+/// generator); the model has no separate asend object (the generator is awaited
+/// directly) and counts 4. The test pins both figures so that a change to either shows.
+#[test]
+fn an_async_generator_step_has_no_asend_object_in_the_model() {
+    let probe = "class Suspend:\n    def __await__(self):\n        yield\nasync def agen():\n    await Suspend()\n    yield 1\nasync def c():\n    async for x in agen():\n        pass\ndef probe():\n    co = c()\n    co.send(None)\n    keep.append(co)\n";
+    for python in ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"] {
+        let workload = format!(
+            "{}{probe}{}assert d == 4, d\n",
+            probes::PRELUDE,
+            probes::MEASURE
+        );
+        if let Err(e) = probes::run(python, &workload) {
+            panic!("on {python}: {e}");
+        }
+    }
+    for minor in 10..=15u8 {
+        let Some(python) = interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        let script = format!("{}{probe}{}print(d)\n", probes::PRELUDE, probes::MEASURE);
+        let out = Command::new(&python)
+            .args(["-c", &script])
+            .output()
+            .expect("runs python");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "5",
+            "CPython 3.{minor}"
+        );
+    }
+}
 
 #[test]
 fn async_protocol_objects_are_counted_as_cpython_counts_them() {

@@ -356,12 +356,7 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Stmt::FunctionDef(d) => {
                 // A generator body is judged by the compiler that will run it, in its words.
                 let generator = super::vm::is_generator_body(&d.body);
-                if d.is_async && generator {
-                    self.findings.push(Finding {
-                        offset: d.range.start().to_u32(),
-                        what: "async generators (`yield` inside `async def`)".to_string(),
-                    });
-                } else if (d.is_async || generator)
+                if (d.is_async || generator)
                     && let Err(refusal) = super::vm::compile(&d.body, d.is_async)
                 {
                     self.findings.push(Finding {
@@ -425,6 +420,8 @@ impl<'a> Visitor<'a> for Pass<'_> {
                 return;
             }
             Expr::Generator(_) => self.refused(expr, Construct::GeneratorExpressions),
+            // An `async def` body's `yield` makes an async generator, compiled by the VM.
+            Expr::Yield(_) if self.in_async_def => {}
             Expr::Yield(_) | Expr::YieldFrom(_) if !self.in_sync_def => {
                 self.refused(expr, Construct::Generators)
             }
@@ -453,9 +450,11 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Expr::Lambda(_) => {
                 let depth = std::mem::take(&mut self.subscript_depth);
                 let outer = std::mem::replace(&mut self.in_sync_def, false);
+                let outer_async = std::mem::replace(&mut self.in_async_def, false);
                 visitor::walk_expr(self, expr);
                 self.subscript_depth = depth;
                 self.in_sync_def = outer;
+                self.in_async_def = outer_async;
                 return;
             }
             _ => {}

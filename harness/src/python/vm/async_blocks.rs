@@ -74,6 +74,10 @@ impl<'a> Interpreter<'a> {
 
     /// `GET_AITER`: the async iterator of `iterable` (owned).
     pub(super) fn vm_get_aiter(&mut self, iterable: Value) -> R<Value> {
+        // An async generator is its own async iterator.
+        if self.is_async_generator(iterable) {
+            return Ok(iterable);
+        }
         match self.call_special(iterable, "__aiter__", Vec::new()) {
             Ok(r) => {
                 self.heap.decref(iterable);
@@ -93,6 +97,14 @@ impl<'a> Interpreter<'a> {
     /// on top of the stack, and its position.
     pub(super) fn vm_get_anext(&mut self, stack: &mut Vec<Value>) -> R<()> {
         let iterator = *stack.last().expect("GetAIter pushes the iterator");
+        // An async generator's `__anext__()` awaitable is modelled by the generator itself:
+        // resuming it runs its body to its next `yield` (the item) or through its `await`s.
+        if self.is_async_generator(iterator) {
+            self.heap.incref(iterator);
+            stack.push(iterator);
+            stack.push(Value::Int(0));
+            return Ok(());
+        }
         let awaitable = match self.call_special(iterator, "__anext__", Vec::new()) {
             Ok(r) => r?,
             Err(_) => {
@@ -106,6 +118,19 @@ impl<'a> Interpreter<'a> {
         stack.push(awaitable);
         stack.push(Value::Int(0));
         Ok(())
+    }
+
+    /// Whether `v` is an async generator (an `async def` with `yield`, called).
+    pub(in crate::python) fn is_async_generator(&self, v: Value) -> bool {
+        match v {
+            Value::Obj(id) => match self.heap.kind(id) {
+                crate::heap::ObjKind::Generator(g) => {
+                    g.coroutine && self.codes.get(g.code).is_generator
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// Whether a failed `__anext__()` await ends its `async for` (`StopAsyncIteration`);

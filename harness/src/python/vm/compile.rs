@@ -133,6 +133,9 @@ pub(in crate::python) struct VmCode<'a> {
     pub(in crate::python) instrs: Vec<Instr<'a>>,
     /// The expression nodes that [`Instr::Bind`] instructions name.
     pub(in crate::python) bound: Vec<&'a Expr>,
+    /// An `async def` body with `yield`: its `yield`s hand items to `async for`, its
+    /// `await`s suspend to the event loop.
+    pub(in crate::python) async_generator: bool,
 }
 
 /// Why a body cannot be compiled yet: the offset and the construct.
@@ -224,6 +227,7 @@ pub(in crate::python) fn compile<'a>(
     Ok(VmCode {
         instrs: c.instrs,
         bound: c.bound,
+        async_generator: coroutine && is_generator_body(body),
     })
 }
 

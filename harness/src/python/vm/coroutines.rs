@@ -21,7 +21,9 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn awaitable_iterator(&mut self, awaitable: Value) -> R<Value> {
         if let Value::Obj(id) = awaitable {
             match self.heap.kind(id) {
-                ObjKind::Generator(g) if g.coroutine => return Ok(awaitable),
+                ObjKind::Generator(g) if g.coroutine && !self.is_async_generator(awaitable) => {
+                    return Ok(awaitable);
+                }
                 ObjKind::Future(_) => return Ok(awaitable),
                 ObjKind::Instance { .. } => {
                     return match self.call_special(awaitable, "__await__", Vec::new()) {

@@ -454,6 +454,7 @@ impl<'a> Interpreter<'a> {
                         Some(e) => self.eval(e)?,
                         None => Value::None,
                     };
+                    self.async_gen_yielded = vm.async_generator;
                     {
                         *ip_out = ip;
                         return Ok(Stop::Suspended(v));
@@ -773,8 +774,15 @@ impl<'a> Interpreter<'a> {
             _ => (false, false),
         };
         let result = if let (true, Value::Obj(id)) = (is_generator, sub) {
+            self.async_gen_yielded = false;
             match self.resume_generator(id, how)? {
+                // An async generator's item: `__anext__()`'s awaitable is done with it.
+                Step::Yielded(v) if std::mem::take(&mut self.async_gen_yielded) => v,
                 Step::Yielded(v) => return Ok(Some(v)),
+                Step::Returned(v) if self.is_async_generator(sub) => {
+                    self.heap.decref(v);
+                    return self.raise_builtin("StopAsyncIteration", Vec::new());
+                }
                 Step::Returned(v) => v,
             }
         } else if let (true, Value::Obj(id)) = (is_future, sub) {
@@ -846,6 +854,11 @@ impl<'a> Interpreter<'a> {
         method: &str,
         args: &[Value],
     ) -> R<Value> {
+        if self.is_async_generator(Value::Obj(generator)) {
+            return self.unsupported(format!(
+                "`{method}` of an async generator (the model iterates async generators with `async for` only)"
+            ));
+        }
         let step = match (method, args) {
             ("send", [v]) => {
                 self.heap.incref(*v);
