@@ -25,6 +25,7 @@ mod compile_async;
 mod contextlib;
 mod coroutines;
 mod event_loop;
+mod generator_methods;
 mod generators;
 mod split;
 mod substitutes;
