@@ -42,6 +42,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakValueDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakValueDict, p),
         WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
+        TypeFn => it.type_call(p),
         Repr => match p.as_slice() {
             [v] => {
                 let s = it.repr_text(*v);

@@ -80,6 +80,7 @@ mod tensor_pieces;
 mod torch_class_methods;
 mod torchlib;
 mod transformer;
+mod type_builtin;
 mod type_checks;
 mod vm;
 mod weak_containers;

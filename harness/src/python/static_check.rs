@@ -75,6 +75,7 @@ pub fn findings(module: &[Stmt], scenario: &Scenario, predefined: &[&str]) -> Ve
         findings: Vec::new(),
         subscript_depth: 0,
         in_sync_def: false,
+        in_async_def: false,
     };
     pass.visit_body(module);
     let mut findings = pass.findings;
@@ -250,6 +251,9 @@ struct Pass<'r> {
     /// Directly inside a (non-async) `def` body, where the workload VM's compiler, not this
     /// pass, judges each `yield`.
     in_sync_def: bool,
+    /// Directly inside an `async def` body, whose `async for`/`async with` the workload
+    /// VM compiles.
+    in_async_def: bool,
 }
 
 /// How far an attribute chain resolved.
@@ -340,20 +344,19 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Stmt::Match(_) => return self.refused(stmt, Construct::Match),
             Stmt::TypeAlias(_) => return self.refused(stmt, Construct::TypeAliases),
             Stmt::IpyEscapeCommand(_) => return self.refused(stmt, Construct::IpythonEscapes),
-            Stmt::For(f) if f.is_async => self.refused(stmt, Construct::AsyncFor),
-            Stmt::With(w) if w.is_async => self.refused(stmt, Construct::AsyncWith),
+            Stmt::For(f) if f.is_async && !self.in_async_def => {
+                self.refused(stmt, Construct::AsyncFor)
+            }
+            Stmt::With(w) if w.is_async && !self.in_async_def => {
+                self.refused(stmt, Construct::AsyncWith)
+            }
             Stmt::Try(t) if t.is_star => self.refused(stmt, Construct::ExceptStar),
             Stmt::Import(i) => self.check_import(i),
             Stmt::ImportFrom(i) => self.check_import_from(i),
             Stmt::FunctionDef(d) => {
                 // A generator body is judged by the compiler that will run it, in its words.
                 let generator = super::vm::is_generator_body(&d.body);
-                if d.is_async && generator {
-                    self.findings.push(Finding {
-                        offset: d.range.start().to_u32(),
-                        what: "async generators (`yield` inside `async def`)".to_string(),
-                    });
-                } else if (d.is_async || generator)
+                if (d.is_async || generator)
                     && let Err(refusal) = super::vm::compile(&d.body, d.is_async)
                 {
                     self.findings.push(Finding {
@@ -362,8 +365,10 @@ impl<'a> Visitor<'a> for Pass<'_> {
                     });
                 }
                 let outer = std::mem::replace(&mut self.in_sync_def, !d.is_async);
+                let outer_async = std::mem::replace(&mut self.in_async_def, d.is_async);
                 visitor::walk_stmt(self, stmt);
                 self.in_sync_def = outer;
+                self.in_async_def = outer_async;
                 return;
             }
             Stmt::ClassDef(c) => {
@@ -415,6 +420,8 @@ impl<'a> Visitor<'a> for Pass<'_> {
                 return;
             }
             Expr::Generator(_) => self.refused(expr, Construct::GeneratorExpressions),
+            // An `async def` body's `yield` makes an async generator, compiled by the VM.
+            Expr::Yield(_) if self.in_async_def => {}
             Expr::Yield(_) | Expr::YieldFrom(_) if !self.in_sync_def => {
                 self.refused(expr, Construct::Generators)
             }
@@ -443,9 +450,11 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Expr::Lambda(_) => {
                 let depth = std::mem::take(&mut self.subscript_depth);
                 let outer = std::mem::replace(&mut self.in_sync_def, false);
+                let outer_async = std::mem::replace(&mut self.in_async_def, false);
                 visitor::walk_expr(self, expr);
                 self.subscript_depth = depth;
                 self.in_sync_def = outer;
+                self.in_async_def = outer_async;
                 return;
             }
             _ => {}

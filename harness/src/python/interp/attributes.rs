@@ -115,6 +115,11 @@ impl<'a> Interpreter<'a> {
                         self.heap.incref(v);
                         Ok(v)
                     }
+                    // `cls.__name__` (`type(x).__name__`): the class's name.
+                    None if self.names.name(name) == "__name__" => match self.heap.kind(id) {
+                        ObjKind::Class(c) => Ok(Value::Str(c.name)),
+                        _ => unreachable!("matched above"),
+                    },
                     None => self.error(format!(
                         "AttributeError: type object has no attribute '{}'",
                         self.names.name(name)

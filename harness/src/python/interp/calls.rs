@@ -150,10 +150,6 @@ impl<'a> Interpreter<'a> {
             self.codes.get(code).is_generator,
             self.codes.get(code).is_async,
         );
-        if is_generator && is_async {
-            self.heap.decref_all(bound);
-            return self.unsupported("async generators (`yield` inside `async def`)");
-        }
         if is_generator || is_async {
             // The frame goes into a generator or coroutine object; nothing runs yet.
             let frame = self.build_frame(func, bound);

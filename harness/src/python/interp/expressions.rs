@@ -42,6 +42,12 @@ impl<'a> Interpreter<'a> {
 
     /// Evaluates an expression to a new reference.
     pub(crate) fn eval(&mut self, e: &'a Expr) -> R<Value> {
+        // An operand the VM evaluated before a suspension point (`vm/split.rs`).
+        if !self.vm_substitutes.is_empty()
+            && let Some(v) = self.take_substitute(e)
+        {
+            return Ok(v);
+        }
         self.eval_depth += 1;
         let result = if self.eval_depth > MAX_EVAL_DEPTH {
             self.at(e);

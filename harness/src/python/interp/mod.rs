@@ -163,6 +163,11 @@ pub struct Interpreter<'a> {
     pub(super) event_loop: Option<Box<super::vm::EventLoop>>,
     /// The iterable of the compiled `for` loop that marks the iterations, while it runs.
     pub(super) vm_iteration_loop: Option<Value>,
+    /// Values the VM bound to expression nodes split at suspension points (`vm/split.rs`).
+    pub(super) vm_substitutes: Vec<super::vm::Substitute>,
+    /// Set by an async generator's `yield` as its frame suspends: the step that resumed
+    /// it takes the value as the item of `__anext__()`, not as a value for the event loop.
+    pub(super) async_gen_yielded: bool,
     pub(super) data_depth: super::depth::DepthGuard,
     /// `torch.autocast` regions and their cast cache (`amp.rs`).
     pub(in crate::python) autocast: super::amp::AutocastState,
@@ -219,6 +224,8 @@ impl<'a> Interpreter<'a> {
             constants: FxHashMap::default(),
             event_loop: None,
             vm_iteration_loop: None,
+            vm_substitutes: Vec::new(),
+            async_gen_yielded: false,
             heap,
             names,
             codes,

@@ -294,6 +294,7 @@ natives!(
     TorchTensor,
     FRelu,
     ReluInPlace,
+    TypeFn,
 );
 
 impl Native {
@@ -307,6 +308,11 @@ impl Native {
 
 fn native(n: Native) -> Value {
     Value::Native(n.id())
+}
+
+/// The value of a builtin native (`int`, `list`, `type`...).
+pub(super) fn native_value(n: Native) -> Value {
+    native(n)
 }
 
 pub(super) fn module(n: Native) -> Value {
@@ -436,6 +442,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "set" => SetFn,
         "frozenset" => FrozenSetFn,
         "repr" => Repr,
+        "type" => TypeFn,
         _ => return None,
     }))
 }

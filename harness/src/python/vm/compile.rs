@@ -22,11 +22,21 @@ pub(in crate::python) enum Instr<'a> {
         head: u32,
     },
     /// Suspends with the value (`None` when absent); on resumption the sent value is
-    /// stored to `target` or dropped.
+    /// stored to `target`, dropped or pushed (`Dest::Push`; never `Dest::Return`).
     Yield {
         value: Option<&'a Expr>,
-        target: Option<&'a Expr>,
+        target: Dest<'a>,
         at: u32,
+    },
+    /// Evaluates an operand that comes before a suspension point of its expression and
+    /// pushes it: the frame holds it across the suspension, as CPython's value stack does.
+    Push(&'a Expr),
+    /// Pops the `len` values pushed for an expression split at its suspension points
+    /// (nodes `start..start + len` of [`VmCode::bound`]) and lets the next instruction's
+    /// evaluation take them in place of evaluating those nodes again.
+    Bind {
+        start: u32,
+        len: u32,
     },
     /// `yield from`: pushes the sub-iterator and its position.
     YieldFromStart(&'a Expr),
@@ -81,6 +91,30 @@ pub(in crate::python) enum Instr<'a> {
     /// The handler of a `with` body (`WITH_EXCEPT_START`): pops the exit and calls it with
     /// the exception; a true result suppresses it, otherwise it is re-raised.
     WithExitExc,
+    /// `async with` (`BEFORE_ASYNC_WITH`): evaluates the manager, pushes its bound
+    /// `__aexit__`, then the awaitable iterator of `__aenter__()` and its position for the
+    /// `YieldFromStep` that follows.
+    AsyncWithEnter(&'a ast::WithItem),
+    /// The `async with` body ended normally: pops the exit, calls it with no exception and
+    /// pushes its awaitable iterator and position (awaited by the next `YieldFromStep`).
+    AsyncWithExit,
+    /// The handler of an `async with` body: pops the exit, calls it with the exception and
+    /// awaits the result to its end; a true result suppresses the exception.
+    AsyncWithExitExc,
+    /// `async for` (`GET_AITER`): pushes the iterable's `__aiter__()`.
+    GetAIter(&'a Expr),
+    /// `GET_ANEXT`: pushes the awaitable iterator of `__anext__()` of the async iterator on
+    /// the stack, and its position.
+    GetANext,
+    /// Awaits `__anext__()`'s awaitable (as `YieldFromStep`); its result goes to `target`,
+    /// and `StopAsyncIteration` ends the loop at `exit`.
+    AnextStep {
+        target: &'a Expr,
+        exit: u32,
+        at: u32,
+    },
+    /// Pops and drops the top of the stack (a finished `async for`'s iterator).
+    PopTop,
 }
 
 /// Where the result of a `yield from`/`await` goes.
@@ -90,11 +124,18 @@ pub(in crate::python) enum Dest<'a> {
     Store(&'a Expr),
     /// `return await x`: the frame returns it.
     Return,
+    /// Inside a larger expression: the value goes on the stack for a later [`Instr::Bind`].
+    Push,
 }
 
 /// A compiled body.
 pub(in crate::python) struct VmCode<'a> {
     pub(in crate::python) instrs: Vec<Instr<'a>>,
+    /// The expression nodes that [`Instr::Bind`] instructions name.
+    pub(in crate::python) bound: Vec<&'a Expr>,
+    /// An `async def` body with `yield`: its `yield`s hand items to `async for`, its
+    /// `await`s suspend to the event loop.
+    pub(in crate::python) async_generator: bool,
 }
 
 /// Why a body cannot be compiled yet: the offset and the construct.
@@ -105,28 +146,38 @@ pub(in crate::python) struct Refusal {
 
 /// Whether a function body suspends (`yield`, `yield from`), not counting nested scopes.
 pub(in crate::python) fn is_generator_body(body: &[Stmt]) -> bool {
-    let mut finder = YieldFinder { found: false };
-    for s in body {
-        finder.visit_stmt(s);
-    }
-    finder.found
+    body.iter().any(|s| stmt_suspends(s, false))
 }
 
-/// Whether a statement or expression contains a suspension point of the current scope.
-fn suspends_stmt(s: &Stmt) -> bool {
-    let mut finder = YieldFinder { found: false };
+/// Whether a statement contains a `yield` of the current scope (an `await` too when
+/// `awaits`).
+fn stmt_suspends(s: &Stmt, awaits: bool) -> bool {
+    let mut finder = YieldFinder {
+        found: false,
+        awaits,
+    };
     finder.visit_stmt(s);
     finder.found
 }
 
-fn suspends_expr(e: &Expr) -> bool {
-    let mut finder = YieldFinder { found: false };
+fn expr_suspends(e: &Expr, awaits: bool) -> bool {
+    let mut finder = YieldFinder {
+        found: false,
+        awaits,
+    };
     finder.visit_expr(e);
     finder.found
 }
 
+/// Whether a statement contains a `yield` of the current scope.
+fn suspends_stmt(s: &Stmt) -> bool {
+    stmt_suspends(s, false)
+}
+
 struct YieldFinder {
     found: bool,
+    /// Coroutine bodies: `await` is a suspension point too.
+    awaits: bool,
 }
 
 impl<'b> Visitor<'b> for YieldFinder {
@@ -134,6 +185,13 @@ impl<'b> Visitor<'b> for YieldFinder {
         match stmt {
             // Nested scopes suspend their own frames.
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            // `async for` and `async with` await their protocol methods.
+            Stmt::For(ast::StmtFor { is_async: true, .. })
+            | Stmt::With(ast::StmtWith { is_async: true, .. })
+                if self.awaits =>
+            {
+                self.found = true
+            }
             _ if !self.found => walk_stmt(self, stmt),
             _ => {}
         }
@@ -141,6 +199,7 @@ impl<'b> Visitor<'b> for YieldFinder {
     fn visit_expr(&mut self, expr: &'b Expr) {
         match expr {
             Expr::Yield(_) | Expr::YieldFrom(_) => self.found = true,
+            Expr::Await(_) if self.awaits => self.found = true,
             Expr::Lambda(_)
             | Expr::Generator(_)
             | Expr::ListComp(_)
@@ -159,38 +218,45 @@ pub(in crate::python) fn compile<'a>(
 ) -> Result<VmCode<'a>, Refusal> {
     let mut c = Compiler {
         instrs: Vec::new(),
+        bound: Vec::new(),
         loops: Vec::new(),
         coroutine,
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
-    Ok(VmCode { instrs: c.instrs })
+    Ok(VmCode {
+        instrs: c.instrs,
+        bound: c.bound,
+        async_generator: coroutine && is_generator_body(body),
+    })
 }
 
 /// A loop being compiled: its head, and the jumps to its exit to patch.
-struct LoopCtx {
-    head: u32,
+pub(super) struct LoopCtx {
+    pub(super) head: u32,
     /// Jumps (and leaf statements that may `break`) whose exit is the loop's end.
-    breaks: Vec<usize>,
+    pub(super) breaks: Vec<usize>,
 }
 
-struct Compiler<'a> {
-    instrs: Vec<Instr<'a>>,
-    loops: Vec<LoopCtx>,
-    /// Compiling a coroutine: statement-level `await`s are suspension points.
-    coroutine: bool,
+pub(super) struct Compiler<'a> {
+    pub(super) instrs: Vec<Instr<'a>>,
+    /// The nodes [`Instr::Bind`] names.
+    pub(super) bound: Vec<&'a Expr>,
+    pub(super) loops: Vec<LoopCtx>,
+    /// Compiling a coroutine: `await`s are suspension points.
+    pub(super) coroutine: bool,
 }
 
-fn offset(node: &impl Ranged) -> u32 {
+pub(super) fn offset(node: &impl Ranged) -> u32 {
     node.range().start().to_u32()
 }
 
 impl<'a> Compiler<'a> {
-    fn here(&self) -> u32 {
+    pub(super) fn here(&self) -> u32 {
         self.instrs.len() as u32
     }
 
-    fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
+    pub(super) fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
         body.iter().try_for_each(|s| self.stmt(s))
     }
 
@@ -203,10 +269,77 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Whether the statement holds a suspension point the VM compiles: a `yield`, or in a
-    /// coroutine an `await` in a position [`awaits_at_statement`] accepts.
+    /// Whether the statement holds a suspension point: a `yield`, or in a coroutine an
+    /// `await` (nested scopes suspend their own frames).
     fn suspends(&self, s: &Stmt) -> bool {
-        suspends_stmt(s) || (self.coroutine && awaits_at_statement(s))
+        stmt_suspends(s, self.coroutine)
+    }
+
+    pub(super) fn suspends_expr(&self, e: &Expr) -> bool {
+        expr_suspends(e, self.coroutine)
+    }
+
+    /// Whether `e` itself is a suspension point (its operand may hold more).
+    fn is_suspension(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Yield(_) | Expr::YieldFrom(_))
+            || (self.coroutine && matches!(e, Expr::Await(_)))
+    }
+
+    /// A suspension point whose result goes to `target`.
+    fn suspension(&mut self, e: &'a Expr, target: Dest<'a>) -> Result<(), Refusal> {
+        match e {
+            Expr::Yield(y) => {
+                if let Some(v) = y.value.as_deref()
+                    && self.suspends_expr(v)
+                {
+                    self.split_bind(v)?;
+                }
+                self.instrs.push(Instr::Yield {
+                    value: y.value.as_deref(),
+                    target,
+                    at: offset(y),
+                });
+                Ok(())
+            }
+            Expr::YieldFrom(y) => self.yield_from(y, target),
+            _ => self.await_(e, target),
+        }
+    }
+
+    /// A simple statement holding suspension points inside a larger expression: the
+    /// expression is split and the statement then runs from the bound values.
+    fn split_statement(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
+        let refuse = |e: &Expr| Refusal {
+            offset: first_suspension(e),
+            construct: "`yield` or `await` in this part of a statement (assignment targets, `raise ... from`, an `assert` message)",
+        };
+        let (value, others): (&'a Expr, Vec<&'a Expr>) = match s {
+            Stmt::Expr(e) => (&e.value, Vec::new()),
+            Stmt::Assign(a) => (&a.value, a.targets.iter().collect()),
+            Stmt::AugAssign(a) => (&a.value, vec![&a.target]),
+            Stmt::AnnAssign(a) if a.value.is_some() => {
+                (a.value.as_deref().expect("checked"), vec![&a.target])
+            }
+            Stmt::Raise(r) if r.exc.is_some() => (
+                r.exc.as_deref().expect("checked"),
+                r.cause.iter().map(|c| &**c).collect(),
+            ),
+            Stmt::Assert(a) => (&a.test, a.msg.iter().map(|m| &**m).collect()),
+            _ => {
+                return Err(Refusal {
+                    offset: offset(s),
+                    construct: "`yield` or `await` in this statement",
+                });
+            }
+        };
+        if let Some(e) = others.into_iter().find(|e| self.suspends_expr(e)) {
+            return Err(refuse(e));
+        }
+        if !self.suspends_expr(value) {
+            return Err(refuse(value));
+        }
+        self.split_bind(value)?;
+        self.leaf(s)
     }
 
     fn stmt(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
@@ -214,60 +347,35 @@ impl<'a> Compiler<'a> {
             return self.leaf(s);
         }
         match s {
-            Stmt::Expr(e) if matches!(&*e.value, Expr::Await(_)) => {
-                self.await_(&e.value, Dest::Drop);
-                Ok(())
-            }
+            Stmt::Expr(e) if self.is_suspension(&e.value) => self.suspension(&e.value, Dest::Drop),
             Stmt::Assign(a)
                 if a.targets.len() == 1
-                    && matches!(&*a.value, Expr::Await(_))
-                    && !suspends_expr(&a.value) =>
+                    && self.is_suspension(&a.value)
+                    && !self.suspends_expr(&a.targets[0]) =>
             {
-                self.await_(&a.value, Dest::Store(&a.targets[0]));
-                Ok(())
+                self.suspension(&a.value, Dest::Store(&a.targets[0]))
             }
-            Stmt::Return(r)
-                if r.value
-                    .as_deref()
-                    .is_some_and(|v| matches!(v, Expr::Await(_)))
-                    && !r.value.as_deref().is_some_and(suspends_expr) =>
-            {
-                self.await_(r.value.as_deref().expect("checked"), Dest::Return);
-                Ok(())
-            }
-            Stmt::Expr(e) => match &*e.value {
-                Expr::Yield(y) => {
-                    self.instrs.push(Instr::Yield {
-                        value: y.value.as_deref(),
-                        target: None,
-                        at: offset(y),
-                    });
+            Stmt::Return(r) => match r.value.as_deref() {
+                Some(v @ Expr::Await(_)) => self.suspension(v, Dest::Return),
+                Some(v) => {
+                    self.split_bind(v)?;
+                    self.instrs.push(Instr::Return(Some(v)));
                     Ok(())
                 }
-                Expr::YieldFrom(y) => self.yield_from(y, Dest::Drop),
-                _ => Err(refuse_inner(&e.value)),
+                None => unreachable!("a bare `return` does not suspend"),
             },
-            Stmt::Assign(a) if a.targets.len() == 1 && !suspends_expr(&a.targets[0]) => {
-                let target = &a.targets[0];
-                match &*a.value {
-                    Expr::Yield(y) => {
-                        self.instrs.push(Instr::Yield {
-                            value: y.value.as_deref(),
-                            target: Some(target),
-                            at: offset(y),
-                        });
-                        Ok(())
-                    }
-                    Expr::YieldFrom(y) => self.yield_from(y, Dest::Store(target)),
-                    other => Err(refuse_inner(other)),
-                }
-            }
+            Stmt::Expr(_)
+            | Stmt::Assign(_)
+            | Stmt::AugAssign(_)
+            | Stmt::AnnAssign(_)
+            | Stmt::Raise(_)
+            | Stmt::Assert(_) => self.split_statement(s),
             Stmt::If(i) => self.if_stmt(i),
             Stmt::While(w) => {
-                if suspends_expr(&w.test) {
-                    return Err(refuse_inner(&w.test));
-                }
                 let head = self.here();
+                if self.suspends_expr(&w.test) {
+                    self.split_bind(&w.test)?;
+                }
                 let test_at = self.instrs.len();
                 self.instrs.push(Instr::JumpIfFalse(&w.test, NO_LOOP));
                 self.loops.push(LoopCtx {
@@ -286,13 +394,10 @@ impl<'a> Compiler<'a> {
             }
             Stmt::For(f) => {
                 if f.is_async {
-                    return Err(Refusal {
-                        offset: offset(f),
-                        construct: "`async for`",
-                    });
+                    return self.async_for(f);
                 }
-                if suspends_expr(&f.iter) {
-                    return Err(refuse_inner(&f.iter));
+                if self.suspends_expr(&f.iter) {
+                    self.split_bind(&f.iter)?;
                 }
                 self.instrs.push(Instr::GetIter(&f.iter));
                 let head = self.here();
@@ -324,13 +429,6 @@ impl<'a> Compiler<'a> {
                 self.patch(&ctx.breaks, broke);
                 Ok(())
             }
-            Stmt::Return(r) => match r.value.as_deref() {
-                Some(v) if suspends_expr(v) => Err(refuse_inner(v)),
-                v => {
-                    self.instrs.push(Instr::Return(v));
-                    Ok(())
-                }
-            },
             Stmt::Try(t) => self.try_stmt(t),
             Stmt::With(w) => self.with_stmt(w),
             _ => Err(Refusal {
@@ -394,35 +492,53 @@ impl<'a> Compiler<'a> {
                 construct,
             })
         };
-        if w.is_async {
-            return refuse("`async with`");
-        }
         if w.body.iter().any(leaves_block) {
             return refuse(
                 "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
             );
         }
-        if let Some(e) = w.items.iter().find(|i| suspends_expr(&i.context_expr)) {
-            return Err(refuse_inner(&e.context_expr));
+        let targets = || w.items.iter().filter_map(|i| i.optional_vars.as_deref());
+        if targets().any(|e| self.suspends_expr(e)) {
+            return refuse("`yield` or `await` in a `with` item's target");
         }
-        self.with_items(&w.items, &w.body)
+        self.with_items(&w.items, &w.body, w.is_async)
     }
 
-    fn with_items(&mut self, items: &'a [ast::WithItem], body: &'a [Stmt]) -> Result<(), Refusal> {
+    fn with_items(
+        &mut self,
+        items: &'a [ast::WithItem],
+        body: &'a [Stmt],
+        is_async: bool,
+    ) -> Result<(), Refusal> {
         let Some((item, rest)) = items.split_first() else {
             return self.block(body);
         };
-        self.instrs.push(Instr::WithEnter(item));
+        if self.suspends_expr(&item.context_expr) {
+            self.split_bind(&item.context_expr)?;
+        }
+        if is_async {
+            self.async_with_enter(item);
+        } else {
+            self.instrs.push(Instr::WithEnter(item));
+        }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        self.with_items(rest, body)?;
+        self.with_items(rest, body, is_async)?;
         self.instrs.push(Instr::PopFinally);
-        self.instrs.push(Instr::WithExit);
+        if is_async {
+            self.async_with_exit(item);
+        } else {
+            self.instrs.push(Instr::WithExit);
+        }
         let skip = self.instrs.len();
         self.instrs.push(Instr::Jump(NO_LOOP));
         let handler = self.here();
         self.instrs[setup] = Instr::SetupFinally { handler };
-        self.instrs.push(Instr::WithExitExc);
+        self.instrs.push(if is_async {
+            Instr::AsyncWithExitExc
+        } else {
+            Instr::WithExitExc
+        });
         let end = self.here();
         self.instrs[skip] = Instr::Jump(end);
         Ok(())
@@ -487,21 +603,29 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    /// `await x` at statement level (`x` holds no suspension point of its own).
-    fn await_(&mut self, e: &'a Expr, target: Dest<'a>) {
+    /// `await x` (`x` may hold suspension points of its own: split first).
+    pub(super) fn await_(&mut self, e: &'a Expr, target: Dest<'a>) -> Result<(), Refusal> {
         let Expr::Await(a) = e else {
             unreachable!("checked by the caller")
         };
+        if self.suspends_expr(&a.value) {
+            self.split_bind(&a.value)?;
+        }
         self.instrs.push(Instr::GetAwaitable(&a.value));
         self.instrs.push(Instr::YieldFromStep {
             target,
             at: offset(a),
         });
+        Ok(())
     }
 
-    fn yield_from(&mut self, y: &'a ast::ExprYieldFrom, target: Dest<'a>) -> Result<(), Refusal> {
-        if suspends_expr(&y.value) {
-            return Err(refuse_inner(&y.value));
+    pub(super) fn yield_from(
+        &mut self,
+        y: &'a ast::ExprYieldFrom,
+        target: Dest<'a>,
+    ) -> Result<(), Refusal> {
+        if self.suspends_expr(&y.value) {
+            self.split_bind(&y.value)?;
         }
         self.instrs.push(Instr::YieldFromStart(&y.value));
         self.instrs.push(Instr::YieldFromStep {
@@ -512,8 +636,8 @@ impl<'a> Compiler<'a> {
     }
 
     fn if_stmt(&mut self, i: &'a ast::StmtIf) -> Result<(), Refusal> {
-        if suspends_expr(&i.test) {
-            return Err(refuse_inner(&i.test));
+        if self.suspends_expr(&i.test) {
+            self.split_bind(&i.test)?;
         }
         let mut to_end = Vec::new();
         let mut test_at = self.instrs.len();
@@ -526,8 +650,8 @@ impl<'a> Compiler<'a> {
             self.set_false_target(test_at, next);
             match &clause.test {
                 Some(test) => {
-                    if suspends_expr(test) {
-                        return Err(refuse_inner(test));
+                    if self.suspends_expr(test) {
+                        self.split_bind(test)?;
                     }
                     test_at = self.instrs.len();
                     self.instrs.push(Instr::JumpIfFalse(test, NO_LOOP));
@@ -550,7 +674,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn patch(&mut self, jumps: &[usize], target: u32) {
+    pub(super) fn patch(&mut self, jumps: &[usize], target: u32) {
         for &j in jumps {
             match &mut self.instrs[j] {
                 Instr::Exec { exit, .. } => *exit = target,
@@ -591,34 +715,6 @@ impl<'a> Compiler<'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether a coroutine statement awaits where the VM suspends: `await x`, `y = await x` and
-/// `return await x` as statements, also inside `if`/`while`/`for`/`with` and `try` blocks
-/// (not `finally`). An `await` anywhere else (inside a larger expression or a `finally`
-/// block) is evaluated by the evaluator, which runs the awaitable to its end and
-/// refuses, located, one that would suspend to the event loop.
-fn awaits_at_statement(s: &Stmt) -> bool {
-    let any = |body: &[Stmt]| body.iter().any(awaits_at_statement);
-    match s {
-        Stmt::Expr(e) => matches!(&*e.value, Expr::Await(_)),
-        Stmt::Assign(a) => a.targets.len() == 1 && matches!(&*a.value, Expr::Await(_)),
-        Stmt::Return(r) => matches!(r.value.as_deref(), Some(Expr::Await(_))),
-        Stmt::If(i) => any(&i.body) || i.elif_else_clauses.iter().any(|c| any(&c.body)),
-        Stmt::While(w) => any(&w.body) || any(&w.orelse),
-        Stmt::For(f) => !f.is_async && (any(&f.body) || any(&f.orelse)),
-        Stmt::With(w) => !w.is_async && any(&w.body),
-        Stmt::Try(t) => {
-            !t.is_star
-                && (any(&t.body)
-                    || any(&t.orelse)
-                    || t.handlers.iter().any(|h| {
-                        let ast::ExceptHandler::ExceptHandler(h) = h;
-                        any(&h.body)
-                    }))
-        }
-        _ => false,
     }
 }
 
@@ -671,13 +767,11 @@ fn contains_exit(s: &Stmt, returns: bool) -> bool {
     finder.found
 }
 
-fn refuse_inner(e: &Expr) -> Refusal {
+/// The offset of the first suspension point in `e` (`e`'s own when none is found).
+pub(super) fn first_suspension(e: &Expr) -> u32 {
     let mut finder = FirstYield { offset: None };
     finder.visit_expr(e);
-    Refusal {
-        offset: finder.offset.unwrap_or_else(|| offset(e)),
-        construct: "`yield` inside a larger expression (the workload VM suspends at `yield v`, `x = yield v`, `yield from it`, `x = yield from it` statements)",
-    }
+    finder.offset.unwrap_or_else(|| offset(e))
 }
 
 struct FirstYield {
@@ -690,7 +784,14 @@ impl<'b> Visitor<'b> for FirstYield {
             return;
         }
         match expr {
-            Expr::Yield(_) | Expr::YieldFrom(_) => self.offset = Some(offset(expr)),
+            Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) => {
+                self.offset = Some(offset(expr))
+            }
+            Expr::Lambda(_)
+            | Expr::Generator(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_) => {}
             _ => walk_expr(self, expr),
         }
     }

@@ -21,7 +21,9 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn awaitable_iterator(&mut self, awaitable: Value) -> R<Value> {
         if let Value::Obj(id) = awaitable {
             match self.heap.kind(id) {
-                ObjKind::Generator(g) if g.coroutine => return Ok(awaitable),
+                ObjKind::Generator(g) if g.coroutine && !self.is_async_generator(awaitable) => {
+                    return Ok(awaitable);
+                }
                 ObjKind::Future(_) => return Ok(awaitable),
                 ObjKind::Instance { .. } => {
                     return match self.call_special(awaitable, "__await__", Vec::new()) {
@@ -102,8 +104,8 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// An `await` the VM does not compile (inside a larger expression, a `finally` or a
-    /// `with` block): the awaitable is run to its end here. One that would
+    /// An `await` the VM does not compile (in a nested scope such as a comprehension):
+    /// the awaitable is run to its end here. One that would
     /// suspend to the event loop cannot, and is refused at the `await`.
     pub(in crate::python) fn await_to_end(&mut self, awaitable: Value) -> R<Value> {
         let offset = self.offset;
@@ -116,7 +118,7 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref_all(stack);
                 self.offset = offset;
                 self.unsupported(
-                    "an `await` that suspends to the event loop inside a larger expression, a `finally` or a `with` block (the workload VM suspends at `await x`, `y = await x` and `return await x` statements)",
+                    "an `await` that suspends to the event loop in a nested scope (a comprehension or a lambda; the workload VM suspends at the `await`s of a coroutine's own body)",
                 )
             }
             Err(e) => {

@@ -268,7 +268,7 @@ impl<'a> Interpreter<'a> {
     /// Releases a generator's frame as a returning call's frame is released: a frame object
     /// that something took is retired, otherwise the locals go and the frame goes back to where
     /// it came from (the code's zombie frame or the free list).
-    fn release_generator_frame(&mut self, frame: Frame, release: Option<FrameRelease>) {
+    pub(super) fn release_generator_frame(&mut self, frame: Frame, release: Option<FrameRelease>) {
         match frame.object {
             Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
             None => {
@@ -376,8 +376,9 @@ impl<'a> Interpreter<'a> {
             self.offset = at;
             match pending.take() {
                 Some(Resume::Send(v)) => match target {
-                    Some(t) => self.store(t, v)?,
-                    None => self.heap.decref(v),
+                    Dest::Store(t) => self.store(t, v)?,
+                    Dest::Push => stack.push(v),
+                    Dest::Drop | Dest::Return => self.heap.decref(v),
                 },
                 Some(Resume::Throw(e)) => return Err(e),
                 None => {}
@@ -385,6 +386,7 @@ impl<'a> Interpreter<'a> {
             *ip += 1;
         }
         let mut ip_local = *ip;
+        let base = self.vm_substitutes.len();
         let result = self.run_instructions(
             vm,
             &mut ip_local,
@@ -393,6 +395,8 @@ impl<'a> Interpreter<'a> {
             pending_exc,
             handlers,
         );
+        // Bindings the last instruction did not take (it raised or suspended first).
+        self.clear_substitutes(base);
         *ip = ip_local;
         result
     }
@@ -407,8 +411,28 @@ impl<'a> Interpreter<'a> {
         handlers: &mut Vec<(u32, u32)>,
     ) -> R<Stop> {
         let mut ip = *ip_out;
+        let base = self.vm_substitutes.len();
+        // Bindings made by the previous instruction (`Bind`), for this one only.
+        let mut bound = false;
         loop {
+            if bound {
+                bound = false;
+            } else if self.vm_substitutes.len() > base {
+                self.clear_substitutes(base);
+            }
             match vm.instrs[ip as usize] {
+                Instr::Push(e) => {
+                    let v = self.eval(e)?;
+                    stack.push(v);
+                    ip += 1;
+                }
+                Instr::Bind { start, len } => {
+                    let values = stack.split_off(stack.len() - len as usize);
+                    let nodes = &vm.bound[start as usize..(start + len) as usize];
+                    self.bind_substitutes(nodes, values);
+                    bound = true;
+                    ip += 1;
+                }
                 Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
                     Flow::Normal => ip += 1,
                     Flow::Return(v) => {
@@ -430,6 +454,7 @@ impl<'a> Interpreter<'a> {
                         Some(e) => self.eval(e)?,
                         None => Value::None,
                     };
+                    self.async_gen_yielded = vm.async_generator;
                     {
                         *ip_out = ip;
                         return Ok(Stop::Suspended(v));
@@ -472,6 +497,7 @@ impl<'a> Interpreter<'a> {
                             match target {
                                 Dest::Store(t) => self.store(t, result)?,
                                 Dest::Drop => self.heap.decref(result),
+                                Dest::Push => stack.push(result),
                                 Dest::Return => {
                                     *ip_out = ip;
                                     return Ok(Stop::Returned(result));
@@ -598,10 +624,15 @@ impl<'a> Interpreter<'a> {
                     self.vm_exit_with(exit, None)?;
                     ip += 1;
                 }
-                Instr::WithExitExc => {
+                Instr::WithExitExc | Instr::AsyncWithExitExc => {
                     let exit = stack.pop().expect("WithEnter pushes the exit");
                     let exception = pending_exc.as_deref().and_then(Self::raised_exception);
-                    let suppressed = match self.vm_exit_with(exit, exception) {
+                    let exited = if matches!(vm.instrs[ip as usize], Instr::AsyncWithExitExc) {
+                        self.vm_async_exit_exc(exit, exception)
+                    } else {
+                        self.vm_exit_with(exit, exception)
+                    };
+                    let suppressed = match exited {
                         Ok(s) => s,
                         Err(err) => {
                             if let Some(e) = pending_exc.take() {
@@ -621,6 +652,53 @@ impl<'a> Interpreter<'a> {
                         self.end_handling();
                         *ip_out = ip;
                         return Err(e);
+                    }
+                    ip += 1;
+                }
+                Instr::AsyncWithEnter(item) => {
+                    self.at(&item.context_expr);
+                    let manager = self.eval(&item.context_expr)?;
+                    self.vm_async_with_enter(manager, stack)?;
+                    ip += 1;
+                }
+                Instr::AsyncWithExit => {
+                    self.vm_async_with_exit(stack)?;
+                    ip += 1;
+                }
+                Instr::GetAIter(e) => {
+                    let iterable = self.eval(e)?;
+                    let iterator = self.vm_get_aiter(iterable)?;
+                    stack.push(iterator);
+                    ip += 1;
+                }
+                Instr::GetANext => {
+                    self.vm_get_anext(stack)?;
+                    ip += 1;
+                }
+                Instr::AnextStep { target, exit, at } => {
+                    self.offset = at;
+                    let how = pending.take().unwrap_or(Resume::Send(Value::None));
+                    match self.delegate(stack, how) {
+                        Ok(Some(v)) => {
+                            *ip_out = ip;
+                            return Ok(Stop::Suspended(v));
+                        }
+                        Ok(None) => {
+                            let item = stack.pop().unwrap_or(Value::None);
+                            self.store(target, item)?;
+                            // The previous item's storage goes when the target is rebound.
+                            self.release_dropped_storages(None);
+                            ip += 1;
+                        }
+                        Err(e) => {
+                            self.anext_exhausted(e, stack)?;
+                            ip = exit;
+                        }
+                    }
+                }
+                Instr::PopTop => {
+                    if let Some(v) = stack.pop() {
+                        self.heap.decref(v);
                     }
                     ip += 1;
                 }
@@ -696,8 +774,15 @@ impl<'a> Interpreter<'a> {
             _ => (false, false),
         };
         let result = if let (true, Value::Obj(id)) = (is_generator, sub) {
+            self.async_gen_yielded = false;
             match self.resume_generator(id, how)? {
+                // An async generator's item: `__anext__()`'s awaitable is done with it.
+                Step::Yielded(v) if std::mem::take(&mut self.async_gen_yielded) => v,
                 Step::Yielded(v) => return Ok(Some(v)),
+                Step::Returned(v) if self.is_async_generator(sub) => {
+                    self.heap.decref(v);
+                    return self.raise_builtin("StopAsyncIteration", Vec::new());
+                }
                 Step::Returned(v) => v,
             }
         } else if let (true, Value::Obj(id)) = (is_future, sub) {
@@ -760,152 +845,5 @@ impl<'a> Interpreter<'a> {
             },
             _ => self.error("TypeError: object is not an iterator"),
         }
-    }
-
-    /// `gen.send(v)`, `gen.throw(e)`, `gen.close()` (arguments owned by the caller).
-    pub(in crate::python) fn generator_method(
-        &mut self,
-        generator: ObjId,
-        method: &str,
-        args: &[Value],
-    ) -> R<Value> {
-        let step = match (method, args) {
-            ("send", [v]) => {
-                self.heap.incref(*v);
-                self.resume_generator(generator, Resume::Send(*v))?
-            }
-            ("__next__", []) => self.resume_generator(generator, Resume::Send(Value::None))?,
-            ("throw", [e]) => {
-                let e = self.exception_to_throw(*e)?;
-                self.resume_generator(generator, Resume::Throw(e))?
-            }
-            ("close", []) => return self.close_generator(generator).map(|()| Value::None),
-            _ => {
-                return self
-                    .unsupported(format!("generator method '{method}' with these arguments"));
-            }
-        };
-        match step {
-            Step::Yielded(v) => Ok(v),
-            Step::Returned(v) => self.raise_builtin("StopIteration", vec![v]),
-        }
-    }
-
-    /// `gen.close()`: `GeneratorExit` raised at the suspension point. Suspended inside a
-    /// `try`/`finally`, the `finally` blocks run; a `yield` there is CPython's
-    /// `RuntimeError: generator ignored GeneratorExit`. Otherwise nothing runs: the frame is
-    /// released.
-    pub(in crate::python) fn close_generator(&mut self, generator: ObjId) -> R<()> {
-        let in_finally = matches!(
-            self.heap.kind(generator),
-            ObjKind::Generator(g) if g.state == GenState::Suspended && !g.handlers.is_empty()
-        );
-        if in_finally {
-            let class = match self.builtin_exception("GeneratorExit") {
-                Some(Value::Obj(c)) => c,
-                _ => return self.error("GeneratorExit is missing"),
-            };
-            self.exc.handler_depth += 1;
-            let exception = self.new_exception(class, Vec::new());
-            let thrown = self.raising(exception);
-            self.exc.handler_depth -= 1;
-            return match self.resume_generator(generator, Resume::Throw(thrown)) {
-                Ok(Step::Yielded(v)) => {
-                    self.heap.decref(v);
-                    self.close_generator(generator)?;
-                    let message = self.new_str("generator ignored GeneratorExit");
-                    self.raise_builtin("RuntimeError", vec![message])
-                }
-                Ok(Step::Returned(v)) => {
-                    self.heap.decref(v);
-                    Ok(())
-                }
-                Err(e) => {
-                    let ends_quietly = Self::raised_exception(&e).is_some_and(|x| {
-                        let name = match self.heap.kind(x) {
-                            ObjKind::Exception(d) => self.class_name(d.class),
-                            _ => String::new(),
-                        };
-                        name == "GeneratorExit" || name == "StopIteration"
-                    });
-                    if ends_quietly {
-                        self.discard(e);
-                        Ok(())
-                    } else {
-                        Err(e)
-                    }
-                }
-            };
-        }
-        let (frame_parts, release) = match self.heap.kind_mut(generator) {
-            ObjKind::Generator(g)
-                if g.state != GenState::Closed && g.state != GenState::Running =>
-            {
-                g.state = GenState::Closed;
-                let parts = (
-                    std::mem::take(&mut g.locals),
-                    std::mem::take(&mut g.cells),
-                    std::mem::take(&mut g.stack),
-                    g.frame_object.take(),
-                );
-                (Some(parts), g.frame_release.take())
-            }
-            ObjKind::Generator(g) if g.state == GenState::Running => {
-                return self.error("ValueError: generator already executing");
-            }
-            _ => (None, None),
-        };
-        let Some((locals, cells, stack, object)) = frame_parts else {
-            return Ok(());
-        };
-        let frame = Frame {
-            code: None,
-            name: crate::heap::Sym(0),
-            line: 0,
-            object,
-            used_zombie: false,
-            locals: SmallMap::from_entries(locals),
-            cells: SmallMap::from_entries(cells),
-            class_namespaces: Vec::new(),
-        };
-        self.heap.decref_all(stack);
-        self.release_generator_frame(frame, release);
-        Ok(())
-    }
-
-    /// PEP 442: runs the finalizer of each generator dropped while suspended in a `try` or
-    /// `with` (`close()`: `GeneratorExit` at its `yield`, its `finally` blocks and exits
-    /// run), then drops the reference that kept it. CPython runs it inside the decref; the
-    /// model runs it when the statement that dropped it ends. An exception it raises is
-    /// reported as CPython's "Exception ignored in" and swallowed.
-    pub(in crate::python) fn run_pending_finalizers(&mut self) -> R<()> {
-        while !self.heap.pending_finalizers.is_empty() {
-            let id = self.heap.pending_finalizers.remove(0);
-            // The finalizer's caller catches what it raises (`PyErr_WriteUnraisable`).
-            self.exc.handler_depth += 1;
-            let r = self.close_generator(id);
-            self.exc.handler_depth -= 1;
-            self.heap.decref_id(id);
-            if let Err(e) = r {
-                if Self::raised_exception(&e).is_none() {
-                    return Err(e);
-                }
-                self.discard(e);
-            }
-        }
-        Ok(())
-    }
-
-    /// The exception `throw(e)` raises: an exception instance, or a class to instantiate.
-    fn exception_to_throw(&mut self, e: Value) -> R<Box<Exc>> {
-        let exception = match e {
-            Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Exception(_)) => {
-                self.heap.incref(e);
-                id
-            }
-            Value::Obj(id) if self.is_exception_class(id) => self.new_exception(id, Vec::new()),
-            _ => return self.error("TypeError: exceptions must derive from BaseException"),
-        };
-        Ok(self.raising(exception))
     }
 }

@@ -8,21 +8,29 @@
 //! suspension point (`if`, `while`, `for`, `break`, `continue`, `return`) is real
 //! instructions with resolved jump targets. Later stages move expressions and every
 //! function body onto instructions, so that the evaluator's statement walker goes away.
-//! Coroutines (`async def`) are compiled the same way: `await` at statement level is a
-//! suspension point that delegates as `yield from` does (`coroutines.rs`), and the asyncio
+//! Coroutines (`async def`) are compiled the same way: `await` is a suspension point that
+//! delegates as `yield from` does (`coroutines.rs`), and the asyncio
 //! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`).
 //! `with` around a suspension point enters its manager and keeps what its exit needs on
-//! the frame's value stack (`with_blocks.rs`). Not compiled yet (refused, located): `yield`
-//! inside `finally`, or nested in a larger expression; an `await` there runs its awaitable
-//! to the end, refused if it would suspend.
+//! the frame's value stack (`with_blocks.rs`). A suspension point inside a larger
+//! expression splits it (`split.rs`): the operands before it are pushed and bound back to
+//! their nodes for the evaluator (`substitutes.rs`). Not compiled yet (refused, located):
+//! `yield` inside `finally`, a suspension point behind a short circuit; an `await` in a
+//! nested scope runs its awaitable to the end, refused if it would suspend.
 
+mod async_blocks;
 mod cancellation;
 mod compile;
+mod compile_async;
 mod contextlib;
 mod coroutines;
 mod event_loop;
+mod generator_methods;
 mod generators;
+mod split;
+mod substitutes;
 mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub(super) use event_loop::EventLoop;
+pub(super) use substitutes::Substitute;
