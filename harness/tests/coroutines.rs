@@ -9,34 +9,8 @@
 
 mod probes;
 
-use probes::{interpreter, ok};
+use probes::{agrees_with_cpython, interpreter, ok};
 use std::process::Command;
-
-/// Runs `script` on the model (3.10, 3.11, 3.12) and on each installed CPython 3.8 – 3.13;
-/// every run must pass the script's own asserts.
-fn agrees_with_cpython(script: &str) {
-    ok(script);
-    let mut compared = 0;
-    for minor in 8..=13u8 {
-        let Some(python) = interpreter(minor) else {
-            eprintln!("skipped: CPython 3.{minor} is not installed");
-            continue;
-        };
-        let out = Command::new(&python)
-            .args(["-c", &format!("import asyncio\n{script}")])
-            .output()
-            .expect("runs python");
-        assert!(
-            out.status.success(),
-            "CPython 3.{minor} disagrees with the script: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        compared += 1;
-    }
-    if compared == 0 {
-        eprintln!("skipped: no CPython installed; the scripts were checked on the model only");
-    }
-}
 
 /// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
 /// (`PRELUDE + probe + MEASURE + print(d)`, as `generators.rs` does). A coroutine counts
@@ -94,6 +68,8 @@ fn measured_counts_match_installed_interpreters() {
 #[test]
 fn gather_runs_tasks_round_robin_in_creation_order() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 order = []
 async def worker(name, n):
@@ -114,6 +90,8 @@ assert order == ['a0', 'b0', 'a1', 'b1', 'b2', 'gathered'], order
 #[test]
 fn sleep_orders_by_deadline_then_creation_on_a_virtual_clock() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 timeline = []
 async def sleeper(name, d):
@@ -138,6 +116,8 @@ assert timeline == ['early', 'early2', 'mid', 'gathered', 'late'], timeline
 #[test]
 fn await_delegates_to_coroutines_and_user_awaitables() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 class Ready:
     def __await__(self):
@@ -162,6 +142,8 @@ assert asyncio.run(nested()) == 4
 #[test]
 fn an_exception_in_a_gathered_task_reaches_the_awaiting_task() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 async def bad():
     await asyncio.sleep(0)
@@ -284,6 +266,8 @@ assert asyncio.run(main()) == 'ok'
 #[test]
 fn cancelling_a_sleeping_task_raises_cancelled_error_at_its_await() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 log = []
 async def worker():
@@ -316,6 +300,8 @@ assert log == ['cancelled', 'finally', 'main saw'], log
 #[test]
 fn a_task_cancelled_before_its_first_step_never_runs() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 log = []
 async def worker():
@@ -337,6 +323,8 @@ assert log == ['cancelled before start'], log
 #[test]
 fn a_task_that_swallows_cancellation_finishes_with_its_result() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 async def stubborn():
     outcome = 'slept'
@@ -360,6 +348,8 @@ assert asyncio.run(main()) == 'kept going'
 #[test]
 fn cancelling_a_task_awaiting_gather_cancels_the_children() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 log = []
 async def child(n):
@@ -391,6 +381,8 @@ assert log == ['child1', 'child2', 'parent cancelled'], ' '.join(log)
 #[test]
 fn asyncio_run_cancels_the_tasks_still_pending_at_shutdown() {
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 log = []
 async def worker():
@@ -480,6 +472,8 @@ fn a_task_created_as_main_returns_takes_its_first_step_before_shutdown() {
     // The main task's done callback stops the loop only after the batch under way, so the
     // new task starts, then shutdown cancels it at its `await`.
     agrees_with_cpython(
+        "import asyncio\n",
+        13,
         "
 log = []
 async def worker(n):

@@ -33,6 +33,33 @@ pub fn ok(workload: &str) -> Timeline {
     run("3.11", workload).expect("runs")
 }
 
+/// Runs `script` on the model (3.10, 3.11, 3.12), then `prelude` + `script` on each installed
+/// CPython 3.8 up to `3.newest`: every run must pass the script's own asserts. Absent
+/// interpreters are reported as skipped.
+pub fn agrees_with_cpython(prelude: &str, newest: u8, script: &str) {
+    ok(script);
+    let mut compared = 0;
+    for minor in 8..=newest {
+        let Some(python) = interpreter(minor) else {
+            eprintln!("skipped: CPython 3.{minor} is not installed");
+            continue;
+        };
+        let out = Command::new(&python)
+            .args(["-c", &format!("{prelude}{script}")])
+            .output()
+            .expect("runs python");
+        assert!(
+            out.status.success(),
+            "CPython 3.{minor} disagrees with the script: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        compared += 1;
+    }
+    if compared == 0 {
+        eprintln!("skipped: no CPython installed; the script was checked on the model only");
+    }
+}
+
 /// An installed CPython `3.minor` (pyenv or PATH), if any.
 pub fn interpreter(minor: u8) -> Option<PathBuf> {
     let root = std::env::var_os("PYENV_ROOT")
