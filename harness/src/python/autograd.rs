@@ -42,8 +42,10 @@ pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
         acc.leaf = Some(leaf);
         Some(it.heap.insert(ObjKind::GradNode(Box::new(acc))))
     };
+    let input_nr = if t.grad_fn.is_some() { t.output_nr } else { 0 };
     Some(InputEdge {
         node,
+        input_nr,
         shape: t.shape,
         dtype: t.dtype,
         device: t.device,
@@ -121,9 +123,15 @@ pub(super) fn build_node(
 
 /// Makes `node` the `grad_fn` of tensor `out` (taking over the node reference).
 pub(super) fn set_history(it: &mut Interpreter<'_>, out: ObjId, node: ObjId) {
+    set_history_at(it, out, node, 0);
+}
+
+/// Makes `out` output `output_nr` of `node` (taking over the node reference).
+pub(super) fn set_history_at(it: &mut Interpreter<'_>, out: ObjId, node: ObjId, output_nr: u32) {
     let old = match it.heap.kind_mut(out) {
         ObjKind::Tensor(t) => {
             t.requires_grad = true;
+            t.output_nr = output_nr;
             t.grad_fn.replace(node)
         }
         _ => Some(node),
@@ -204,7 +212,7 @@ fn run_graph(
     grads: &[Value],
     options: &BackwardOptions,
 ) -> R<Vec<Value>> {
-    let mut buffers: FxHashMap<ObjId, Buffer> = FxHashMap::default();
+    let mut buffers: FxHashMap<ObjId, Slots> = FxHashMap::default();
     let mut root_nodes = Vec::new();
     let mut captured: FxHashMap<ObjId, Buffer> = FxHashMap::default();
     for (i, &root) in roots.iter().enumerate() {
@@ -249,7 +257,7 @@ fn run_graph(
         };
         match t.grad_fn {
             Some(node) => {
-                add_to_buffer(it, &mut buffers, node, buffer, options);
+                add_to_buffer(it, &mut buffers, (node, t.output_nr), buffer, options);
                 root_nodes.push(node);
             }
             None => deliver_to_leaf(it, root, buffer, options, &mut captured)?,
@@ -288,6 +296,14 @@ fn run_graph(
             let next_edges = execute(it, n, incoming, options, &mut captured)?;
             for (next, buffer) in next_edges {
                 add_to_buffer(it, &mut buffers, next, buffer, options);
+            }
+            // Every edge counts as delivered, with a gradient or without one (PyTorch's
+            // undefined gradient), so the nodes after it still run.
+            let next_nodes: Vec<ObjId> = match it.heap.kind(n) {
+                ObjKind::GradNode(node) => node.inputs.iter().filter_map(|e| e.node).collect(),
+                _ => Vec::new(),
+            };
+            for next in next_nodes {
                 let d = dependencies.entry(next).or_default();
                 *d = d.saturating_sub(1);
                 if *d == 0 {
@@ -302,9 +318,9 @@ fn run_graph(
     for n in nodes {
         it.heap.decref_id(n);
     }
-    let mut left: Vec<(ObjId, Buffer)> = buffers.drain().collect();
+    let mut left: Vec<(ObjId, Slots)> = buffers.drain().collect();
     left.sort_by_key(|(n, _)| *n);
-    for (_, b) in left {
+    for b in left.into_iter().flat_map(|(_, slots)| slots).flatten() {
         drop_buffer(it, b);
     }
     if let Err(e) = result {
@@ -353,6 +369,7 @@ fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> 
     for n in nodes {
         node.inputs.push(InputEdge {
             node: n,
+            input_nr: 0,
             shape: a.shape.clone(),
             dtype: a.dtype,
             device: a.device,
@@ -361,18 +378,37 @@ fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> 
     it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }
 
-/// The engine's `InputBuffer::add`: a second gradient for the same node is summed into
-/// the first in place and its own buffer freed. With `create_graph` the sum is recorded.
+/// A node's pending gradients, one per output slot (PyTorch's `InputBuffer`); a node with
+/// one output has one slot.
+type Slots = Vec<Option<Buffer>>;
+
+/// Where a gradient goes: a node and the output slot it fills (an edge's `input_nr`).
+pub(super) type Target = (ObjId, u32);
+
+/// The engine's `InputBuffer::add`: a second gradient for the same slot of a node is summed
+/// into the first in place and its own buffer freed. With `create_graph` the sum is recorded.
 fn add_to_buffer(
     it: &mut Interpreter<'_>,
-    buffers: &mut FxHashMap<ObjId, Buffer>,
-    node: ObjId,
+    buffers: &mut FxHashMap<ObjId, Slots>,
+    (node, input_nr): Target,
     buffer: Buffer,
     options: &BackwardOptions,
 ) {
-    match buffers.entry(node) {
-        std::collections::hash_map::Entry::Occupied(mut slot) => {
-            let first = slot.get_mut();
+    // Only a module's `BackwardHookFunctionBackward` has several outputs in the model; any
+    // other node's slot is 0 (whatever output number a copied tensor carried).
+    let several_outputs =
+        matches!(it.heap.kind(node), ObjKind::GradNode(g) if g.module_hook.is_some());
+    let k = if several_outputs {
+        input_nr as usize
+    } else {
+        0
+    };
+    let slots = buffers.entry(node).or_default();
+    if slots.len() <= k {
+        slots.resize(k + 1, None);
+    }
+    match &mut slots[k] {
+        Some(first) => {
             if options.create_graph && (first.node.is_some() || buffer.node.is_some()) {
                 let taken = first.node.take();
                 let sum = sum_node(it, first, [taken, buffer.node]);
@@ -382,9 +418,7 @@ fn add_to_buffer(
                 drop_buffer(it, buffer);
             }
         }
-        std::collections::hash_map::Entry::Vacant(slot) => {
-            slot.insert(buffer);
-        }
+        empty => *empty = Some(buffer),
     }
 }
 
@@ -453,28 +487,40 @@ pub(super) fn legacy_type_name(dtype: Dtype, cuda: bool) -> String {
 fn execute(
     it: &mut Interpreter<'_>,
     n: ObjId,
-    incoming: Option<Buffer>,
+    incoming: Option<Slots>,
     options: &BackwardOptions,
     captured: &mut FxHashMap<ObjId, Buffer>,
-) -> R<Vec<(ObjId, Buffer)>> {
+) -> R<Vec<(Target, Buffer)>> {
     let ObjKind::GradNode(node) = it.heap.kind(n) else {
         return Ok(Vec::new());
     };
     let node = (**node).clone();
-    let Some(mut incoming) = incoming else {
+    let Some(mut slots) = incoming else {
         return Ok(Vec::new());
     };
-    // Tensor pre-hooks of the tensors this node produced (`register_hook` on a non-leaf).
-    for &dict in &node.hook_dicts {
-        incoming = it.run_tensor_hooks(dict, incoming, options.create_graph)?;
-    }
-    // A module's full backward pre-hooks (`BackwardHook.setup_output_hook`'s node hook).
-    if let Some((bw, crate::torch::ModuleHookSide::Outputs)) = node.module_hook {
-        match it.run_module_output_pre_hook(bw, &node, incoming, options.create_graph)? {
-            Some(b) => incoming = b,
-            None => return Ok(Vec::new()),
+    // Tensor pre-hooks of the tensors this node produced (`register_hook` on a non-leaf),
+    // each on the slot of its own output.
+    for &(dict, output_nr) in &node.hook_dicts {
+        if let Some(slot) = slots.get_mut(output_nr as usize)
+            && let Some(b) = slot.take()
+        {
+            *slot = Some(it.run_tensor_hooks(dict, b, options.create_graph)?);
         }
     }
+    // A module's `BackwardHookFunctionBackward`: identity per slot, with the module's
+    // full backward (pre-)hooks around it.
+    if node.module_hook.is_some() {
+        return it.run_module_hook_node(&node, slots, options.create_graph);
+    }
+    // Every other node of the model has one output.
+    let mut slots = slots.into_iter();
+    let first = slots.next().flatten();
+    for b in slots.flatten() {
+        drop_buffer(it, b);
+    }
+    let Some(incoming) = first else {
+        return Ok(Vec::new());
+    };
     // A node that saved tensors cannot run after they were released; one that saved only
     // sizes can (a custom Function's check is `ctx.saved_tensors`).
     if node.released && node.had_saved && node.flow != GradFlow::Python {
@@ -515,7 +561,7 @@ fn execute(
                     it.heap.incref(Value::Obj(g));
                     b.node = Some(g);
                 }
-                out.push((next, b));
+                out.push(((next, e.input_nr), b));
             }
             drop_buffer(it, incoming);
         }
@@ -533,7 +579,7 @@ fn execute(
                     it.heap.incref(Value::Obj(g));
                     b.node = Some(g);
                 }
-                out.push((next, b));
+                out.push(((next, e.input_nr), b));
             }
             if let Some(g) = graph {
                 it.heap.decref_id(g);
@@ -556,7 +602,7 @@ fn execute(
             for (e, g) in node.inputs.iter().zip(grads) {
                 match (e.node, g) {
                     (Some(next), Some(storage)) => out.push((
-                        next,
+                        (next, e.input_nr),
                         Buffer {
                             storage,
                             shape: e.shape.clone(),
@@ -570,10 +616,6 @@ fn execute(
                 }
             }
         }
-    }
-    // A module's full backward hooks (`BackwardHook._set_user_hook`'s node post-hook).
-    if let Some((bw, crate::torch::ModuleHookSide::Inputs)) = node.module_hook {
-        out = it.run_module_input_post_hook(bw, &node, out, options.create_graph)?;
     }
     let retain = options.retain_graph || options.create_graph;
     if !retain && node.flow != GradFlow::Accumulate {
@@ -597,6 +639,7 @@ fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Bu
     }
     g.inputs.push(InputEdge {
         node: incoming.node,
+        input_nr: 0,
         shape: incoming.shape.clone(),
         dtype: incoming.dtype,
         device: incoming.device,
@@ -764,7 +807,7 @@ fn python_backward(
     node: &GradNode,
     incoming: Buffer,
     options: &BackwardOptions,
-) -> R<Vec<(ObjId, Buffer)>> {
+) -> R<Vec<(Target, Buffer)>> {
     let Some(ctx) = node.ctx else {
         drop_buffer(it, incoming);
         return Ok(Vec::new());
@@ -807,7 +850,7 @@ fn python_backward(
                 it.heap.incref(Value::Obj(g));
             }
             out.push((
-                next,
+                (next, e.input_nr),
                 Buffer {
                     storage: t.storage,
                     shape: e.shape.clone(),
@@ -832,6 +875,8 @@ pub(super) struct Internal {
     pub dtype: Dtype,
     pub device: DeviceKind,
     pub node: Option<ObjId>,
+    /// Which output of `node` it is (PyTorch's `output_nr`).
+    pub output_nr: u32,
 }
 
 impl Internal {
@@ -850,13 +895,16 @@ impl Internal {
             dtype,
             device,
             node: None,
+            output_nr: 0,
         })
     }
 
     /// The C++ side of a Python tensor: its storage and the edge a gradient takes to it.
     pub(super) fn of(it: &mut Interpreter<'_>, v: Value) -> Option<Internal> {
         let t = tensor(it, v)?.clone();
-        let node = edge_to(it, v).and_then(|e| e.node);
+        let edge = edge_to(it, v);
+        let output_nr = edge.as_ref().map_or(0, |e| e.input_nr);
+        let node = edge.and_then(|e| e.node);
         it.storages.add_ref(t.storage);
         Some(Internal {
             storage: t.storage,
@@ -864,6 +912,7 @@ impl Internal {
             dtype: t.dtype,
             device: t.device,
             node,
+            output_nr,
         })
     }
 
@@ -878,6 +927,7 @@ impl Internal {
         }
         InputEdge {
             node: self.node,
+            input_nr: self.output_nr,
             shape: self.shape.clone(),
             dtype: self.dtype,
             device: self.device,
@@ -910,7 +960,7 @@ impl Internal {
         )?;
         if let (Some(n), Value::Obj(out)) = (self.node, v) {
             it.heap.incref(Value::Obj(n));
-            set_history(it, out, n);
+            set_history_at(it, out, n, self.output_nr);
         }
         self.release(it);
         Ok(v)

@@ -75,6 +75,7 @@ impl Interpreter<'_> {
                     };
                     node.inputs.push(InputEdge {
                         node: edge,
+                        input_nr: if t.grad_fn.is_some() { t.output_nr } else { 0 },
                         shape: t.shape,
                         dtype: t.dtype,
                         device: t.device,

@@ -190,6 +190,7 @@ fn rebase(it: &mut Interpreter<'_>, target: ObjId, t: &crate::torch::TensorData,
         it.heap.incref(Value::Obj(node));
         let view_edge = crate::torch::InputEdge {
             node: Some(node),
+            input_nr: 0,
             shape: t.shape.clone(),
             dtype: t.dtype,
             device: t.device,

@@ -17,10 +17,11 @@
 //! full hooks with `grad_input` and `grad_output` (each may return replacements) and then
 //! drops `grad_output`. A hook that keeps either tuple keeps those gradient buffers.
 //!
-//! The model's engine carries one gradient buffer per node, so a call where more than one
-//! tensor input (or output) requires grad is refused rather than approximated.
+//! Each node has one output per wrapped tensor: the engine keeps one gradient slot per
+//! output (edges carry their `input_nr`), so the hooks see one gradient per tensor
+//! argument, `None` where it does not require grad or where no gradient reached it.
 
-use super::autograd::{self, GradBuffer};
+use super::autograd::{self, GradBuffer, Target};
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
 use crate::heap::{ObjId, ObjKind, Sym, Value};
@@ -135,6 +136,10 @@ impl Interpreter<'_> {
             ));
         }
         let mut items = hook_seq_items.clone().unwrap_or_else(|| vec![output]);
+        // `items` owns one reference to each entry; wrapping replaces them by aliases.
+        for &v in &items {
+            self.heap.incref(v);
+        }
         let result = self.apply_backward_hook_function(bw, &mut items, ModuleHookSide::Outputs);
         let result = result.and_then(|index| {
             self.set_hook_attr(bw, "n_outputs", Value::Int(items.len() as i64))?;
@@ -142,26 +147,25 @@ impl Interpreter<'_> {
         });
         self.heap.decref_id(bw);
         if let Err(e) = result {
+            self.heap.decref_all(items);
             self.heap.decref(output);
             return Err(e);
         }
         match hook_seq_items {
             Some(old) if old != items => {
-                for &v in &items {
-                    self.heap.incref(v);
-                }
-                let wrapped = Value::Obj(self.alloc(ObjKind::Tuple(items.clone())));
-                // The aliases were made as new references in `items`; the tuple took its own.
-                for (new, was) in items.iter().zip(&old) {
-                    if new != was {
-                        self.heap.decref(*new);
-                    }
-                }
+                // A new tuple of the aliases (the references of `items` handed over).
+                let wrapped = Value::Obj(self.alloc(ObjKind::Tuple(items)));
                 self.heap.decref(output);
                 Ok(wrapped)
             }
-            Some(_) => Ok(output),
-            None => Ok(items[0]),
+            Some(_) => {
+                self.heap.decref_all(items);
+                Ok(output)
+            }
+            None => {
+                self.heap.decref(output);
+                Ok(items[0])
+            }
         }
     }
 
@@ -177,7 +181,7 @@ impl Interpreter<'_> {
 
     /// `_apply_on_tensors` with `BackwardHookFunction.apply`: when a tensor in `items`
     /// requires grad (and grad mode is on), every tensor in it is replaced (its reference
-    /// dropped) by a view of itself; those that require grad get one shared
+    /// dropped) by a view of itself; those that require grad become outputs of one shared
     /// `BackwardHookFunctionBackward` node (the others are marked non-differentiable).
     /// Returns the tensors' positions (a list), or `None` when nothing was wrapped.
     fn apply_backward_hook_function(
@@ -196,15 +200,6 @@ impl Interpreter<'_> {
         if needing == 0 || !self.grad_enabled {
             return Ok(Value::None);
         }
-        if needing > 1 {
-            let what = match side {
-                ModuleHookSide::Inputs => "inputs",
-                ModuleHookSide::Outputs => "outputs",
-            };
-            return self.unsupported(format!(
-                "a module with full backward hooks called with more than one tensor {what} that requires grad (the model's engine carries one gradient per node)"
-            ));
-        }
         let mut node = GradNode::new(NODE_NAME, GradFlow::PassThrough);
         for &i in &positions {
             if let Some(edge) = autograd::edge_to(self, items[i]) {
@@ -214,13 +209,14 @@ impl Interpreter<'_> {
         self.heap.incref(Value::Obj(bw));
         node.module_hook = Some((bw, side));
         let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
-        for &i in &positions {
+        // Output `k` of the node is the alias of the `k`-th tensor.
+        for (k, &i) in positions.iter().enumerate() {
             let differentiable = autograd::requires_grad(self, items[i]);
             let alias = self.alias_of(items[i])?;
             self.heap.decref(std::mem::replace(&mut items[i], alias));
             if differentiable && let Value::Obj(a) = alias {
                 self.heap.incref(Value::Obj(node));
-                autograd::set_history(self, a, node);
+                autograd::set_history_at(self, a, node, k as u32);
             }
         }
         self.heap.decref_id(node);
@@ -257,38 +253,102 @@ impl Interpreter<'_> {
         Value::Obj(self.alloc(ObjKind::Tuple(items)))
     }
 
+    /// Runs a `BackwardHookFunctionBackward` node: `slots` holds the gradient of each of
+    /// its outputs (one per wrapped tensor, in order). The node is an identity; its hooks
+    /// see and may replace the gradients. Returns what flows on, per edge.
+    pub(super) fn run_module_hook_node(
+        &mut self,
+        node: &GradNode,
+        mut slots: Vec<Option<GradBuffer>>,
+        create_graph: bool,
+    ) -> R<Vec<(Target, GradBuffer)>> {
+        // Each gradient has its output's shape (an op reading a view of the output, such as
+        // a flattened projection input, delivers it in the view's shape).
+        let grads: Vec<Option<GradBuffer>> = node
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, e)| {
+                let mut b = slots.get_mut(k).and_then(Option::take)?;
+                if crate::torch::numel(&b.shape) == crate::torch::numel(&e.shape) {
+                    b.shape.clone_from(&e.shape);
+                }
+                Some(b)
+            })
+            .collect();
+        for b in slots.into_iter().flatten() {
+            b.release(self);
+        }
+        let Some((bw, side)) = node.module_hook else {
+            return Ok(Vec::new());
+        };
+        // Buffers summed into these slots were freed at once by PyTorch's `InputBuffer::add`;
+        // the hooks must not see them.
+        self.release_dropped_storages(None);
+        match side {
+            ModuleHookSide::Outputs => {
+                self.run_module_output_pre_hook(bw, node, grads, create_graph)
+            }
+            ModuleHookSide::Inputs => {
+                self.run_module_input_post_hook(bw, node, grads, create_graph)
+            }
+        }
+    }
+
+    /// Each gradient as a tensor object (`None` where none arrived); the buffers' own
+    /// references are dropped.
+    fn grads_as_values(&mut self, grads: Vec<Option<GradBuffer>>) -> R<Vec<Value>> {
+        let mut values = Vec::with_capacity(grads.len());
+        let mut failed = None;
+        for g in grads {
+            match g {
+                Some(b) => {
+                    let t = self.grad_as_tensor(&b);
+                    b.release(self);
+                    match t {
+                        Ok(t) => values.push(t),
+                        Err(e) => {
+                            failed.get_or_insert(e);
+                            values.push(Value::None);
+                        }
+                    }
+                }
+                None => values.push(Value::None),
+            }
+        }
+        match failed {
+            Some(e) => {
+                self.heap.decref_all(values);
+                Err(e)
+            }
+            None => Ok(values),
+        }
+    }
+
     /// The output node's pre-hook: records `grad_output`, runs the pre-hooks and, when
-    /// no input required grad, the full hooks. Returns the gradient that flows on.
-    pub(super) fn run_module_output_pre_hook(
+    /// no input required grad, the full hooks. Returns the gradients that flow on.
+    fn run_module_output_pre_hook(
         &mut self,
         bw: ObjId,
         node: &GradNode,
-        incoming: GradBuffer,
+        grads: Vec<Option<GradBuffer>>,
         create_graph: bool,
-    ) -> R<Option<GradBuffer>> {
-        let g = self.grad_as_tensor(&incoming);
-        incoming.release(self);
-        let g = g?;
+    ) -> R<Vec<(Target, GradBuffer)>> {
+        let values = self.grads_as_values(grads)?;
         let index = self.hook_attr(bw, "output_tensors_index")?;
         let positions = self.hook_positions(index)?;
         self.heap.decref(index);
         let n_outputs = self.hook_int_attr(bw, "n_outputs")?;
-        // The gradient belongs to the one wrapped output that requires grad.
-        let values: Vec<Value> = node
-            .inputs
-            .iter()
-            .map(|e| if e.node.is_some() { g } else { Value::None })
-            .collect();
         let packed = self.pack_with_none(&positions, values, n_outputs);
         self.set_hook_attr(bw, "grad_outputs", packed)?;
         let module = self.hook_attr(bw, "module")?;
         let result = self.output_pre_hook_body(bw, module, &positions);
         self.heap.decref(module);
         let local = result?;
-        let out = self.gradient_from(local, node, create_graph);
+        let out = self.flows_from(local, node, None, create_graph);
         self.heap.decref(local);
         self.release_dropped_storages(None);
-        out
+        Ok(out)
     }
 
     fn output_pre_hook_body(&mut self, bw: ObjId, module: Value, positions: &[usize]) -> R<Value> {
@@ -388,42 +448,35 @@ impl Interpreter<'_> {
         Ok(res)
     }
 
-    /// The input node's post-hook: the full hooks see `grad_input` (the node's results)
-    /// and the stored `grad_output`, which is then dropped. Returns the gradients that
-    /// flow on, replaced by what the hooks returned.
-    pub(super) fn run_module_input_post_hook(
+    /// The input node's post-hook: the full hooks see `grad_input` (the node's results,
+    /// its incoming gradients unchanged) and the stored `grad_output`, which is then
+    /// dropped. Returns the gradients that flow on, replaced by what the hooks returned.
+    fn run_module_input_post_hook(
         &mut self,
         bw: ObjId,
         node: &GradNode,
-        out: Vec<(ObjId, GradBuffer)>,
+        grads: Vec<Option<GradBuffer>>,
         create_graph: bool,
-    ) -> R<Vec<(ObjId, GradBuffer)>> {
+    ) -> R<Vec<(Target, GradBuffer)>> {
         let grad_outputs = self.hook_attr(bw, "grad_outputs")?;
         self.heap.decref(grad_outputs);
         if grad_outputs == Value::None {
-            return Ok(out);
+            // No output gradient was computed: the gradients flow on untouched.
+            let mut flows = Vec::new();
+            for (e, g) in node.inputs.iter().zip(grads) {
+                match (e.node, g) {
+                    (Some(next), Some(b)) => flows.push(((next, e.input_nr), b)),
+                    (None, Some(b)) => b.release(self),
+                    _ => {}
+                }
+            }
+            return Ok(flows);
         }
+        let values = self.grads_as_values(grads)?;
         let index = self.hook_attr(bw, "input_tensors_index")?;
         let positions = self.hook_positions(index)?;
         self.heap.decref(index);
         let n_inputs = self.hook_int_attr(bw, "n_inputs")?;
-        let mut values = Vec::new();
-        let mut targets = Vec::new();
-        let mut flowing = out.into_iter();
-        for e in &node.inputs {
-            match e.node.and_then(|_| flowing.next()) {
-                Some((next, b)) => {
-                    let t = self.grad_as_tensor(&b);
-                    b.release(self);
-                    values.push(t?);
-                    targets.push(Some((next, e.clone())));
-                }
-                None => {
-                    values.push(Value::None);
-                    targets.push(None);
-                }
-            }
-        }
         let packed = self.pack_with_none(&positions, values, n_inputs);
         let module = self.hook_attr(bw, "module")?;
         let res = self.run_full_hooks(bw, module, packed, false);
@@ -431,10 +484,29 @@ impl Interpreter<'_> {
         self.heap.decref(packed);
         let res = res?;
         self.set_hook_attr(bw, "grad_outputs", Value::None)?;
+        // `_unpack_none`: the entries at the tensors' positions, in order.
+        let flows = self.flows_from(res, node, Some(&positions), create_graph);
+        self.heap.decref(res);
+        self.release_dropped_storages(None);
+        Ok(flows)
+    }
+
+    /// The gradients flowing on along the node's edges: entry `k` of `grads` (a tuple; at
+    /// `positions[k]` when given) for edge `k`, where the edge needs one and it is a tensor.
+    fn flows_from(
+        &mut self,
+        grads: Value,
+        node: &GradNode,
+        positions: Option<&[usize]>,
+        create_graph: bool,
+    ) -> Vec<(Target, GradBuffer)> {
         let mut flows = Vec::new();
-        for (&p, target) in positions.iter().zip(targets) {
-            let v = self.hook_seq_item(res, p);
-            let Some((next, edge)) = target else { continue };
+        for (k, edge) in node.inputs.iter().enumerate() {
+            let Some(next) = edge.node else { continue };
+            let at = positions.map_or(Some(k), |p| p.get(k).copied());
+            let Some(v) = at.map(|p| self.hook_seq_item(grads, p)) else {
+                continue;
+            };
             let Some(t) = self.tensor_data(v) else {
                 continue;
             };
@@ -444,48 +516,17 @@ impl Interpreter<'_> {
                 self.heap.incref(Value::Obj(g));
             }
             flows.push((
-                next,
+                (next, edge.input_nr),
                 GradBuffer {
                     storage: t.storage,
-                    shape: edge.shape,
+                    shape: edge.shape.clone(),
                     dtype: t.dtype,
                     device: t.device,
                     node: graph,
                 },
             ));
         }
-        self.heap.decref(res);
-        self.release_dropped_storages(None);
-        Ok(flows)
-    }
-
-    /// The gradient flowing on from the output node: the tensor of `picked` (a tuple)
-    /// for the wrapped output that requires grad.
-    fn gradient_from(
-        &mut self,
-        picked: Value,
-        node: &GradNode,
-        create_graph: bool,
-    ) -> R<Option<GradBuffer>> {
-        let Some(k) = node.inputs.iter().position(|e| e.node.is_some()) else {
-            return Ok(None);
-        };
-        let v = self.hook_seq_item(picked, k);
-        let Some(t) = self.tensor_data(v) else {
-            return Ok(None);
-        };
-        self.storages.add_ref(t.storage);
-        let graph = t.grad_fn.filter(|_| create_graph);
-        if let Some(g) = graph {
-            self.heap.incref(Value::Obj(g));
-        }
-        Ok(Some(GradBuffer {
-            storage: t.storage,
-            shape: node.inputs[k].shape.clone(),
-            dtype: t.dtype,
-            device: t.device,
-            node: graph,
-        }))
+        flows
     }
 
     /// The hooks of the list attribute `name`, kept alive by the `BackwardHook` (borrowed;

@@ -504,6 +504,7 @@ impl Interpreter<'_> {
                 dtype: whole.dtype,
                 device: whole.device,
                 node,
+                output_nr: 0,
             });
         }
         if let Some(n) = node {

@@ -33,7 +33,11 @@ impl Interpreter<'_> {
             ));
         };
         let (requires_grad, existing, grad_fn) = match self.heap.kind(tensor) {
-            ObjKind::Tensor(t) => (t.requires_grad, t.backward_hooks, t.grad_fn),
+            ObjKind::Tensor(t) => (
+                t.requires_grad,
+                t.backward_hooks,
+                t.grad_fn.map(|g| (g, t.output_nr)),
+            ),
             _ => return self.error("internal: register_hook on a non-tensor"),
         };
         if !requires_grad {
@@ -51,10 +55,10 @@ impl Interpreter<'_> {
                     t.backward_hooks = Some(d);
                     t.cpp_hook_dict = Some(d);
                 }
-                if let Some(node) = grad_fn {
+                if let Some((node, output_nr)) = grad_fn {
                     self.heap.incref(Value::Obj(d));
                     if let ObjKind::GradNode(n) = self.heap.kind_mut(node) {
-                        n.hook_dicts.push(d);
+                        n.hook_dicts.push((d, output_nr));
                     }
                 }
                 d

@@ -62,6 +62,9 @@ pub enum Saved {
 pub struct InputEdge {
     /// The input's `grad_fn` (or its `AccumulateGrad`); `None` when it needs no gradient.
     pub node: Option<ObjId>,
+    /// Which of `node`'s outputs this input was (PyTorch's `Edge::input_nr`): the slot its
+    /// gradient fills. 0 except for nodes with several outputs.
+    pub input_nr: u32,
     pub shape: Vec<i64>,
     pub dtype: Dtype,
     pub device: DeviceKind,
@@ -112,7 +115,8 @@ pub struct GradNode {
     /// `_backward_hooks` dicts of the tensors this node produced, registered by
     /// `grad_fn._register_hook_dict(t)` (`PyFunctionTensorPreHook`, a C++ reference): they
     /// run on the node's incoming gradient before it executes.
-    pub hook_dicts: Vec<ObjId>,
+    /// Each with the output (slot) of the node its tensor is.
+    pub hook_dicts: Vec<(ObjId, u32)>,
     /// A module's `BackwardHook` object, for a `BackwardHookFunctionBackward` node: the
     /// closures `register_full_backward_(pre_)hook` registers on the node (C++ references
     /// to Python functions that close over it) call the module's hooks.
@@ -176,7 +180,7 @@ impl GradNode {
         if let Some(l) = self.leaf {
             drop_ref(Value::Obj(l));
         }
-        for d in self.hook_dicts {
+        for (d, _) in self.hook_dicts {
             drop_ref(Value::Obj(d));
         }
         if let Some((h, _)) = self.module_hook {

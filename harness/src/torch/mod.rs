@@ -133,6 +133,8 @@ pub struct TensorData {
     pub requires_grad: bool,
     /// The autograd node that produced it (a C++ reference).
     pub grad_fn: Option<ObjId>,
+    /// Which output of `grad_fn` it is (PyTorch's `output_nr`); 0 for one-output nodes.
+    pub output_nr: u32,
     /// `.grad`, held by the C++ autograd metadata.
     pub grad: Option<ObjId>,
     /// An `nn.Parameter`.

@@ -41,6 +41,7 @@ fn tensor(h: &mut Heap, n: u32) -> ObjId {
         base: None,
         requires_grad: false,
         grad_fn: None,
+        output_nr: 0,
         grad: None,
         is_param: false,
         contiguous: true,

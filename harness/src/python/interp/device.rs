@@ -199,6 +199,7 @@ impl<'a> Interpreter<'a> {
             base,
             requires_grad: false,
             grad_fn: None,
+            output_nr: 0,
             grad: None,
             is_param: false,
             contiguous: true,
