@@ -9,8 +9,7 @@
 
 mod probes;
 
-use probes::{agrees_with_cpython, interpreter, ok};
-use std::process::Command;
+use probes::{agrees_with_cpython, ok};
 
 /// (name, probe, objects counted on ≤ 3.10, on ≥ 3.11), measured with CPython 3.8 – 3.13
 /// (`PRELUDE + probe + MEASURE + print(d)`, as `generators.rs` does). A coroutine counts

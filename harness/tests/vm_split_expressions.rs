@@ -9,8 +9,7 @@
 
 mod probes;
 
-use probes::{agrees_with_cpython, interpreter, ok};
-use std::process::Command;
+use probes::{agrees_with_cpython, ok};
 
 #[test]
 fn await_inside_expressions_and_conditions_agrees_with_cpython() {

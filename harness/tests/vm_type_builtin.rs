@@ -7,7 +7,7 @@
 #[allow(dead_code)] // this file uses its own checks
 mod probes;
 
-use probes::{agrees_with_cpython, interpreter, ok};
+use probes::{agrees_with_cpython, interpreter};
 use std::process::Command;
 
 const SCRIPT: &str = "

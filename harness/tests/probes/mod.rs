@@ -36,6 +36,7 @@ pub fn ok(workload: &str) -> Timeline {
 /// Runs `script` on the model (3.10, 3.11, 3.12), then `prelude` + `script` on each installed
 /// CPython 3.8 up to `3.newest`: every run must pass the script's own asserts. Absent
 /// interpreters are reported as skipped.
+#[allow(dead_code)] // not every test binary that includes this module runs scripts on CPython
 pub fn agrees_with_cpython(prelude: &str, newest: u8, script: &str) {
     ok(script);
     let mut compared = 0;
