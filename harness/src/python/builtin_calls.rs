@@ -469,6 +469,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         AsyncioRun | AsyncioGather | AsyncioSleep | AsyncioCreateTask => {
             it.asyncio_call(n, p, &a.kw)
         }
+        AsyncioQueue => it.asyncio_queue_new(p, &a.kw),
         _ => super::natives::call_torch_native(it, n, a),
     }
 }

@@ -158,6 +158,15 @@ impl<'a> Interpreter<'a> {
         if m == "asyncio" && self.names.name(name) == "CancelledError" {
             return Some(Value::Obj(self.asyncio_cancelled_class()));
         }
+        if m == "asyncio" {
+            let n = self.names.name(name);
+            if let Some(q) = super::exceptions::ASYNCIO_QUEUE_ERRORS
+                .iter()
+                .find(|q| **q == n)
+            {
+                return self.builtin_exception_class(q);
+            }
+        }
         ((m == "torch" || m == "torch.cuda") && self.names.name(name) == "OutOfMemoryError")
             .then(|| self.torch_oom_class())
     }

@@ -81,6 +81,8 @@ const HIERARCHY: &[(&str, Option<&str>)] = &[
     ("FutureWarning", Some("Warning")),
     ("CancelledError", Some("BaseException")),
     ("FrozenInstanceError", Some("AttributeError")),
+    ("QueueEmpty", Some("Exception")),
+    ("QueueFull", Some("Exception")),
 ];
 
 /// The name under which torch exposes its out-of-memory error (not a Python builtin).
@@ -88,6 +90,9 @@ const TORCH_OOM: &str = "OutOfMemoryError";
 
 /// `asyncio.CancelledError` (a `BaseException` since 3.8; not a Python builtin).
 const ASYNCIO_CANCELLED: &str = "CancelledError";
+
+/// `asyncio.QueueEmpty` and `asyncio.QueueFull` (not Python builtins).
+pub(super) const ASYNCIO_QUEUE_ERRORS: [&str; 2] = ["QueueEmpty", "QueueFull"];
 
 /// `dataclasses.FrozenInstanceError` (an `AttributeError`; not a Python builtin).
 const DATACLASSES_FROZEN: &str = "FrozenInstanceError";
@@ -136,6 +141,7 @@ impl<'a> Interpreter<'a> {
         if name == TORCH_OOM
             || name == ASYNCIO_CANCELLED
             || name == DATACLASSES_FROZEN
+            || ASYNCIO_QUEUE_ERRORS.contains(&name)
             || !HIERARCHY.iter().any(|(n, _)| *n == name)
         {
             return None;
@@ -159,6 +165,11 @@ impl<'a> Interpreter<'a> {
     pub(super) fn dataclasses_frozen_class(&mut self) -> Value {
         self.exception_class(DATACLASSES_FROZEN)
             .map_or(Value::None, Value::Obj)
+    }
+
+    /// `asyncio.QueueEmpty` / `asyncio.QueueFull` by name.
+    pub(super) fn builtin_exception_class(&mut self, name: &str) -> Option<Value> {
+        self.exception_class(name).map(Value::Obj)
     }
 
     fn exception_class(&mut self, name: &str) -> Option<ObjId> {

@@ -86,6 +86,7 @@ natives!(
     AsyncioGather,
     AsyncioSleep,
     AsyncioCreateTask,
+    AsyncioQueue,
     // torch factories and functions
     Zeros,
     Ones,
@@ -597,6 +598,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModAsyncio, "gather") => AsyncioGather,
         (ModAsyncio, "sleep") => AsyncioSleep,
         (ModAsyncio, "create_task" | "ensure_future") => AsyncioCreateTask,
+        (ModAsyncio, "Queue") => AsyncioQueue,
         (ModSys, "exc_info") => SysExcInfo,
         (ModFunctools, "partial") => FunctoolsPartial,
         (ModFunctools, "wraps") => FunctoolsWraps,

@@ -145,6 +145,9 @@ pub(in crate::python) fn call_method(
                 | crate::heap::WrapperKind::WeakSet,
                 _,
             ) => it.weak_container_method(id, method, &args.pos),
+            ObjKind::CppHandle { type_name, .. } if *type_name == crate::python::vm::QUEUE_TYPE => {
+                it.queue_method(id, method, &args.pos)
+            }
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.

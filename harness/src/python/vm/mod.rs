@@ -10,7 +10,8 @@
 //! function body onto instructions, so that the evaluator's statement walker goes away.
 //! Coroutines (`async def`) are compiled the same way: `await` is a suspension point that
 //! delegates as `yield from` does (`coroutines.rs`), and the asyncio
-//! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`).
+//! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`;
+//! `asyncio.Queue`: `queues.rs`).
 //! `with` around a suspension point enters its manager and keeps what its exit needs on
 //! the frame's value stack (`with_blocks.rs`). A suspension point inside a larger
 //! expression splits it (`split.rs`): the operands before it are pushed and bound back to
@@ -27,10 +28,12 @@ mod coroutines;
 mod event_loop;
 mod generator_methods;
 mod generators;
+mod queues;
 mod split;
 mod substitutes;
 mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub(super) use event_loop::EventLoop;
+pub(super) use queues::QUEUE_TYPE;
 pub(super) use substitutes::Substitute;
