@@ -8,37 +8,14 @@
 #[allow(dead_code)] // this file uses `ok`, `run` and `interpreter`
 mod probes;
 
-use probes::{interpreter, ok};
+use probes::{agrees_with_cpython, interpreter, ok};
 use std::process::Command;
-
-/// Runs `script` on the model and on each installed CPython 3.8 – 3.15.
-fn agrees_with_cpython(script: &str) {
-    ok(script);
-    let mut compared = 0;
-    for minor in 8..=15u8 {
-        let Some(python) = interpreter(minor) else {
-            eprintln!("skipped: CPython 3.{minor} is not installed");
-            continue;
-        };
-        let out = Command::new(&python)
-            .args(["-c", script])
-            .output()
-            .expect("runs python");
-        assert!(
-            out.status.success(),
-            "CPython 3.{minor} disagrees with the script: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        compared += 1;
-    }
-    if compared == 0 {
-        eprintln!("skipped: no CPython installed; the script was checked on the model only");
-    }
-}
 
 #[test]
 fn a_bounded_producer_consumer_pipeline_agrees_with_cpython() {
     agrees_with_cpython(
+        "",
+        15,
         "
 import asyncio
 log = []
@@ -83,6 +60,8 @@ assert got == [('put', 0, 1), ('put', 1, 2), ('got', 0), ('put', 2, 2), ('got', 
 #[test]
 fn a_cancelled_getter_join_and_the_queue_errors_agree_with_cpython() {
     agrees_with_cpython(
+        "",
+        15,
         "
 import asyncio
 log = []
