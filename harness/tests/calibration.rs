@@ -33,7 +33,7 @@ const WORKLOADS: &[(&str, &str)] = &[
 /// Workloads where the model drifts by up to two iterations on some release, or (views) where
 /// its statement-level check point keeps one more or one fewer view and base alive across a
 /// 3.13+ collection than CPython's check at the call or back edge.
-const DRIFTING: &[&str] = &["closures", "exceptions", "generators", "views"];
+const DRIFTING: &[&str] = &["exceptions", "generators", "views"];
 
 /// Comparisons that differ beyond the slack for a cause found but not modelled: (release
 /// prefix, workload, cause). They are printed, not failed; every other comparison must pass.
@@ -271,8 +271,8 @@ fn model_matches_real_interpreters() {
                 // Every miss measured on the blog's workloads and bound_methods is one iteration
                 // off (3.13.5t included, since the stand-in allocates torch's argument tuples and
                 // keyword dicts). On the others the model's period differs from CPython's by a
-                // fraction of an iteration on some releases (closures 3.8 – 3.10, exceptions
-                // 3.8, generators 3.12), so the gap grows to two over the run.
+                // fraction of an iteration on some releases (exceptions 3.8, generators 3.12),
+                // so the gap grows to two over the run.
                 // Views: see `DRIFTING`.
                 let slack = if DRIFTING.contains(name) { 2 } else { 1 };
                 if let Err(why) = compare(&release, name, gc_every, &real, &model, slack) {

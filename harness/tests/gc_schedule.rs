@@ -680,3 +680,118 @@ fn objects_counted_in_bulk_trigger_at_the_first_one_over_the_threshold() {
         common::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
     }
 }
+
+/// A closure shaped like a hook that re-registers itself (`callback` cell -> function ->
+/// closure tuple -> cells), 400 iterations from a `gc.collect()` after `pad` empty lists
+/// (which shift where inside an iteration the count crosses the threshold): each gen-0
+/// collection fires inside one iteration's allocations, several of them while
+/// `make_callback`'s cells are being made, and the cells made before it survive into
+/// generation 1 with the objects they hold. Which cell comes first decides whether the next
+/// cycle is collected at the next gen-0 collection or waits in generation 1.
+fn closure_cell_order(pad: u32) -> String {
+    format!(
+        "pad = [[] for j in range({pad})]
+def make_callback(t):
+    scale = lambda x: x.view(-1)
+
+    def callback():
+        return callback, scale(t)
+
+    return callback
+
+for i in range(400):
+    cb = make_callback(torch.zeros(16, device='cuda'))
+    cb()
+"
+    )
+}
+
+/// The probe's start counts, long-lived total, and (iteration, generation, objects
+/// collected) of each automatic collection.
+type ProbeRun = ([i64; 3], u64, Vec<(i64, u64, u64)>);
+
+/// (iteration, generation, objects collected) of each automatic collection of
+/// `closure_cell_order(pad)`, with the probe's start counts and long-lived total, measured
+/// with `tests/calibration/probe.py` on 3.8.18 (cells by name: `callback`, `scale`, `t`) and
+/// 3.11.7 (`MAKE_CELL` order `t`, `callback`, `scale`, shown by `dis`).
+fn measured_closure_cell_order(minor: u8, pad: u32) -> Option<ProbeRun> {
+    let collections = match (minor, pad) {
+        (8, 0) => vec![(98, 0, 679), (212, 0, 784), (328, 0, 798)],
+        (11, 0) => vec![(98, 0, 679), (212, 0, 784), (328, 0, 805)],
+        (11, 3) => vec![(98, 0, 679), (212, 0, 789), (328, 0, 803)],
+        (11, 4) => vec![(98, 0, 679), (212, 0, 790), (328, 0, 804)],
+        _ => return None,
+    };
+    let long_lived = if minor == 8 { 6554 } else { 11288 };
+    Some(([3, 0, 0], long_lived, collections))
+}
+/// The probe's run of `workload` on a real interpreter: start counts, long-lived total and
+/// the automatic collections.
+fn probe_collections(python: &std::path::Path, workload: &str) -> ProbeRun {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("workload.py");
+    std::fs::write(&file, workload).expect("write workload");
+    let probe = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/calibration/probe.py");
+    let out = std::process::Command::new(python)
+        .arg(probe)
+        .arg(&file)
+        .output()
+        .expect("runs python");
+    assert!(out.status.success(), "{python:?}: {out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("probe JSON");
+    let count = |i: usize| json["start_counts"][i].as_i64().expect("a count");
+    let collections = json["collections"]
+        .as_array()
+        .expect("collections")
+        .iter()
+        .map(|c| {
+            let field = |k: &str| c[k].as_i64().expect("a number");
+            (
+                field("iteration"),
+                field("generation") as u64,
+                field("collected") as u64,
+            )
+        })
+        .collect();
+    let long_lived = json["long_lived_total"].as_u64().expect("long-lived total");
+    ([count(0), count(1), count(2)], long_lived, collections)
+}
+
+/// A call makes its cells in CPython's order (`GcProfile::cells_in_localsplus_order`): by
+/// name up to 3.10, parameters first from 3.11. Compared with each installed interpreter,
+/// else with the recorded measurement.
+#[test]
+fn a_call_makes_its_cells_in_cpythons_order() {
+    for minor in 8..=11u8 {
+        for pad in 0..7 {
+            let workload = closure_cell_order(pad);
+            let (counts, long_lived, real) = match probes::interpreter(minor) {
+                Some(python) => probe_collections(&python, &workload),
+                None => match measured_closure_cell_order(minor, pad) {
+                    Some(recorded) => recorded,
+                    None => {
+                        eprintln!(
+                            "skipped: no CPython 3.{minor} installed and no recorded measurement with pad {pad}"
+                        );
+                        continue;
+                    }
+                },
+            };
+            let workload = format!("__gc_start__ = gc.get_count()\n{workload}");
+            let model: Vec<(i64, u64, u64)> =
+                common::run_model(&workload, &format!("3.{minor}"), counts, long_lived, 0)
+                    .gc_events
+                    .iter()
+                    .filter(|e| e.automatic)
+                    .map(|e| {
+                        (
+                            e.iteration.map_or(-1, i64::from),
+                            u64::from(e.generation),
+                            e.objects_collected,
+                        )
+                    })
+                    .collect();
+            assert_eq!(model, real, "3.{minor} pad {pad}");
+        }
+    }
+}

@@ -104,6 +104,13 @@ pub struct GcProfile {
     /// one argument, and a `__slots__` class, keep the tuple on 3.13.0 and not on 3.14.10 or
     /// 3.15.2.
     pub class_call_checks_arguments: bool,
+    /// The order a call makes its cell variables' cells in. Up to 3.10
+    /// `_PyEval_EvalCodeWithName` (Python/ceval.c) walks `co_cellvars`, sorted by name; from
+    /// 3.11 the `MAKE_CELL` prefix walks the fast locals (`compute_localsplus_info`,
+    /// Python/compile.c): cells that are parameters at their parameter's place, then the
+    /// others by name. Measured with a closure whose `callback` cell sorts before its `t`
+    /// parameter (`gc_schedule.rs`).
+    pub cells_in_localsplus_order: bool,
     pub collector: Collector,
 }
 
@@ -137,6 +144,7 @@ impl GcProfile {
             new_class_descriptors: if minor >= 15 { 0 } else { 2 },
             class_call_without_tuple: minor >= 14 || (minor == 13 && !version.free_threaded),
             class_call_checks_arguments: minor == 13,
+            cells_in_localsplus_order: minor >= 11,
             collector,
         }
     }

@@ -187,8 +187,10 @@ fn resolve<'a>(
                 child_needs.extend(resolve(c, enclosing, codes, names));
             }
             enclosing.pop(&locals);
+            // CPython's `co_cellvars` order (compile.c `dictbytype`: sorted by name), which is
+            // the order a call makes the cells in (see `Interpreter::build_frame`).
             let mut cellvars: Vec<Sym> = locals.intersection(&child_needs).copied().collect();
-            cellvars.sort();
+            cellvars.sort_by(|a, b| names.name(*a).cmp(names.name(*b)));
             let mut free: FxHashSet<Sym> = facts
                 .used
                 .union(&child_needs)

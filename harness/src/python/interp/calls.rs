@@ -257,8 +257,20 @@ impl<'a> Interpreter<'a> {
         let mut entries = self.spare_locals.pop().unwrap_or_default();
         entries.extend(names.zip(bound));
         let mut args = SmallMap::from_entries(entries);
-        // Cells first (CPython's MAKE_CELL): a parameter that is a cell variable moves in.
-        for &name in &code.cellvars {
+        // Cells first, one allocation each, in CPython's order: a collection inside one of
+        // them sees the cells made before it. A parameter that is a cell variable moves in.
+        let order: Vec<Sym> = if self.heap.profile.cells_in_localsplus_order {
+            let params: Vec<Sym> = (code.params.iter().map(|p| p.name))
+                .chain(code.vararg)
+                .chain(code.kwarg)
+                .collect();
+            let cell_params = params.iter().filter(|n| code.cellvars.contains(n));
+            let cell_locals = code.cellvars.iter().filter(|n| !params.contains(n));
+            cell_params.chain(cell_locals).copied().collect()
+        } else {
+            code.cellvars.clone()
+        };
+        for name in order {
             let contents = args.remove(&name);
             let cell = self.alloc(ObjKind::Cell(contents));
             frame.cells.insert(name, cell);
