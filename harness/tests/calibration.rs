@@ -37,21 +37,12 @@ const DRIFTING: &[&str] = &["exceptions", "generators", "views"];
 
 /// Comparisons that differ beyond the slack for a cause found but not modelled: (release
 /// prefix, workload, cause). They are printed, not failed; every other comparison must pass.
-const KNOWN_GAPS: &[(&str, &str, &str)] = &[
-    (
-        "3.8.",
-        "bound_methods",
-        "same iterations, but each gen-0 collection keeps 4 tensors alive in the model and 2 in \
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[(
+    "3.8.",
+    "bound_methods",
+    "same iterations, but each gen-0 collection keeps 4 tensors alive in the model and 2 in \
          CPython: the model's counter crosses the threshold one statement earlier in the iteration",
-    ),
-    (
-        "3.12.",
-        "generators",
-        "CPython 3.12 collects every 234 iterations, the model alternates 233 and 234; CPython's \
-         collections all run at Loader.__init__'s RESUME (measured), a check point the model \
-         has too, so the count reaching it differs (cause not found)",
-    ),
-];
+)];
 
 /// An interpreter for `3.minor` from pyenv or PATH, if one is installed.
 fn pyenv_interpreter(minor: u8) -> Option<PathBuf> {
@@ -271,7 +262,7 @@ fn model_matches_real_interpreters() {
                 // Every miss measured on the blog's workloads and bound_methods is one iteration
                 // off (3.13.5t included, since the stand-in allocates torch's argument tuples and
                 // keyword dicts). On the others the model's period differs from CPython's by a
-                // fraction of an iteration on some releases (exceptions 3.8, generators 3.12),
+                // fraction of an iteration on some releases (exceptions 3.8),
                 // so the gap grows to two over the run.
                 // Views: see `DRIFTING`.
                 let slack = if DRIFTING.contains(name) { 2 } else { 1 };

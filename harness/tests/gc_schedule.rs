@@ -795,3 +795,60 @@ fn a_call_makes_its_cells_in_cpythons_order() {
         }
     }
 }
+
+/// Each pass leaves a `Loader` in a cycle with its started generator, then collects inside a
+/// function, makes one object so the count is above 0, and reads how the count moves when
+/// that function returns: how much it drops.
+const GENERATOR_CLOSE_IN_A_FUNCTION: &str = "import gc
+gc.disable()
+class Marker:
+    pass
+def batches(owner):
+    while True:
+        yield 1
+class Loader:
+    def __init__(self):
+        self.it = batches(self)
+        next(self.it)
+keep = []
+def collect_in_a_function():
+    gc.collect(0)
+    keep.append(Marker())
+    return gc.get_count()[0]
+out = []
+for i in range(3):
+    Loader()
+    inside = collect_in_a_function()
+    out.append(inside - gc.get_count()[0])
+";
+
+/// Measured on 3.8.18, 3.10.13, 3.11.7, 3.12.1, 3.13.0 and 3.14.10: only 3.12 frees a frame
+/// object when the function that ran the collection returns.
+fn measured_generator_close_counts(minor: u8) -> Vec<u64> {
+    vec![u64::from(minor == 12); 3]
+}
+
+/// On 3.12 closing a suspended generator found in the garbage gives the running function's
+/// frame a frame object, freed (counted down) at its return
+/// (`GcProfile::generator_close_takes_running_frame`; the generators calibration was 2 of 12
+/// on 3.12.1 without it).
+#[test]
+fn closing_a_garbage_generator_gives_the_running_frame_an_object_on_3_12() {
+    for minor in 8..=15u8 {
+        let measured = measured_generator_close_counts(minor);
+        match probes::interpreter(minor) {
+            Some(python) => assert_eq!(
+                real_out(&python, GENERATOR_CLOSE_IN_A_FUNCTION),
+                measured,
+                "3.{minor}"
+            ),
+            None => eprintln!(
+                "skipped: no CPython 3.{minor} installed; compared with the recorded measurement only"
+            ),
+        }
+        let workload = format!(
+            "{GENERATOR_CLOSE_IN_A_FUNCTION}assert out == {measured:?}, ' '.join([str(x) for x in out])\n"
+        );
+        common::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
+    }
+}

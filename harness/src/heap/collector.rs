@@ -17,6 +17,10 @@ pub struct CollectionOutcome {
     pub collected: u64,
     pub tensors_before: u64,
     pub tensors_after: u64,
+    /// The garbage held a started generator suspended at a `yield`, which CPython closes
+    /// before clearing it (`_PyGen_Finalize` → `gen_close`); see
+    /// `GcProfile::generator_close_takes_running_frame`.
+    pub closed_suspended_generator: bool,
 }
 
 /// A tensor found in the garbage, with the reference path that held it, computed before the
@@ -255,6 +259,9 @@ impl Heap {
             self.set_collect_index(id, super::NO_LINK);
         }
 
+        let closed_suspended_generator = s.garbage.iter().any(|&id| {
+            matches!(self.kind(id), ObjKind::Generator(g) if g.state == super::GenState::Suspended)
+        });
         // Clear the garbage; reference counting frees it. Hold a reference to each member
         // while clearing so none is freed under our feet.
         for &id in &s.garbage {
@@ -292,6 +299,7 @@ impl Heap {
             collected,
             tensors_before,
             tensors_after: self.tensors_alive,
+            closed_suspended_generator,
         }
     }
 

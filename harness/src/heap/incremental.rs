@@ -111,6 +111,7 @@ impl Heap {
                 collected: 0,
                 tensors_before: self.tensors_alive,
                 tensors_after: self.tensors_alive,
+                closed_suspended_generator: false,
             };
         }
 

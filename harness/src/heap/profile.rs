@@ -111,6 +111,20 @@ pub struct GcProfile {
     /// others by name. Measured with a closure whose `callback` cell sorts before its `t`
     /// parameter (`gc_schedule.rs`).
     pub cells_in_localsplus_order: bool,
+    /// 3.12: a collection that finds a started generator suspended at a `yield` in its
+    /// garbage closes it by throwing `GeneratorExit` into it (Objects/genobject.c
+    /// `gen_close`; 3.13 skips the throw when the `yield` is outside any `try`, the
+    /// `RESUME_OPARG_DEPTH1_MASK` check). The exception's traceback takes the generator's
+    /// frame, and clearing that frame while the traceback holds it (`take_ownership`,
+    /// Objects/frameobject.c) links `f_back` to the frame that was running when the
+    /// collection began, which gets a frame object. That object is allocated during the
+    /// collection, whose own frees bring the count back to 0 after it, and freed when its
+    /// frame returns: one less in the count then. Measured on 3.12.1 (a collection at the
+    /// `RESUME` of a constructor that makes a generator: the count drops by one when the
+    /// constructor returns, in the collection's iteration only; `gc_schedule.rs`). Not on
+    /// 3.11.7, measured the same way (why not was not looked into); up to 3.10 every frame
+    /// already has its object.
+    pub generator_close_takes_running_frame: bool,
     pub collector: Collector,
 }
 
@@ -145,6 +159,7 @@ impl GcProfile {
             class_call_without_tuple: minor >= 14 || (minor == 13 && !version.free_threaded),
             class_call_checks_arguments: minor == 13,
             cells_in_localsplus_order: minor >= 11,
+            generator_close_takes_running_frame: minor == 12,
             collector,
         }
     }

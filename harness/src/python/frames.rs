@@ -46,6 +46,33 @@ impl<'a> Interpreter<'a> {
         id
     }
 
+    /// After a collection that closed a suspended generator on 3.12
+    /// (`GcProfile::generator_close_takes_running_frame`): the running function's frame
+    /// gets its frame object, not counted (allocated inside the collection) but counted down
+    /// when it is freed at the frame's return. A module frame's object would live until the
+    /// end of the workload and never move the count, so it is not made.
+    pub(super) fn frame_object_from_generator_close(&mut self) {
+        let index = self.frames.len().wrapping_sub(1);
+        if index == 0 || index == usize::MAX || self.frames[index].object.is_some() {
+            return;
+        }
+        let frame = &self.frames[index];
+        if frame.code.is_none() {
+            return;
+        }
+        let kind = ObjKind::Frame(Box::new(FrameData {
+            name: frame.name,
+            line: frame.line,
+            locals: Vec::new(),
+            cells: Vec::new(),
+            back: None,
+            running: true,
+            release: FrameRelease::Counted,
+        }));
+        let id = self.heap.insert(kind);
+        self.frames[index].object = Some(id);
+    }
+
     /// Adds a traceback entry for the running frame to an exception in flight, once per
     /// frame it passes (`PyTraceBack_Here`); bare `raise` adds none.
     pub(super) fn note_traceback(&mut self, exc: &mut Exc) {

@@ -94,6 +94,11 @@ impl<'a> Interpreter<'a> {
                     paths.insert(t.storage, text);
                 }
             });
+        if outcome.closed_suspended_generator
+            && self.heap.profile.generator_close_takes_running_frame
+        {
+            self.frame_object_from_generator_close();
+        }
         let mut freed = Vec::new();
         self.release_dropped_storages(Some(&mut freed));
         let bytes_freed = freed.iter().map(|(_, s)| s.bytes).sum();
