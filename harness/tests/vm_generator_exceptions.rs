@@ -184,6 +184,43 @@ assert [r() for r in refs] == [None] * 7
     );
 }
 
+/// The same for a coroutine suspended at an `await` in its handler: the other tasks that
+/// run meanwhile see their own (empty) exception state.
+#[test]
+fn a_coroutine_awaiting_in_an_except_block_keeps_handling_its_exception() {
+    agrees_with_cpython(
+        "",
+        15,
+        "
+import asyncio, sys, weakref
+class Payload:
+    pass
+seen = []
+async def handler(name):
+    p = Payload()
+    ref = weakref.ref(p)
+    try:
+        raise ValueError(p)
+    except ValueError:
+        del p
+        await asyncio.sleep(0)
+        seen.append((name, sys.exc_info()[0] is ValueError, ref() is not None))
+        try:
+            raise
+        except ValueError as e:
+            assert e.args[0] is ref()
+            del e
+    seen.append((name, sys.exc_info()[0] is None, ref() is None))
+async def observer():
+    seen.append(('observer', sys.exc_info()[0] is None, True))
+async def main():
+    await asyncio.gather(handler('a'), observer(), handler('b'))
+asyncio.run(main())
+assert seen == [('observer', True, True), ('a', True, True), ('a', True, True), ('b', True, True), ('b', True, True)], seen
+",
+    );
+}
+
 /// The memory the bugs kept or lost: a tensor held only by the exception stays allocated
 /// while the generator is suspended in the handler and goes with the handler's end or with
 /// the generator; a tensor passed before a raising argument is freed.

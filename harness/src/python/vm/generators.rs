@@ -404,9 +404,7 @@ impl<'a> Interpreter<'a> {
     /// entry's and the in-flight error's) go to the generator.
     fn suspend_handling(&mut self, pending: Option<Box<Exc>>) -> Option<ObjId> {
         let pending = pending?;
-        let Some(exception) = Self::raised_exception(&pending) else {
-            return None;
-        };
+        let exception = Self::raised_exception(&pending)?;
         match self.exc.handling.iter().rposition(|&e| e == exception) {
             Some(at) => {
                 self.exc.handling.remove(at);
