@@ -45,6 +45,10 @@ pub struct GeneratorData {
     pub frame_release: Option<FrameRelease>,
     /// Its finalizer (PEP 442's `tp_finalize`: `close()` when dropped while suspended) ran.
     pub finalized: bool,
+    /// The exception its frame is handling while suspended in an `except` or `finally`
+    /// block: two references, as CPython's frame holds it on its value stack and in the
+    /// generator's `gi_exc_state` (both visited by `gen_traverse`).
+    pub exc_state: Option<ObjId>,
 }
 
 impl GeneratorData {
@@ -70,6 +74,10 @@ impl GeneratorData {
         if let Some(f) = self.frame_object {
             value(Value::Obj(f), Edge::Role("gi_frame"));
         }
+        if let Some(e) = self.exc_state {
+            value(Value::Obj(e), Edge::Role("gi_frame"));
+            value(Value::Obj(e), Edge::Role("gi_exc_state"));
+        }
     }
 
     /// Drops the frame's references (the collector's `tp_clear`; also a finished frame).
@@ -79,6 +87,9 @@ impl GeneratorData {
         out.append(&mut self.stack);
         self.handlers.clear();
         out.extend(self.frame_object.take().map(Value::Obj));
+        if let Some(e) = self.exc_state.take() {
+            out.extend([Value::Obj(e), Value::Obj(e)]);
+        }
         self.state = GenState::Closed;
     }
 
@@ -93,5 +104,9 @@ impl GeneratorData {
         self.frame_object
             .into_iter()
             .for_each(|f| push(Value::Obj(f)));
+        if let Some(e) = self.exc_state {
+            push(Value::Obj(e));
+            push(Value::Obj(e));
+        }
     }
 }

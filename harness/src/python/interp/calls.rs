@@ -488,55 +488,24 @@ impl<'a> Interpreter<'a> {
             }
             other => (Some(self.eval(other)?), None, None),
         };
-        if let [Expr::Generator(g)] = &*c.arguments.args {
-            let mut kwargs = Vec::new();
-            for k in c.arguments.keywords.iter() {
-                let Some(name) = &k.arg else {
-                    self.at(k);
-                    return self.unsupported("`**` unpacking with a generator argument");
-                };
-                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
-                kwargs.push((sym, self.eval(&k.value)?));
-            }
-            let receiver = receiver.zip(method);
-            return self.call_with_generator(callee, receiver, g, kwargs);
-        }
         let mut args = Vec::with_capacity(c.arguments.args.len());
         let mut kwargs = Vec::new();
-        for a in c.arguments.args.iter() {
-            match a {
-                Expr::Starred(s) => {
-                    let v = self.eval(&s.value)?;
-                    let items = match v {
-                        Value::Obj(id) => match self.heap.kind(id) {
-                            ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
-                            _ => {
-                                self.at(a);
-                                return self.unsupported("`*` unpacking of this object");
-                            }
-                        },
-                        _ => return self.unsupported("`*` unpacking of this value"),
-                    };
-                    for item in &items {
-                        self.heap.incref(*item);
-                    }
-                    self.heap.decref(v);
-                    args.extend(items);
-                }
-                _ => args.push(self.eval(a)?),
+        // An argument that raises drops the callee and the arguments evaluated before it, as
+        // CPython's unwinding pops them off the value stack.
+        if let Err(e) = self.eval_call_arguments(c, &mut args, &mut kwargs) {
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            if let Some(f) = callee {
+                self.heap.decref(f);
             }
+            if let Some(r) = receiver {
+                self.heap.decref(r);
+            }
+            return Err(e);
         }
-        for k in c.arguments.keywords.iter() {
-            let Some(name) = &k.arg else {
-                let mapping = self.eval(&k.value)?;
-                self.at(k);
-                let items = self.keyword_items(mapping);
-                self.heap.decref(mapping);
-                kwargs.extend(items?);
-                continue;
-            };
-            let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
-            kwargs.push((sym, self.eval(&k.value)?));
+        if let [Expr::Generator(g)] = &*c.arguments.args {
+            let receiver = receiver.zip(method);
+            return self.call_with_generator(callee, receiver, g, kwargs);
         }
         self.at(c);
         self.call_keywords = c
@@ -574,6 +543,64 @@ impl<'a> Interpreter<'a> {
             }
             _ => unreachable!("callee or receiver is set"),
         }
+    }
+
+    /// Evaluates a call's arguments left to right into `args` and `kwargs` (a lone
+    /// generator expression argument is left to [`Interpreter::call_with_generator`]). On an
+    /// error, what was evaluated stays in them for the caller to drop.
+    fn eval_call_arguments(
+        &mut self,
+        c: &'a ast::ExprCall,
+        args: &mut Vec<Value>,
+        kwargs: &mut Vec<(Sym, Value)>,
+    ) -> R<()> {
+        let generator_argument = matches!(&*c.arguments.args, [Expr::Generator(_)]);
+        for a in c.arguments.args.iter() {
+            match a {
+                _ if generator_argument => {}
+                Expr::Starred(s) => {
+                    let v = self.eval(&s.value)?;
+                    let items = match v {
+                        Value::Obj(id) => match self.heap.kind(id) {
+                            ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                            _ => {
+                                self.heap.decref(v);
+                                self.at(a);
+                                return self.unsupported("`*` unpacking of this object");
+                            }
+                        },
+                        _ => return self.unsupported("`*` unpacking of this value"),
+                    };
+                    for item in &items {
+                        self.heap.incref(*item);
+                    }
+                    self.heap.decref(v);
+                    args.extend(items);
+                }
+                _ => {
+                    let v = self.eval(a)?;
+                    args.push(v);
+                }
+            }
+        }
+        for k in c.arguments.keywords.iter() {
+            let Some(name) = &k.arg else {
+                if generator_argument {
+                    self.at(k);
+                    return self.unsupported("`**` unpacking with a generator argument");
+                }
+                let mapping = self.eval(&k.value)?;
+                self.at(k);
+                let items = self.keyword_items(mapping);
+                self.heap.decref(mapping);
+                kwargs.extend(items?);
+                continue;
+            };
+            let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+            let v = self.eval(&k.value)?;
+            kwargs.push((sym, v));
+        }
+        Ok(())
     }
 
     /// `recv.name(args)`: a Python method is called directly with `recv` prepended.

@@ -36,6 +36,15 @@ pub(in crate::python) enum Resume {
     Throw(Box<Exc>),
 }
 
+/// A generator frame's VM state, taken out of the generator object while it runs.
+struct FrameState<'s> {
+    ip: &'s mut u32,
+    stack: &'s mut Vec<Value>,
+    handlers: &'s mut Vec<(u32, u32)>,
+    /// The exception it was handling when it suspended ([`GeneratorData::exc_state`]).
+    exc_state: &'s mut Option<ObjId>,
+}
+
 /// Where the VM loop stopped.
 enum Stop {
     Suspended(Value),
@@ -104,6 +113,7 @@ impl<'a> Interpreter<'a> {
             frame_object: None,
             frame_release,
             finalized: false,
+            exc_state: None,
         };
         let id = self.alloc(ObjKind::Generator(Box::new(data)));
         Ok(Value::Obj(id))
@@ -162,6 +172,7 @@ impl<'a> Interpreter<'a> {
         let ip = g.ip;
         let mut stack = std::mem::take(&mut g.stack);
         let mut handlers = std::mem::take(&mut g.handlers);
+        let mut exc_state = g.exc_state.take();
         let frame = Frame {
             code: Some(code),
             name: g.name,
@@ -181,8 +192,19 @@ impl<'a> Interpreter<'a> {
         self.frames.push(frame);
         let mut ip = ip;
         let result = match resume {
-            Ok(how) => self.run_vm(&vm, &mut ip, &mut stack, &mut handlers, started, how),
-            Err(e) => Err(e),
+            Ok(how) => {
+                let frame_state = FrameState {
+                    ip: &mut ip,
+                    stack: &mut stack,
+                    handlers: &mut handlers,
+                    exc_state: &mut exc_state,
+                };
+                self.run_vm(&vm, frame_state, started, how)
+            }
+            Err(e) => {
+                self.drop_exc_state(exc_state.take());
+                Err(e)
+            }
         };
         let result = result.map_err(|e| self.unwinding(e));
         let frame = self.frames.pop().expect("pushed above");
@@ -196,6 +218,7 @@ impl<'a> Interpreter<'a> {
                     g.locals = frame.locals.into_entries();
                     g.cells = frame.cells.into_entries();
                     g.stack = stack;
+                    g.exc_state = exc_state;
                     g.frame_object = frame.object;
                 }
                 Ok(Step::Yielded(v))
@@ -311,27 +334,46 @@ impl<'a> Interpreter<'a> {
     fn run_vm(
         &mut self,
         vm: &VmCode<'a>,
-        ip: &mut u32,
-        stack: &mut Vec<Value>,
-        handlers: &mut Vec<(u32, u32)>,
+        frame: FrameState<'_>,
         resumed: bool,
         how: Resume,
     ) -> R<Stop> {
+        let FrameState {
+            ip,
+            stack,
+            handlers,
+            exc_state,
+        } = frame;
         // The blocks the frame was suspended in are entered again.
         self.exc.handler_depth += handlers.len() as u32;
         let mut resume = Some(how);
         if !resumed && let Some(Resume::Send(v)) = resume.take() {
             self.heap.decref(v);
         }
-        let mut pending_exc: Option<Box<Exc>> = None;
+        // A frame suspended while handling an exception handles it again (CPython pushes
+        // the generator's `gi_exc_state` onto the thread's exception stack on resumption).
+        let mut pending_exc: Option<Box<Exc>> = exc_state.take().map(|exception| {
+            // The saved references become the handling entry's and the in-flight error's.
+            self.exc.handling.push(exception);
+            Box::new(Exc::Raised {
+                exception,
+                tb_depth: Some(self.frames.len()),
+                offset: self.offset,
+            })
+        });
         loop {
             match self.run_span(vm, ip, stack, resume.take(), &mut pending_exc, handlers) {
                 Ok(stop) => {
                     self.exc.handler_depth -= handlers.len() as u32;
+                    match stop {
+                        Stop::Suspended(_) => *exc_state = self.suspend_handling(pending_exc),
+                        Stop::Returned(_) => self.drop_pending(pending_exc),
+                    }
                     return Ok(stop);
                 }
                 Err(e) => {
                     let Some(&(handler, depth)) = handlers.last() else {
+                        self.drop_pending(pending_exc);
                         return Err(e);
                     };
                     let e = self.unwinding(e);
@@ -354,6 +396,40 @@ impl<'a> Interpreter<'a> {
                     *ip = handler;
                 }
             }
+        }
+    }
+
+    /// The frame suspends while handling `pending`: the exception leaves the thread's
+    /// exception stack (the caller sees its own again) and its two references (the handling
+    /// entry's and the in-flight error's) go to the generator.
+    fn suspend_handling(&mut self, pending: Option<Box<Exc>>) -> Option<ObjId> {
+        let pending = pending?;
+        let exception = Self::raised_exception(&pending)?;
+        match self.exc.handling.iter().rposition(|&e| e == exception) {
+            Some(at) => {
+                self.exc.handling.remove(at);
+            }
+            None => self.heap.incref(Value::Obj(exception)),
+        }
+        // The in-flight error's reference is kept (dropping the box releases nothing).
+        drop(pending);
+        Some(exception)
+    }
+
+    /// The frame ends while handling `pending` (a `return` or an exception leaving an
+    /// `except` or `finally` block): its handling ends and its reference goes.
+    fn drop_pending(&mut self, pending: Option<Box<Exc>>) {
+        if let Some(e) = pending {
+            self.end_handling();
+            self.discard(e);
+        }
+    }
+
+    /// A saved [`GeneratorData::exc_state`] that will not be handled again.
+    fn drop_exc_state(&mut self, exc_state: Option<ObjId>) {
+        if let Some(e) = exc_state {
+            self.heap.decref_id(e);
+            self.heap.decref_id(e);
         }
     }
 
