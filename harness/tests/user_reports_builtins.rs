@@ -121,6 +121,29 @@ assert sorted([3, 1, 2], reverse=True) == [3, 2, 1]
     );
 }
 
+/// The `str` methods that log lines and layer names go through.
+#[test]
+fn str_methods_agree_with_cpython() {
+    agrees_with_cpython(
+        "",
+        13,
+        r#"
+line = "Epoch: 12 | Loss: 0.5"
+assert "ab".ljust(5) + "|" == "ab   |" and "ab".rjust(5, "*") == "***ab" and "ab".center(7, "-") == "---ab--"
+assert "abc".center(6) == " abc  " and "7".zfill(3) == "007" and "-7".zfill(4) == "-007"
+assert line.count(":") == 2 and line.find("Loss") == 12 and line.rfind(":") == 16 and line.find("x") == -1
+assert line.index("|") == 10 and "12".isdigit() and not "1.5".isdigit() and not "".isdigit()
+assert "layer.0.weight".split(".", 1) == ["layer", "0.weight"] and "a.b.c".rsplit(".", 1) == ["a.b", "c"]
+assert " a b  c ".split(None, 1) == ["a", "b  c "] and " a b  c ".rsplit(None, 1) == [" a b", "c"]
+assert "module.encoder.fc".partition(".") == ("module", ".", "encoder.fc") and "x".rpartition(".") == ("", "", "x")
+assert "--lr--".strip("-") == "lr" and "xxlr".lstrip("x") == "lr"
+assert "hello world".title() == "Hello World" and "hELLO".capitalize() == "Hello" and "Ab".swapcase() == "aB"
+assert "ABC".isupper() and "abc1".islower() and "ab1".isalnum() and " ".isspace() and "ab".isalpha()
+assert "a\nb\n".splitlines() == ["a", "b"]
+"#,
+    );
+}
+
 /// `divmod` creates one 2-tuple, which comes from the tuple free list that the prelude
 /// filled, so the collector's count does not move; `round` and `sum` of a list net zero
 /// (the list is freed again). Measured on CPython 3.8, 3.10 – 3.13: `d == 0` for both.

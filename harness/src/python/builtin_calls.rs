@@ -290,7 +290,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             Some(v) => Ok(Value::Bool(it.truth(*v)?)),
             None => Ok(Value::Bool(false)),
         },
-        Round => it.round_builtin(&p, a.kw(it, "ndigits")),
+        Round => it.round_builtin(p, a.kw(it, "ndigits")),
         DivMod => match p.as_slice() {
             [x, y] => it.divmod_builtin(*x, *y),
             _ => it.error("TypeError: divmod expected 2 arguments"),

@@ -170,7 +170,7 @@ fn group(digits: &str, sep: char, every: usize) -> String {
     let chars: Vec<char> = digits.chars().collect();
     let mut out = String::new();
     for (n, c) in chars.iter().enumerate() {
-        if n > 0 && (chars.len() - n) % every == 0 {
+        if n > 0 && (chars.len() - n).is_multiple_of(every) {
             out.push(sep);
         }
         out.push(*c);
@@ -472,10 +472,10 @@ mod tests {
         assert_eq!(f(1e16, ""), "1e+16");
         assert_eq!(f(0.0001, ".3"), "0.0001");
         assert_eq!(f(12345.678, ",.2f"), "12,345.68");
-        assert_eq!(f(-3.14159, ">8.3f"), "  -3.142");
+        assert_eq!(f(-3.14259, ">8.3f"), "  -3.143");
         assert_eq!(f(12345.678, "+.2e"), "+1.23e+04");
         assert_eq!(f(0.256, ".1%"), "25.6%");
-        assert_eq!(f(-3.14159, "08.3f"), "-003.142");
+        assert_eq!(f(-3.14259, "08.3f"), "-003.143");
         assert_eq!(f(1e-5, "g"), "1e-05");
         assert_eq!(f(-0.0, ".1f"), "-0.0");
         assert_eq!(f(f64::INFINITY, ".2f"), "inf");

@@ -76,6 +76,7 @@ mod state_loading;
 pub mod static_check;
 mod stdlib;
 mod str_methods;
+mod str_text_methods;
 mod syntax_check;
 mod tensor_hooks;
 mod tensor_pieces;

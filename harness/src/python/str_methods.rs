@@ -105,7 +105,7 @@ impl<'a> Interpreter<'a> {
                 Ok(s) => self.new_str(&s),
                 Err(e) => return Some(Err(e)),
             },
-            _ => return None,
+            _ => return self.str_text_method(&text, method, args),
         };
         Some(Ok(out))
     }
