@@ -264,6 +264,18 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             [Value::Obj(t)] if it.is_tensor(Value::Obj(*t)) => {
                 super::tensor_pieces::to_number(it, *t, false)
             }
+            // `float('inf')`, `float("nan")`, `float(" 1.5 ")`: Python's float syntax
+            // (Rust's parser takes the same spellings of infinity and NaN, any case).
+            [Value::Str(s)] => {
+                let text = it.names.name_rc(*s);
+                match text.trim().parse::<f64>() {
+                    Ok(f) if !text.trim().contains(['_', 'x', 'X']) => Ok(Value::Float(f)),
+                    _ => it.error(format!(
+                        "ValueError: could not convert string to float: {}",
+                        super::reprs::quote(&text)
+                    )),
+                }
+            }
             [v] => match float_of(*v) {
                 Some(f) => Ok(Value::Float(f)),
                 None => it.unsupported("float() of this value"),
@@ -277,6 +289,11 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Bool => match p.first() {
             Some(v) => Ok(Value::Bool(it.truth(*v)?)),
             None => Ok(Value::Bool(false)),
+        },
+        Round => it.round_builtin(p, a.kw(it, "ndigits")),
+        DivMod => match p.as_slice() {
+            [x, y] => it.divmod_builtin(*x, *y),
+            _ => it.error("TypeError: divmod expected 2 arguments"),
         },
         Abs => match p.as_slice() {
             [Value::Int(i)] => int_ops::to_value(it, int_ops::absolute(*i)),
@@ -298,12 +315,13 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
                 }
             }
         }
-        Min | Max | Sum => {
+        Sum => it.sum_builtin(p, a.kw(it, "start")),
+        Min | Max => {
             let items: Vec<Value> = match p.as_slice() {
                 [Value::Obj(id)] => match it.heap.kind(*id) {
                     ObjKind::List(items) | ObjKind::Tuple(items) => items.clone(),
                     ObjKind::Generator(_) | ObjKind::Wrapper(..) | ObjKind::Instance { .. } => {
-                        // An iterator: consumed now; only numbers are summed, so the
+                        // An iterator: consumed now; only numbers are compared, so the
                         // references can go at once.
                         let items = it.collect_items(Value::Obj(*id))?;
                         it.heap.decref_all(items.iter().copied());
@@ -315,18 +333,17 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             };
             let nums: Option<Vec<f64>> = items.iter().map(|v| float_of(*v)).collect();
             let Some(nums) = nums else {
-                return it.unsupported("min/max/sum of non-numbers");
+                return it.unsupported("min/max of non-numbers");
             };
             let all_int = items
                 .iter()
                 .all(|v| matches!(v, Value::Int(_) | Value::Bool(_)));
-            if nums.is_empty() && n != Sum {
+            if nums.is_empty() {
                 return it.error("ValueError: arg is an empty sequence");
             }
             let r = match n {
                 Min => nums.iter().cloned().fold(f64::INFINITY, f64::min),
-                Max => nums.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
-                _ => nums.iter().sum(),
+                _ => nums.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
             };
             Ok(if all_int {
                 Value::Int(r as i64)
@@ -804,8 +821,17 @@ pub(super) fn scalar_binary(
                 }
                 a / b
             }
-            FloorDiv => (a / b).floor(),
-            Mod => a - b * (a / b).floor(),
+            FloorDiv | Mod if b == 0.0 => {
+                // The texts of CPython 3.10 – 3.12 (3.13 says "float modulo by zero").
+                let what = if op == FloorDiv {
+                    "floor division by zero"
+                } else {
+                    "modulo"
+                };
+                return it.error(format!("ZeroDivisionError: float {what}"));
+            }
+            FloorDiv => int_ops::float_divmod(a, b).0,
+            Mod => int_ops::float_divmod(a, b).1,
             Pow => a.powf(b),
             _ => return it.error("TypeError: unsupported operand type(s) for float"),
         }));

@@ -4,6 +4,7 @@
 
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
+use std::cmp::Ordering;
 
 impl<'a> Interpreter<'a> {
     /// `enumerate(it, start=0)`, `map(f, it)`, `filter(f, it)`, `reversed(seq)`: arguments
@@ -316,12 +317,18 @@ impl<'a> Interpreter<'a> {
             }
         };
         let mut order: Vec<usize> = (0..items.len()).collect();
+        let unorderable = std::cell::Cell::new(false);
         order.sort_by(|&a, &b| {
-            let o = keyed[a]
-                .partial_cmp(&keyed[b])
-                .unwrap_or(std::cmp::Ordering::Equal);
+            let o = keyed[a].partial_cmp(&keyed[b]).unwrap_or_else(|| {
+                unorderable.set(true);
+                std::cmp::Ordering::Equal
+            });
             if reverse { o.reverse() } else { o }
         });
+        if unorderable.get() {
+            self.heap.decref_all(items);
+            return self.unsupported("sorting or comparing these values");
+        }
         let sorted: Vec<Value> = order.into_iter().map(|i| items[i]).collect();
         Ok(Value::Obj(self.alloc(ObjKind::List(sorted))))
     }
@@ -340,8 +347,19 @@ impl<'a> Interpreter<'a> {
         for i in 0..items.len() {
             let better = match best {
                 None => true,
-                Some(b) if max => keyed[i] > keyed[b],
-                Some(b) => keyed[i] < keyed[b],
+                Some(b) => match keyed[i].partial_cmp(&keyed[b]) {
+                    Some(o) => {
+                        o == if max {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        }
+                    }
+                    None => {
+                        self.heap.decref_all(items);
+                        return self.unsupported("sorting or comparing these values");
+                    }
+                },
             };
             if better {
                 best = Some(i);
@@ -370,16 +388,8 @@ impl<'a> Interpreter<'a> {
                     v
                 }
             };
-            let sk = match k {
-                Value::Int(i) => SortKey::Number(i as f64),
-                Value::Float(f) => SortKey::Number(f),
-                Value::Bool(b) => SortKey::Number(b as i64 as f64),
-                Value::Str(s) => SortKey::Text(self.names.name_rc(s)),
-                other => {
-                    self.heap.decref(other);
-                    return self.unsupported("sorting or comparing these values");
-                }
-            };
+            let sk = self.sort_key(k, 0);
+            self.heap.decref(k);
             out.push(sk);
         }
         Ok(out)
@@ -400,8 +410,65 @@ impl<'a> Interpreter<'a> {
     }
 }
 
-#[derive(PartialEq, PartialOrd)]
+impl Interpreter<'_> {
+    /// The comparable form of a sort key (borrowed): a number, a string, or a tuple of them
+    /// (compared item by item, as tuples compare, so an unorderable item only matters when
+    /// the items before it are equal); anything else compares with nothing.
+    fn sort_key(&self, k: Value, depth: u32) -> SortKey {
+        match k {
+            Value::Int(i) => SortKey::Number(i as f64),
+            Value::Float(f) => SortKey::Number(f),
+            Value::Bool(b) => SortKey::Number(b as i64 as f64),
+            Value::Str(s) => SortKey::Text(self.names.name_rc(s)),
+            Value::Obj(o) if depth < 32 => match self.heap.kind(o) {
+                ObjKind::Tuple(items) => {
+                    SortKey::Tuple(items.iter().map(|&v| self.sort_key(v, depth + 1)).collect())
+                }
+                _ => SortKey::Unorderable(Unorderable),
+            },
+            _ => SortKey::Unorderable(Unorderable),
+        }
+    }
+}
+
+#[derive(PartialEq)]
 enum SortKey {
     Number(f64),
     Text(std::rc::Rc<str>),
+    Tuple(Vec<SortKey>),
+    Unorderable(Unorderable),
+}
+
+/// Numbers with numbers, strings with strings, tuples item by item; other pairs (a
+/// number with a string, anything with an unorderable key) have no order, as CPython
+/// raises `TypeError` for them.
+impl PartialOrd for SortKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        match (self, other) {
+            // NaN compares false both ways, so a sort treats it as equal to its neighbour.
+            (SortKey::Number(a), SortKey::Number(b)) => {
+                Some(a.partial_cmp(b).unwrap_or(Ordering::Equal))
+            }
+            (SortKey::Text(a), SortKey::Text(b)) => a.partial_cmp(b),
+            (SortKey::Tuple(a), SortKey::Tuple(b)) => a.partial_cmp(b),
+            _ => None,
+        }
+    }
+}
+
+/// A key the model cannot order (a tensor, an object): equal to nothing, ordered with
+/// nothing, so a sort that compares it is refused.
+#[derive(Debug)]
+struct Unorderable;
+
+impl PartialEq for Unorderable {
+    fn eq(&self, _: &Self) -> bool {
+        false
+    }
+}
+
+impl PartialOrd for Unorderable {
+    fn partial_cmp(&self, _: &Self) -> Option<Ordering> {
+        None
+    }
 }

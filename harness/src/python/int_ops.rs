@@ -172,6 +172,28 @@ pub(super) fn range_item(start: i64, stop: i64, step: i64, index: u64) -> Option
     i64::try_from(i128::from(start) + i128::from(step) * i128::from(index)).ok()
 }
 
+/// `divmod(a, b)` of floats (`b != 0`), as CPython's `float_divmod`: the remainder takes the
+/// sign of `b`, and the quotient is `(a - mod) / b` rounded to the nearest integral value.
+pub(super) fn float_divmod(a: f64, b: f64) -> (f64, f64) {
+    let mut m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0_f64.copysign(b);
+    }
+    let floordiv = if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 { f + 1.0 } else { f }
+    } else {
+        0.0_f64.copysign(a / b)
+    };
+    (floordiv, m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

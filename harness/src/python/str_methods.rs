@@ -4,6 +4,7 @@
 //! Strings are the model's interned text ([`Value::Str`]); CPython's strings are not GC
 //! objects, so none of this moves the collector's counter.
 
+use super::format_spec::{self, FormatError, Spec};
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjKind, Sym, Value};
 
@@ -104,7 +105,7 @@ impl<'a> Interpreter<'a> {
                 Ok(s) => self.new_str(&s),
                 Err(e) => return Some(Err(e)),
             },
-            _ => return None,
+            _ => return self.str_text_method(&text, method, args),
         };
         Some(Ok(out))
     }
@@ -113,7 +114,8 @@ impl<'a> Interpreter<'a> {
         Value::Str(self.names.intern(s))
     }
 
-    /// `str.format`: `{}`, `{0}`, `{name}`, `{{`/`}}`; format specs are not modelled.
+    /// `str.format`: `{}`, `{0}`, `{name}`, `{{`/`}}`, conversions (`!r`, `!s`, `!a`) and
+    /// format specs; attribute and index fields (`{0.x}`, `{d[k]}`) are refused.
     fn format_str(&mut self, text: &str, args: &[Value], kwargs: &[(Sym, Value)]) -> R<String> {
         let mut out = String::new();
         let mut auto = 0usize;
@@ -130,15 +132,27 @@ impl<'a> Interpreter<'a> {
                 }
                 '{' => {
                     let mut field = String::new();
+                    let mut closed = false;
                     for d in chars.by_ref() {
                         if d == '}' {
+                            closed = true;
                             break;
+                        }
+                        if d == '{' {
+                            return self.unsupported("a nested `{}` field in a format spec");
                         }
                         field.push(d);
                     }
-                    let (name, spec) = field.split_once(':').unwrap_or((&field, ""));
-                    if !spec.is_empty() {
-                        return self.unsupported("format specs in str.format");
+                    if !closed {
+                        return self.error("ValueError: expected '}' before end of string");
+                    }
+                    let (head, spec) = field.split_once(':').unwrap_or((&field, ""));
+                    let (name, conversion) = match head.split_once('!') {
+                        Some((n, c)) => (n, c.chars().next()),
+                        None => (head, None),
+                    };
+                    if name.contains(['.', '[']) {
+                        return self.unsupported("attribute or index access in a str.format field");
                     }
                     let v = if name.is_empty() {
                         auto += 1;
@@ -146,29 +160,88 @@ impl<'a> Interpreter<'a> {
                     } else if let Ok(i) = name.parse::<usize>() {
                         args.get(i).copied()
                     } else {
-                        kwargs
-                            .iter()
-                            .find(|(k, _)| self.names.name(*k) == name)
-                            .map(|(_, v)| *v)
-                    };
-                    match v {
-                        Some(v) => out.push_str(&self.display(v)),
-                        None => {
-                            return self.error(format!(
-                                "IndexError: Replacement index {name} out of range"
-                            ));
+                        match kwargs.iter().find(|(k, _)| self.names.name(*k) == name) {
+                            Some((_, v)) => Some(*v),
+                            None => return self.error(format!("KeyError: '{name}'")),
                         }
-                    }
+                    };
+                    let Some(v) = v else {
+                        return self
+                            .error(format!("IndexError: Replacement index {name} out of range"));
+                    };
+                    let piece = self.format_field(v, conversion, spec)?;
+                    out.push_str(&piece);
                 }
+                '}' => return self.error("ValueError: Single '}' encountered in format string"),
                 other => out.push(other),
             }
         }
         Ok(out)
     }
 
-    /// `"fmt" % args`: `%s`, `%r`, `%d`, `%i`, `%f`, `%%` (no widths or precisions).
+    /// One replacement field: `v`, converted by `!r`/`!s`/`!a`, formatted with `spec` as
+    /// `format(v, spec)` does (f-strings and `str.format`).
+    pub(in crate::python) fn format_field(
+        &mut self,
+        v: Value,
+        conversion: Option<char>,
+        spec: &str,
+    ) -> R<String> {
+        let converted = match conversion {
+            None => None,
+            Some('s') => Some(self.display(v)),
+            Some('r' | 'a') => Some(self.repr_text(v)),
+            Some(c) => {
+                return self.error(format!("ValueError: Unknown conversion specifier {c}"));
+            }
+        };
+        if spec.is_empty() {
+            return Ok(converted.unwrap_or_else(|| self.display(v)));
+        }
+        let parsed = self.format_result(Spec::parse(spec))?;
+        if let Some(text) = converted {
+            return self.format_result(format_spec::format_str_value(&text, &parsed));
+        }
+        let result = match v {
+            Value::Int(i) => format_spec::format_int(i, &parsed),
+            Value::Bool(b) => format_spec::format_int(i64::from(b), &parsed),
+            Value::Float(f) => format_spec::format_float(f, &parsed),
+            Value::Str(s) => format_spec::format_str_value(&self.names.name_rc(s), &parsed),
+            // `Tensor.__format__` formats `self.item()` for a 0-dim tensor.
+            Value::Obj(t) if matches!(self.heap.kind(t), ObjKind::Tensor(x) if x.shape.is_empty()) => {
+                match super::tensor_pieces::to_number(self, t, false)? {
+                    Value::Float(f) => format_spec::format_float(f, &parsed),
+                    Value::Int(i) => format_spec::format_int(i, &parsed),
+                    other => return Ok(self.display(other)),
+                }
+            }
+            Value::Obj(o) if matches!(self.heap.kind(o), ObjKind::Instance { .. }) => {
+                return self.unsupported("a format spec applied to an instance of a user class");
+            }
+            other => {
+                let type_name = self.type_name_of(other);
+                return self.error(format!(
+                    "TypeError: unsupported format string passed to {type_name}.__format__"
+                ));
+            }
+        };
+        self.format_result(result)
+    }
+
+    fn format_result<T>(&self, result: Result<T, FormatError>) -> R<T> {
+        match result {
+            Ok(v) => Ok(v),
+            Err(FormatError::Value(message)) => self.error(message),
+            Err(FormatError::Unsupported(what)) => self.unsupported(what),
+        }
+    }
+
+    /// `"fmt" % args`: every printf-style conversion (`%s %r %a %d %i %u %x %X %o %c %e %E
+    /// %f %F %g %G %%`) with flags, width, precision and `%(key)s` mapping keys.
     pub(super) fn percent_format(&mut self, fmt: Sym, args: Value) -> R<Value> {
         let text = self.names.name_rc(fmt);
+        let mapping =
+            matches!(args, Value::Obj(o) if matches!(self.heap.kind(o), ObjKind::Dict(_)));
         let values: Vec<Value> = match args {
             Value::Obj(o) => match self.heap.kind(o) {
                 ObjKind::Tuple(items) => items.clone(),
@@ -178,39 +251,168 @@ impl<'a> Interpreter<'a> {
         };
         let mut out = String::new();
         let mut next = 0usize;
-        let mut chars = text.chars();
+        let mut used_key = false;
+        let mut chars = text.chars().peekable();
         while let Some(c) = chars.next() {
             if c != '%' {
                 out.push(c);
                 continue;
             }
-            let Some(conv) = chars.next() else {
-                return self.error("ValueError: incomplete format");
-            };
-            if conv == '%' {
+            let Some(directive) = self.format_result(format_spec::parse_directive(&mut chars))?
+            else {
                 out.push('%');
                 continue;
-            }
-            let Some(&v) = values.get(next) else {
-                return self.error("TypeError: not enough arguments for format string");
             };
-            next += 1;
-            match (conv, v) {
-                ('s' | 'r', v) => out.push_str(&self.display(v)),
-                ('d' | 'i', Value::Int(i)) => out.push_str(&i.to_string()),
-                ('d' | 'i', Value::Bool(b)) => out.push_str(if b { "1" } else { "0" }),
-                ('d' | 'i', Value::Float(f)) => out.push_str(&(f.trunc() as i64).to_string()),
-                ('f', Value::Int(i)) => out.push_str(&format!("{:.6}", i as f64)),
-                ('f', Value::Float(f)) => out.push_str(&format!("{f:.6}")),
-                ('d' | 'i' | 'f', _) => {
-                    return self.error("TypeError: a number is required");
+            let v = match &directive.key {
+                Some(key) => {
+                    used_key = true;
+                    let Value::Obj(d) = args else {
+                        return self.error("TypeError: format requires a mapping");
+                    };
+                    let ObjKind::Dict(entries) = self.heap.kind(d) else {
+                        return self.error("TypeError: format requires a mapping");
+                    };
+                    let found = entries.iter().find_map(|(k, v)| match k {
+                        Value::Str(s) if &*self.names.name_rc(*s) == key.as_str() => Some(*v),
+                        _ => None,
+                    });
+                    match found {
+                        Some(v) => v,
+                        None => return self.error(format!("KeyError: '{key}'")),
+                    }
                 }
-                _ => return self.unsupported(format!("the `%{conv}` format")),
-            }
+                None => {
+                    let Some(&v) = values.get(next) else {
+                        return self.error("TypeError: not enough arguments for format string");
+                    };
+                    next += 1;
+                    v
+                }
+            };
+            let piece = self.printf_conversion(v, &directive)?;
+            out.push_str(&piece);
         }
-        if next < values.len() {
+        if !used_key && !mapping && next < values.len() {
             return self.error("TypeError: not all arguments converted during string formatting");
         }
         Ok(self.new_str(&out))
+    }
+
+    /// One `%` directive applied to its value, with CPython's type errors.
+    fn printf_conversion(&mut self, v: Value, d: &format_spec::Directive) -> R<String> {
+        let spec = &d.spec;
+        let conv = d.conversion;
+        match conv {
+            's' => {
+                let text = self.display(v);
+                return Ok(format_spec::printf_text(&text, spec));
+            }
+            'r' | 'a' => {
+                let text = self.repr_text(v);
+                return Ok(format_spec::printf_text(&text, spec));
+            }
+            'c' => {
+                return match v {
+                    Value::Str(s) if self.names.name(s).chars().count() == 1 => {
+                        let text = self.names.name(s).to_string();
+                        Ok(format_spec::printf_text(&text, spec))
+                    }
+                    Value::Int(i) => self.format_result(format_spec::printf_int(i, 'c', spec)),
+                    _ => self.error("TypeError: %c requires an int or a unicode character"),
+                };
+            }
+            _ => {}
+        }
+        let number = match v {
+            Value::Obj(t) if self.is_tensor(v) => super::tensor_pieces::to_number(
+                self,
+                t,
+                matches!(conv, 'd' | 'i' | 'u' | 'x' | 'X' | 'o'),
+            )?,
+            other => other,
+        };
+        let result = match (conv, number) {
+            ('d' | 'i' | 'u' | 'x' | 'X' | 'o', Value::Int(i)) => {
+                format_spec::printf_int(i, conv, spec)
+            }
+            ('d' | 'i' | 'u' | 'x' | 'X' | 'o', Value::Bool(b)) => {
+                format_spec::printf_int(i64::from(b), conv, spec)
+            }
+            ('d' | 'i' | 'u', Value::Float(f)) if f.is_finite() => {
+                format_spec::printf_int(f.trunc() as i64, conv, spec)
+            }
+            ('e' | 'E' | 'f' | 'F' | 'g' | 'G', Value::Int(i)) => {
+                format_spec::printf_float(i as f64, conv, spec)
+            }
+            ('e' | 'E' | 'f' | 'F' | 'g' | 'G', Value::Bool(b)) => {
+                format_spec::printf_float(f64::from(u8::from(b)), conv, spec)
+            }
+            ('e' | 'E' | 'f' | 'F' | 'g' | 'G', Value::Float(f)) => {
+                format_spec::printf_float(f, conv, spec)
+            }
+            ('d' | 'i' | 'u', Value::Float(_)) => {
+                return self
+                    .error("OverflowError: cannot convert float infinity or NaN to integer");
+            }
+            ('x' | 'X' | 'o', other) => {
+                let type_name = self.type_name_of(other);
+                return self.error(format!(
+                    "TypeError: %{conv} format: an integer is required, not {type_name}"
+                ));
+            }
+            ('d' | 'i' | 'u', other) => {
+                let type_name = self.type_name_of(other);
+                return self.error(format!(
+                    "TypeError: %{conv} format: a real number is required, not {type_name}"
+                ));
+            }
+            ('e' | 'E' | 'f' | 'F' | 'g' | 'G', other) => {
+                let type_name = self.type_name_of(other);
+                return self.error(format!("TypeError: must be real number, not {type_name}"));
+            }
+            _ => {
+                return self.error(format!(
+                    "ValueError: unsupported format character '{conv}' (0x{:x})",
+                    conv as u32
+                ));
+            }
+        };
+        self.format_result(result)
+    }
+}
+
+impl<'a> Interpreter<'a> {
+    /// One `{expr!conv:spec}` of an f-string, `v` being `expr`'s value (borrowed); a spec
+    /// with nested fields (`{x:>{width}}`) evaluates them first, as CPython does.
+    pub(in crate::python) fn fstring_piece(
+        &mut self,
+        v: Value,
+        element: &'a ruff_python_ast::InterpolatedElement,
+    ) -> R<String> {
+        use ruff_python_ast::{ConversionFlag, InterpolatedStringElement};
+        if element.debug_text.is_some() {
+            return self.unsupported("the `=` specifier of an f-string field (`{x=}`)");
+        }
+        let conversion = match element.conversion {
+            ConversionFlag::None => None,
+            ConversionFlag::Str => Some('s'),
+            ConversionFlag::Ascii => Some('a'),
+            ConversionFlag::Repr => Some('r'),
+        };
+        let mut spec = String::new();
+        if let Some(format_spec) = &element.format_spec {
+            for part in format_spec.elements.iter() {
+                match part {
+                    InterpolatedStringElement::Literal(l) => spec.push_str(&l.value),
+                    InterpolatedStringElement::Interpolation(inner) => {
+                        let nested = self.eval(&inner.expression)?;
+                        let piece = self.fstring_piece(nested, inner);
+                        self.heap.decref(nested);
+                        spec.push_str(&piece?);
+                    }
+                }
+            }
+        }
+        self.format_field(v, conversion, &spec)
     }
 }

@@ -23,15 +23,27 @@ impl<'a> Interpreter<'a> {
             Value::Float(_) => builtin(Native::Float),
             Value::Bool(_) => builtin(Native::Bool),
             Value::Str(_) => builtin(Native::Str),
+            Value::None => self.unsupported("`type(None)`; nearest supported: `x is None`"),
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Instance { class, .. } => {
                     let class = Value::Obj(*class);
                     self.heap.incref(class);
                     Ok(class)
                 }
+                // An exception's class is a class object (builtin or user-defined).
+                ObjKind::Exception(e) => {
+                    let class = Value::Obj(e.class);
+                    self.heap.incref(class);
+                    Ok(class)
+                }
+                ObjKind::Dict(_) => match self.heap.dict_flavour(id).map(|f| f.subclass) {
+                    Some(crate::heap::DictSubclass::DefaultDict) => builtin(Native::DefaultDictFn),
+                    Some(crate::heap::DictSubclass::OrderedDict) => builtin(Native::OrderedDictFn),
+                    None => builtin(Native::Dict),
+                },
+                ObjKind::Deque { .. } => builtin(Native::Deque),
                 ObjKind::List(_) => builtin(Native::List),
                 ObjKind::Tuple(_) => builtin(Native::Tuple),
-                ObjKind::Dict(_) => builtin(Native::Dict),
                 ObjKind::Set { frozen: false, .. } => builtin(Native::SetFn),
                 ObjKind::Set { frozen: true, .. } => builtin(Native::FrozenSetFn),
                 ObjKind::Tensor(_) => builtin(Native::TorchTensor),
@@ -47,4 +59,54 @@ impl<'a> Interpreter<'a> {
             }
         }
     }
+}
+
+/// `__name__` of a builtin type the model represents as a native (`type(d).__name__`).
+pub(super) fn builtin_type_name(n: Native) -> Option<&'static str> {
+    Some(match n {
+        Native::Int => "int",
+        Native::Float => "float",
+        Native::Bool => "bool",
+        Native::Str => "str",
+        Native::List => "list",
+        Native::Tuple => "tuple",
+        Native::Dict => "dict",
+        Native::SetFn => "set",
+        Native::FrozenSetFn => "frozenset",
+        Native::Deque => "deque",
+        Native::DefaultDictFn => "defaultdict",
+        Native::OrderedDictFn => "OrderedDict",
+        Native::TorchTensor => "Tensor",
+        Native::TypeFn => "type",
+        Native::Object => "object",
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a method of the builtin container type `type_name` that the model
+/// only supports when called (`d.get(k)`), not taken as a value (`key=d.get`).
+pub(super) fn is_container_method(type_name: &str, name: &str) -> bool {
+    let methods: &[&str] = match type_name {
+        "dict" => &[
+            "get",
+            "keys",
+            "values",
+            "items",
+            "pop",
+            "popitem",
+            "setdefault",
+            "update",
+            "clear",
+            "copy",
+        ],
+        "list" => &[
+            "append", "extend", "insert", "pop", "remove", "clear", "index", "count", "sort",
+            "reverse", "copy",
+        ],
+        "tuple" => &["index", "count"],
+        "set" => &["add", "discard", "remove", "pop", "update", "clear", "copy"],
+        "deque" => &["append", "appendleft", "pop", "popleft", "extend", "clear"],
+        _ => &[],
+    };
+    methods.contains(&name)
 }

@@ -91,6 +91,21 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::List => matches!(kind, Some(ObjKind::List(_))),
         Native::Tuple => matches!(kind, Some(ObjKind::Tuple(_) | ObjKind::Size(_))),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
+        // `collections` types: a flavoured dict is a `dict` too; `deque` is its own type.
+        Native::DefaultDictFn | Native::OrderedDictFn => {
+            let wanted = if t == Native::DefaultDictFn {
+                crate::heap::DictSubclass::DefaultDict
+            } else {
+                crate::heap::DictSubclass::OrderedDict
+            };
+            match v {
+                Value::Obj(o) => heap.dict_flavour(o).is_some_and(|f| f.subclass == wanted),
+                _ => false,
+            }
+        }
+        Native::Deque => matches!(kind, Some(ObjKind::Deque { .. })),
+        Native::SetFn => matches!(kind, Some(ObjKind::Set { frozen: false, .. })),
+        Native::FrozenSetFn => matches!(kind, Some(ObjKind::Set { frozen: true, .. })),
         // `torch.Tensor` is every tensor, `nn.Parameter` a tensor made by it (or registered
         // as one); the legacy type objects check dtype and device, as PyTorch's
         // `_TensorMeta.__instancecheck__` compares the tensor's type.

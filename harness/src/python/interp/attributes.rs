@@ -142,6 +142,13 @@ impl<'a> Interpreter<'a> {
                 }
                 other => {
                     let t = other.type_name();
+                    if crate::python::type_builtin::is_container_method(t, self.names.name(name)) {
+                        return self.unsupported(format!(
+                            "`{t}.{}` taken as a value (a bound method of a builtin container); \
+                             nearest supported: a lambda that calls it",
+                            self.names.name(name)
+                        ));
+                    }
                     self.error(format!(
                         "AttributeError: '{t}' object has no attribute '{}'",
                         self.names.name(name)

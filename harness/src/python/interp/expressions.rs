@@ -484,8 +484,9 @@ impl<'a> Interpreter<'a> {
                             ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
                             ast::InterpolatedStringElement::Interpolation(i) => {
                                 let v = self.eval(&i.expression)?;
-                                out.push_str(&self.display(v));
+                                let piece = self.fstring_piece(v, i);
                                 self.heap.decref(v);
+                                out.push_str(&piece?);
                             }
                         }
                     }
@@ -501,7 +502,7 @@ impl<'a> Interpreter<'a> {
             Value::None => "None".into(),
             Value::Bool(b) => if b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
-            Value::Float(f) => format!("{f:?}"),
+            Value::Float(f) => crate::python::format_spec::float_repr(f),
             Value::Str(s) => self.names.name(s).to_string(),
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tensor(t) => {

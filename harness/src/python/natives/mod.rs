@@ -296,6 +296,8 @@ natives!(
     FRelu,
     ReluInPlace,
     TypeFn,
+    Round,
+    DivMod,
 );
 
 impl Native {
@@ -444,6 +446,8 @@ pub fn builtin(name: &str) -> Option<Value> {
         "frozenset" => FrozenSetFn,
         "repr" => Repr,
         "type" => TypeFn,
+        "round" => Round,
+        "divmod" => DivMod,
         _ => return None,
     }))
 }

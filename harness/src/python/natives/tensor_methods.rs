@@ -16,6 +16,16 @@ pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sy
         (Value::Native(n), "from_iterable") if n == super::Native::ItertoolsChain.id() => Ok(
             Value::Native(super::Native::ItertoolsChainFromIterable.id()),
         ),
+        (Value::Native(n), "__name__" | "__qualname__")
+            if super::Native::from_id(n)
+                .and_then(crate::python::type_builtin::builtin_type_name)
+                .is_some() =>
+        {
+            let name = super::Native::from_id(n)
+                .and_then(crate::python::type_builtin::builtin_type_name)
+                .unwrap_or("type");
+            Ok(Value::Str(it.names.intern(name)))
+        }
         _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
     }
 }
