@@ -117,6 +117,9 @@ impl Interpreter<'_> {
         attrs.push(("last_epoch", last_epoch));
         let sched = self.new_torch_instance(kind, attrs)?;
         self.scheduler_initial_step(sched, kind)?;
+        if kind == TorchClass::CyclicLr {
+            self.cyclic_set_base_lrs(sched, &arg)?;
+        }
         Ok(sched)
     }
 
@@ -206,6 +209,12 @@ impl Interpreter<'_> {
                 ("eta_min", number(self, "eta_min", Value::Float(0.0))?),
             ],
             TorchClass::OneCycleLr => return self.one_cycle_settings(optimizer, groups, arg),
+            TorchClass::CyclicLr => return self.cyclic_settings(optimizer, groups, arg),
+            TorchClass::PolynomialLr => vec![
+                ("total_iters", number(self, "total_iters", Value::Int(5))?),
+                ("power", number(self, "power", Value::Float(1.0))?),
+            ],
+            TorchClass::CosineAnnealingWarmRestarts => return self.warm_restarts_settings(arg),
             _ => Vec::new(),
         };
         Ok(attrs)
@@ -314,6 +323,9 @@ impl Interpreter<'_> {
         kind: TorchClass,
         epoch: Option<Value>,
     ) -> R<()> {
+        if kind == TorchClass::CosineAnnealingWarmRestarts {
+            return self.warm_restarts_step(sched, epoch);
+        }
         let count = match self.sched_attr(sched, "_step_count") {
             Some(Value::Int(n)) => n,
             _ => 0,
@@ -444,13 +456,20 @@ impl Interpreter<'_> {
                 self.heap.incref(last);
                 Ok(Some(last))
             }
+            "state_dict" if kind == TorchClass::CyclicLr => self.cyclic_state_dict(sched).map(Some),
             "state_dict" => self.scheduler_state_dict(sched, kind).map(Some),
             "load_state_dict" => {
                 let Some(sd) = args.first().and_then(|v| v.obj()) else {
                     return self
                         .error("TypeError: load_state_dict() missing 1 required positional argument: 'state_dict'");
                 };
-                self.scheduler_load_state_dict(sched, kind, sd)?;
+                if kind == TorchClass::CyclicLr {
+                    let saved = self.cyclic_pop_custom(sd)?;
+                    self.scheduler_load_state_dict(sched, kind, sd)?;
+                    self.cyclic_after_load(sched, saved)?;
+                } else {
+                    self.scheduler_load_state_dict(sched, kind, sd)?;
+                }
                 Ok(Some(Value::None))
             }
             _ => Ok(None),

@@ -74,6 +74,9 @@ pub(super) enum TorchClass {
     MultiplicativeLr,
     SequentialLr,
     ChainedScheduler,
+    CyclicLr,
+    PolynomialLr,
+    CosineAnnealingWarmRestarts,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -189,6 +192,13 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
     (TorchClass::SequentialLr, "SequentialLR", None),
     (TorchClass::ChainedScheduler, "ChainedScheduler", None),
+    (TorchClass::CyclicLr, "CyclicLR", None),
+    (TorchClass::PolynomialLr, "PolynomialLR", None),
+    (
+        TorchClass::CosineAnnealingWarmRestarts,
+        "CosineAnnealingWarmRestarts",
+        None,
+    ),
 ];
 
 impl TorchClass {
@@ -214,6 +224,9 @@ impl TorchClass {
                 | TorchClass::MultiplicativeLr
                 | TorchClass::SequentialLr
                 | TorchClass::ChainedScheduler
+                | TorchClass::CyclicLr
+                | TorchClass::PolynomialLr
+                | TorchClass::CosineAnnealingWarmRestarts
         )
     }
 
@@ -568,7 +581,10 @@ impl Interpreter<'_> {
             | TorchClass::ConstantLr
             | TorchClass::MultiplicativeLr
             | TorchClass::SequentialLr
-            | TorchClass::ChainedScheduler => {
+            | TorchClass::ChainedScheduler
+            | TorchClass::CyclicLr
+            | TorchClass::PolynomialLr
+            | TorchClass::CosineAnnealingWarmRestarts => {
                 return Ok(None);
             }
         };
