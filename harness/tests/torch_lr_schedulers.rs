@@ -669,3 +669,121 @@ assert torch.cuda.memory_allocated() == 0
         ));
     }
 }
+
+/// Runs a workload (CPython 3.11, modelled H100) and returns its timeline, to read the
+/// warnings the model records among its approximations.
+fn timeline_of(workload: &str) -> gpumem_harness::timeline::Timeline {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let s = gpumem_harness::scenario::parse(&text, "t.yaml").expect("scenario parses");
+    let v = s.variants().into_iter().next().expect("one variant");
+    gpumem_harness::run::run_variant(&s, &v).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn warned(t: &gpumem_harness::timeline::Timeline, needle: &str) -> usize {
+    t.approximations
+        .iter()
+        .filter(|n| n.contains(needle))
+        .count()
+}
+
+const ORDER: &str = "Detected call of `lr_scheduler.step()` before `optimizer.step()`";
+const OVERRIDDEN: &str = "Seems like `optimizer.step()` has been overridden";
+
+#[test]
+fn the_first_scheduler_wraps_optimizer_step_and_later_ones_reuse_the_wrapper() {
+    // LRScheduler.__init__ (pytorch 008f727, patch_track_step_called): the first scheduler
+    // on an optimizer stores a `wrapper` function in the optimizer's __dict__ (closure of
+    // two cells: the class's step and a weakref.ref to the optimizer; its __dict__ from
+    // functools.wraps): lasting GC objects, of which the wrapper, its two cells and the
+    // weak reference always count (the closure tuple and the dict may come from CPython's
+    // free lists, which do not count them). A scheduler rebuilt each epoch finds
+    // `_wrapped_by_lr_sched` and keeps nothing new; each wrapped step sets `_opt_called`.
+    ok(&format!(
+        "{ONE_GROUP}import gc
+gc.disable()
+assert not hasattr(opt, '_opt_called')
+def build():
+    s = torch.optim.lr_scheduler.StepLR(opt, 2)
+    del s
+c0 = gc.get_count()[0]
+build()
+c1 = gc.get_count()[0]
+wrapper = opt.step
+build()
+assert opt.step is wrapper
+c2 = gc.get_count()[0]
+build()
+c3 = gc.get_count()[0]
+assert c1 - c0 >= c2 - c1 + 4, f'{{c0}} {{c1}} {{c2}} {{c3}}'
+assert c3 - c2 == c2 - c1
+opt.step()
+assert opt._opt_called is True
+"
+    ));
+}
+
+#[test]
+fn the_step_wrapper_holds_the_optimizer_weakly() {
+    // The wrapper reaches the optimizer through `opt_ref = weakref.ref(optimizer)`: the
+    // optimizer -> __dict__ -> wrapper chain makes no cycle, so dropping the optimizer
+    // frees it and its parameter by reference counting, with the collector off.
+    ok("import gc, weakref
+gc.disable()
+w = torch.zeros(1024 * 1024, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+s = torch.optim.lr_scheduler.StepLR(opt, 2)
+w.grad = torch.ones_like(w)
+opt.step()
+s.step()
+r = weakref.ref(opt)
+del s, w
+assert torch.cuda.memory_allocated() == 3 * 4 * 1024 * 1024
+del opt
+assert r() is None
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+#[test]
+fn stepping_the_scheduler_before_the_optimizer_warns_once() {
+    // LRScheduler.step at _step_count == 1: the optimizer has not stepped through the
+    // wrapper (`_opt_called` unset) -> the order warning; the `default` warnings filter
+    // prints it once per process.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+s.step()
+s2 = torch.optim.lr_scheduler.StepLR(opt, 2)
+s2.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 1, "{:?}", t.approximations);
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s.step()
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+    // `_opt_called` lives on the optimizer: a scheduler rebuilt after the optimizer has
+    // stepped does not warn even if it steps first.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s = torch.optim.lr_scheduler.StepLR(opt, 2)
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+    // Replacing `opt.step` after the scheduler was built gives the other warning.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step = lambda: None
+opt.step()
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, OVERRIDDEN), 1, "{:?}", t.approximations);
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+}

@@ -115,6 +115,7 @@ impl Interpreter<'_> {
         let base = self.comprehension_list(base);
         attrs.push(("base_lrs", Value::Obj(base)));
         attrs.push(("last_epoch", last_epoch));
+        self.patch_optimizer_step(optimizer)?;
         let sched = self.new_torch_instance(kind, attrs)?;
         self.scheduler_initial_step(sched, kind)?;
         if kind == TorchClass::CyclicLr {
@@ -330,6 +331,9 @@ impl Interpreter<'_> {
             Some(Value::Int(n)) => n,
             _ => 0,
         };
+        if count == 1 {
+            self.check_step_order(sched)?;
+        }
         self.sched_set(sched, "_step_count", Value::Int(count + 1))?;
         self.scheduler_update_lr(sched, kind, epoch)
     }

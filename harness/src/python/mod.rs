@@ -63,6 +63,7 @@ mod normalization;
 mod optim;
 mod optim_groups;
 mod optim_state;
+mod optim_step_wrapper;
 mod parameter_containers;
 mod recurrent;
 mod recurrent_params;

@@ -290,6 +290,8 @@ pub(super) struct TorchClasses {
     pub(super) transformer_noted: bool,
     /// The `_detect_is_causal_mask` note was added to the timeline.
     pub(super) causal_detection_noted: bool,
+    /// The learning-rate scheduler order warnings already given (once per process each).
+    pub(super) scheduler_warnings: Vec<&'static str>,
 }
 
 impl TorchClasses {
@@ -325,6 +327,7 @@ impl TorchClasses {
             attention_noted: false,
             transformer_noted: false,
             causal_detection_noted: false,
+            scheduler_warnings: Vec::new(),
         }
     }
 
