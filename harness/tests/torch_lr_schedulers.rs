@@ -787,3 +787,31 @@ s.step()
     assert_eq!(warned(&t, OVERRIDDEN), 1, "{:?}", t.approximations);
     assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
 }
+
+#[test]
+fn step_with_an_epoch_gives_the_deprecation_warning_once_per_site() {
+    // LRScheduler.step and ReduceLROnPlateau.step warn EPOCH_DEPRECATION_WARNING when an
+    // epoch is given (each from its own line: the default filter prints each once);
+    // CosineAnnealingWarmRestarts.step replaces LRScheduler.step and does not warn.
+    let needle = "The epoch parameter in `scheduler.step()` was not necessary";
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s.step()
+s.step(3)
+s.step(4)
+p = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+p.step(1.0, 5)
+"
+    ));
+    assert_eq!(warned(&t, needle), 2, "{:?}", t.approximations);
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 2)
+opt.step()
+s.step(1.5)
+s2 = torch.optim.lr_scheduler.StepLR(opt, 2)
+s2.step()
+"
+    ));
+    assert_eq!(warned(&t, needle), 0, "{:?}", t.approximations);
+}

@@ -335,6 +335,9 @@ impl Interpreter<'_> {
             self.check_step_order(sched)?;
         }
         self.sched_set(sched, "_step_count", Value::Int(count + 1))?;
+        if epoch.is_some() {
+            self.warn_step_epoch(false);
+        }
         self.scheduler_update_lr(sched, kind, epoch)
     }
 

@@ -454,7 +454,11 @@ impl Interpreter<'_> {
                 }
             },
         };
-        let epoch = match args.get(1).copied().filter(|v| *v != Value::None) {
+        let given = args.get(1).copied().filter(|v| *v != Value::None);
+        if given.is_some() {
+            self.warn_step_epoch(true);
+        }
+        let epoch = match given {
             Some(Value::Int(e)) => e,
             Some(_) => return self.unsupported("a ReduceLROnPlateau epoch that is not an int"),
             None => match self.sched_attr(sched, "last_epoch") {

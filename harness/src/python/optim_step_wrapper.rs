@@ -24,6 +24,8 @@ const CLASS_STEP: &str = "Optimizer.step";
 
 const OVERRIDDEN_WARNING: &str = "UserWarning: Seems like `optimizer.step()` has been overridden after learning rate scheduler initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate";
 
+const EPOCH_WARNING: &str = "UserWarning: The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the closed form is used instead of the new chainable form, where available. Please open an issue if you are unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.";
+
 const ORDER_WARNING: &str = "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first value of the learning rate schedule. See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate";
 
 impl Interpreter<'_> {
@@ -184,12 +186,28 @@ impl Interpreter<'_> {
             }
             ORDER_WARNING
         };
-        if self.torch_classes.scheduler_warnings.contains(&note) {
-            return Ok(());
+        self.scheduler_warning(note, note);
+        Ok(())
+    }
+
+    /// The deprecation warning of `step(epoch)`: `LRScheduler.step` and
+    /// `ReduceLROnPlateau.step` give it from their own source lines, so each prints it once.
+    pub(super) fn warn_step_epoch(&mut self, plateau: bool) {
+        let site = if plateau {
+            "ReduceLROnPlateau.step"
+        } else {
+            "LRScheduler.step"
+        };
+        self.scheduler_warning(site, EPOCH_WARNING);
+    }
+
+    /// A warning under the `default` filter: printed the first time its site gives it.
+    fn scheduler_warning(&mut self, site: &'static str, note: &str) {
+        if self.torch_classes.scheduler_warnings.contains(&site) {
+            return;
         }
-        self.torch_classes.scheduler_warnings.push(note);
+        self.torch_classes.scheduler_warnings.push(site);
         self.recorder
             .approximation(format!("PyTorch warns (once per process): {note}"));
-        Ok(())
     }
 }

@@ -290,7 +290,7 @@ pub(super) struct TorchClasses {
     pub(super) transformer_noted: bool,
     /// The `_detect_is_causal_mask` note was added to the timeline.
     pub(super) causal_detection_noted: bool,
-    /// The learning-rate scheduler order warnings already given (once per process each).
+    /// The sites whose learning-rate scheduler warning was given (once per process each).
     pub(super) scheduler_warnings: Vec<&'static str>,
 }
 
