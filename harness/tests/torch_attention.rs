@@ -329,3 +329,57 @@ assert torch.cuda.memory_allocated() - before == 2 * one + X + 2 * K
         "l = torch.nn.TransformerEncoderLayer(8, 2)\nx = torch.zeros(3, 1, 8)\ny = l(x, src_key_padding_mask=torch.zeros(1, 3))\n",
     );
 }
+
+#[test]
+fn multihead_attention_takes_unbatched_inputs_as_a_batch_of_one() {
+    // multi_head_attention_forward on 2-D inputs: query/key/value `unsqueeze(1)` (views),
+    // the batched path with N = 1 (`batch_first` ignored, as PyTorch's module does for
+    // unbatched input), then `attn_output.squeeze(1)` and `attn_output_weights.squeeze(0)`
+    // (views): the bytes are those of the batched case with N = 1.
+    ok(&format!(
+        "{MHA}X1 = X // 2
+W1 = W // 2
+for batch_first in (False, True):
+    mha = nn.MultiheadAttention(256, 4, device='cuda', batch_first=batch_first)
+    x = torch.empty(128, 256, device='cuda', requires_grad=True)
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    out, weights = mha(x, x, x)
+    assert tuple(out.shape) == (128, 256) and tuple(weights.shape) == (128, 128)
+    assert torch.cuda.memory_allocated() == before + 6 * X1 + W1 + W1 // 4
+    del weights
+    out2, weights = mha(x, x, x, average_attn_weights=False)
+    assert tuple(weights.shape) == (4, 128, 128)
+    del out2, weights
+    out.sum().backward()
+    assert tuple(x.grad.shape) == (128, 256)
+    assert mha.in_proj_weight.grad is not None
+    del out, x, mha
+"
+    ));
+    let e = run(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, device='cuda')
+q = torch.empty(128, 256, device='cuda')
+k = torch.empty(128, 1, 256, device='cuda')
+mha(q, k, k)
+"
+    ))
+    .expect_err("a 3-D key with a 2-D query is refused");
+    assert!(
+        e.contains("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found 3-D and 3-D tensors respectively"),
+        "{e}"
+    );
+    let e = run(&format!(
+        "{MHA}mha = nn.MultiheadAttention(256, 4, device='cuda')
+q = torch.empty(2, 128, 1, 256, device='cuda')
+mha(q, q, q)
+"
+    ))
+    .expect_err("a 4-D query is refused");
+    assert!(
+        e.contains(
+            "query should be unbatched 2D or batched 3D tensor but received 4-D query tensor"
+        ),
+        "{e}"
+    );
+}

@@ -446,3 +446,372 @@ s = torch.optim.lr_scheduler.SequentialLR(opt, [a], milestones=[3])
         "{e}"
     );
 }
+
+#[test]
+fn cyclic_lr_triangular_cycles_lr_and_momentum() {
+    // CyclicLR.get_lr (torch/optim/lr_scheduler.py, pytorch 008f727): cycle = floor(1 + t /
+    // total_size), x = 1.0 + t / total_size - cycle, scale = x / step_ratio while rising,
+    // else (x - 1) / (step_ratio - 1); lr = base + (max - base) * scale * scale_fn(cycle);
+    // momentum = max_m - (max_m - base_m) * scale * scale_fn(cycle). step_size_up=2,
+    // step_size_down=4: total 6.0, ratio 1/3. Figures: those formulas in CPython 3.11.
+    run_one_group(
+        "s = torch.optim.lr_scheduler.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=4)
+moms = [opt.param_groups[0]['momentum']]
+seen = [opt.param_groups[0]['lr']]
+for _ in range(8):
+    opt.step()
+    s.step()
+    seen.append(opt.param_groups[0]['lr'])
+    moms.append(opt.param_groups[0]['momentum'])
+assert seen == [0.01, 0.05500000000000003, 0.09999999999999999, 0.0775, 0.055000000000000014, 0.03249999999999998, 0.01, 0.05500000000000009, 0.09999999999999992], seen
+assert moms == [0.9, 0.85, 0.8, 0.8250000000000001, 0.85, 0.875, 0.9, 0.85, 0.8000000000000002], moms
+assert s.base_lrs == [0.01] and s.max_lrs == [0.1]
+assert s.total_size == 6.0 and s.step_ratio == 1 / 3
+assert s.scale_mode == 'cycle' and s.use_beta1 == False
+assert s.base_momentums == [0.8] and s.max_momentums == [0.9]
+assert opt.param_groups[0]['initial_lr'] == 0.01
+assert opt.param_groups[0]['max_momentum'] == 0.9 and opt.param_groups[0]['base_momentum'] == 0.8
+",
+    );
+}
+
+#[test]
+fn cyclic_lr_triangular2_halves_and_exp_range_scales_by_iteration() {
+    // triangular2: scale_fn(cycle) = 1 / (2.0 ** (cycle - 1)); exp_range: a partial of
+    // gamma ** t with scale_mode 'iterations'. Adam: betas[0] is cycled (a new tuple).
+    run_one_group(
+        "s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, step_size_up=2, mode='triangular2')
+assert rates(s, 9) == [0.01, 0.05500000000000001, 0.1, 0.05500000000000001, 0.01, 0.0325, 0.05500000000000001, 0.0325, 0.01, 0.02125]
+opt2 = torch.optim.Adam([w], lr=0.1, betas=(0.9, 0.99))
+s = torch.optim.lr_scheduler.CyclicLR(opt2, 0.01, 0.1, step_size_up=2, mode='exp_range', gamma=0.5)
+assert s.scale_mode == 'iterations' and s.use_beta1
+seen = [opt2.param_groups[0]['lr']]
+betas = [opt2.param_groups[0]['betas']]
+for _ in range(5):
+    s.step()
+    seen.append(opt2.param_groups[0]['lr'])
+    betas.append(opt2.param_groups[0]['betas'])
+assert seen == [0.01, 0.0325, 0.0325, 0.015625, 0.01, 0.01140625], seen
+assert [b[0] for b in betas] == [0.9, 0.875, 0.875, 0.89375, 0.9, 0.8984375]
+assert all(b[1] == 0.99 for b in betas)
+",
+    );
+}
+
+#[test]
+fn cyclic_lr_custom_scale_fn_state_dict_and_errors() {
+    // A custom scale_fn is called with the cycle number (scale_mode 'cycle') once per
+    // group for the rate and once for the momentum; state_dict() leaves out the optimizer
+    // and `_scale_fn_ref`, saves `_scale_fn_custom` (moved last) as None for a function;
+    // load_state_dict pops that key from the dict it is given.
+    run_one_group(
+        "calls = []
+def half(c):
+    calls.append(c)
+    return 0.5
+s = torch.optim.lr_scheduler.CyclicLR(opt, 0.0, 0.2, step_size_up=1, scale_fn=half)
+assert calls == [1, 1]
+s.step()
+assert opt.param_groups[0]['lr'] == 0.1
+assert calls == [1, 1, 1, 1]
+assert not hasattr(s, '_scale_fn_ref')
+sd = s.state_dict()
+keys = list(sd)
+assert keys[-1] == '_scale_fn_custom' and sd['_scale_fn_custom'] is None
+assert 'optimizer' not in sd and '_scale_fn_ref' not in sd
+assert sd['last_epoch'] == 1
+s2 = torch.optim.lr_scheduler.CyclicLR(opt, 0.0, 0.2, step_size_up=1)
+s2.load_state_dict(sd)
+assert '_scale_fn_custom' not in sd
+assert s2.last_epoch == 1 and s2._scale_fn_custom is None
+",
+    );
+    let e = fails(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, mode='square')\n"
+    ));
+    assert!(
+        e.contains("ValueError: mode is invalid and scale_fn is None"),
+        "{e}"
+    );
+    let e = fails(
+        "w = torch.zeros(4, device='cuda', requires_grad=True)
+opt = torch.optim.Adagrad([w], lr=0.1)
+s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)
+",
+    );
+    assert!(
+        e.contains("optimizer must support momentum or beta1 with `cycle_momentum` option enabled"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cyclic_lr_initial_step_uses_an_existing_initial_lr() {
+    // `LRScheduler.__init__` runs the initial step with base_lrs = the groups'
+    // `initial_lr` (setdefault keeps one left by an earlier scheduler); CyclicLR replaces
+    // base_lrs by its own base_lr only afterwards, so the first rate is the old
+    // initial_lr (0.1), the next ones use base_lr 0.01.
+    run_one_group(
+        "first = torch.optim.lr_scheduler.StepLR(opt, 10)
+s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, step_size_up=2, cycle_momentum=False)
+assert opt.param_groups[0]['lr'] == 0.1
+assert s.base_lrs == [0.01]
+s.step()
+assert opt.param_groups[0]['lr'] == 0.05500000000000001
+",
+    );
+}
+
+#[test]
+fn polynomial_lr_decays_by_the_chainable_factor_and_closed_form() {
+    // get_lr: lr * ((1.0 - t / T) / (1.0 - (t - 1) / T)) ** power until t > T; closed
+    // form (step(epoch)): base * (1.0 - min(T, t) / T) ** power. T=4, power=2.0.
+    run_one_group(
+        "s = torch.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+assert rates(s, 6) == [0.1, 0.05625, 0.024999999999999998, 0.0062499999999999995, 0.0, 0.0, 0.0]
+assert s.total_iters == 4 and s.power == 2.0
+opt.param_groups[0]['lr'] = 0.1
+s = torch.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+s.step(1)
+assert opt.param_groups[0]['lr'] == 0.05625
+s.step(3)
+assert opt.param_groups[0]['lr'] == 0.00625
+s.step(7)
+assert opt.param_groups[0]['lr'] == 0.0
+sd = s.state_dict()
+assert sd['total_iters'] == 4 and sd['power'] == 2.0 and sd['last_epoch'] == 7
+",
+    );
+}
+
+#[test]
+fn cosine_warm_restarts_restart_grow_and_take_fractional_epochs() {
+    // step(): T_cur += 1; at T_cur >= T_i: T_cur %= T_i, T_i *= T_mult; lr = eta_min +
+    // (base - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2. Its own step never touches
+    // _step_count. step(epoch): T_mult > 1: n = int(log(epoch / T_0 * (T_mult - 1) + 1,
+    // T_mult)), T_cur = epoch - T_0 * (T_mult ** n - 1) / (T_mult - 1), T_i = T_0 *
+    // T_mult ** n; last_epoch = floor(epoch). Figures: CPython 3.11.
+    run_one_group(
+        "s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2, eta_min=0.001)
+assert rates(s, 7) == [0.1, 0.0505, 0.1, 0.0855017856687341, 0.0505, 0.0154982143312659, 0.1, 0.0962320368593087]
+assert (s.T_i, s.T_cur, s.last_epoch, s._step_count) == (8, 1, 7, 0)
+s.step(2.5)
+assert opt.param_groups[0]['lr'] == 0.0962320368593087
+assert (s.T_i, s.T_cur, s.last_epoch) == (4, 0.5, 2)
+s.step(7.25)
+assert opt.param_groups[0]['lr'] == 0.09415510258524358
+assert (s.T_i, s.T_cur, s.last_epoch) == (8, 1.25, 7)
+s.step()
+assert s.last_epoch == 8 and s.T_cur == 2.25
+s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 3)
+s.step(4.5)
+assert opt.param_groups[0]['lr'] == 0.05 and s.T_cur == 1.5
+sd = s.state_dict()
+assert sd['T_0'] == 3 and sd['T_mult'] == 1 and sd['T_cur'] == 1.5 and 'optimizer' not in sd
+",
+    );
+    for (args, message) in [
+        (
+            "T_0=0",
+            "ValueError: Expected positive integer T_0, but got 0",
+        ),
+        (
+            "T_0=2.5",
+            "ValueError: Expected positive integer T_0, but got 2.5",
+        ),
+        (
+            "2, T_mult=0",
+            "ValueError: Expected integer T_mult >= 1, but got 0",
+        ),
+        (
+            "2, eta_min='a'",
+            "ValueError: Expected float or int eta_min, but got a of type <class 'str'>",
+        ),
+    ] {
+        let e = fails(&format!(
+            "{ONE_GROUP}s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, {args})\n"
+        ));
+        assert!(e.contains(message), "{args}: {e}");
+    }
+    let e = fails(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 2)\ns.step(-1)\n"
+    ));
+    assert!(
+        e.contains("ValueError: Expected non-negative epoch, but got -1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn new_schedulers_hold_their_optimizer_and_free_without_a_collection() {
+    // In the source read (pytorch 008f727) `_scale_fn_ref` is a static function or a
+    // partial of one: no bound method of the scheduler, no cycle; dropping any of these
+    // schedulers frees the optimizer and its parameter by reference counting.
+    for construct in [
+        "torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, step_size_up=2)",
+        "torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, mode='exp_range', gamma=0.9)",
+        "torch.optim.lr_scheduler.PolynomialLR(opt, 4)",
+        "torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 2)",
+    ] {
+        ok(&format!(
+            "import gc
+gc.disable()
+w = torch.zeros(1024 * 1024, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+s = {construct}
+for _ in range(3):
+    s.step()
+del w, opt
+assert torch.cuda.memory_allocated() == 4 * 1024 * 1024
+del s
+assert torch.cuda.memory_allocated() == 0
+"
+        ));
+    }
+}
+
+/// Runs a workload (CPython 3.11, modelled H100) and returns its timeline, to read the
+/// warnings the model records among its approximations.
+fn timeline_of(workload: &str) -> gpumem_harness::timeline::Timeline {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    let text = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+    let s = gpumem_harness::scenario::parse(&text, "t.yaml").expect("scenario parses");
+    let v = s.variants().into_iter().next().expect("one variant");
+    gpumem_harness::run::run_variant(&s, &v).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn warned(t: &gpumem_harness::timeline::Timeline, needle: &str) -> usize {
+    t.approximations
+        .iter()
+        .filter(|n| n.contains(needle))
+        .count()
+}
+
+const ORDER: &str = "Detected call of `lr_scheduler.step()` before `optimizer.step()`";
+const OVERRIDDEN: &str = "Seems like `optimizer.step()` has been overridden";
+
+#[test]
+fn the_first_scheduler_wraps_optimizer_step_and_later_ones_reuse_the_wrapper() {
+    // LRScheduler.__init__ (pytorch 008f727, patch_track_step_called): the first scheduler
+    // on an optimizer stores a `wrapper` function in the optimizer's __dict__ (closure of
+    // two cells: the class's step and a weakref.ref to the optimizer; its __dict__ from
+    // functools.wraps): lasting GC objects, of which the wrapper, its two cells and the
+    // weak reference always count (the closure tuple and the dict may come from CPython's
+    // free lists, which do not count them). A scheduler rebuilt each epoch finds
+    // `_wrapped_by_lr_sched` and keeps nothing new; each wrapped step sets `_opt_called`.
+    ok(&format!(
+        "{ONE_GROUP}import gc
+gc.disable()
+assert not hasattr(opt, '_opt_called')
+def build():
+    s = torch.optim.lr_scheduler.StepLR(opt, 2)
+    del s
+c0 = gc.get_count()[0]
+build()
+c1 = gc.get_count()[0]
+wrapper = opt.step
+build()
+assert opt.step is wrapper
+c2 = gc.get_count()[0]
+build()
+c3 = gc.get_count()[0]
+assert c1 - c0 >= c2 - c1 + 4, f'{{c0}} {{c1}} {{c2}} {{c3}}'
+assert c3 - c2 == c2 - c1
+opt.step()
+assert opt._opt_called is True
+"
+    ));
+}
+
+#[test]
+fn the_step_wrapper_holds_the_optimizer_weakly() {
+    // The wrapper reaches the optimizer through `opt_ref = weakref.ref(optimizer)`: the
+    // optimizer -> __dict__ -> wrapper chain makes no cycle, so dropping the optimizer
+    // frees it and its parameter by reference counting, with the collector off.
+    ok("import gc, weakref
+gc.disable()
+w = torch.zeros(1024 * 1024, device='cuda', requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+s = torch.optim.lr_scheduler.StepLR(opt, 2)
+w.grad = torch.ones_like(w)
+opt.step()
+s.step()
+r = weakref.ref(opt)
+del s, w
+assert torch.cuda.memory_allocated() == 3 * 4 * 1024 * 1024
+del opt
+assert r() is None
+assert torch.cuda.memory_allocated() == 0
+");
+}
+
+#[test]
+fn stepping_the_scheduler_before_the_optimizer_warns_once() {
+    // LRScheduler.step at _step_count == 1: the optimizer has not stepped through the
+    // wrapper (`_opt_called` unset) -> the order warning; the `default` warnings filter
+    // prints it once per process.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+s.step()
+s2 = torch.optim.lr_scheduler.StepLR(opt, 2)
+s2.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 1, "{:?}", t.approximations);
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s.step()
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+    // `_opt_called` lives on the optimizer: a scheduler rebuilt after the optimizer has
+    // stepped does not warn even if it steps first.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s = torch.optim.lr_scheduler.StepLR(opt, 2)
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+    // Replacing `opt.step` after the scheduler was built gives the other warning.
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step = lambda: None
+opt.step()
+s.step()
+"
+    ));
+    assert_eq!(warned(&t, OVERRIDDEN), 1, "{:?}", t.approximations);
+    assert_eq!(warned(&t, ORDER), 0, "{:?}", t.approximations);
+}
+
+#[test]
+fn step_with_an_epoch_gives_the_deprecation_warning_once_per_site() {
+    // LRScheduler.step and ReduceLROnPlateau.step warn EPOCH_DEPRECATION_WARNING when an
+    // epoch is given (each from its own line: the default filter prints each once);
+    // CosineAnnealingWarmRestarts.step replaces LRScheduler.step and does not warn.
+    let needle = "The epoch parameter in `scheduler.step()` was not necessary";
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.StepLR(opt, 2)
+opt.step()
+s.step()
+s.step(3)
+s.step(4)
+p = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)
+p.step(1.0, 5)
+"
+    ));
+    assert_eq!(warned(&t, needle), 2, "{:?}", t.approximations);
+    let t = timeline_of(&format!(
+        "{ONE_GROUP}s = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, 2)
+opt.step()
+s.step(1.5)
+s2 = torch.optim.lr_scheduler.StepLR(opt, 2)
+s2.step()
+"
+    ));
+    assert_eq!(warned(&t, needle), 0, "{:?}", t.approximations);
+}

@@ -97,6 +97,15 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "start_factor",
     "end_factor",
     "total_iters",
+    // CyclicLR / PolynomialLR / CosineAnnealingWarmRestarts: rate settings (computed).
+    "base_lr",
+    "step_size_up",
+    "step_size_down",
+    "scale_fn",
+    "scale_mode",
+    "power",
+    "T_0",
+    "T_mult",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -363,6 +372,31 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "verbose",
         ],
         C::ChainedScheduler => &["schedulers", "optimizer"],
+        C::CyclicLr => &[
+            "optimizer",
+            "base_lr",
+            "max_lr",
+            "step_size_up",
+            "step_size_down",
+            "mode",
+            "gamma",
+            "scale_fn",
+            "scale_mode",
+            "cycle_momentum",
+            "base_momentum",
+            "max_momentum",
+            "last_epoch",
+            "verbose",
+        ],
+        C::PolynomialLr => &["optimizer", "total_iters", "power", "last_epoch", "verbose"],
+        C::CosineAnnealingWarmRestarts => &[
+            "optimizer",
+            "T_0",
+            "T_mult",
+            "eta_min",
+            "last_epoch",
+            "verbose",
+        ],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -890,6 +924,9 @@ mod tests {
             C::MultiplicativeLr,
             C::SequentialLr,
             C::ChainedScheduler,
+            C::CyclicLr,
+            C::PolynomialLr,
+            C::CosineAnnealingWarmRestarts,
         ] {
             tables.push(for_class(c));
         }

@@ -115,8 +115,12 @@ impl Interpreter<'_> {
         let base = self.comprehension_list(base);
         attrs.push(("base_lrs", Value::Obj(base)));
         attrs.push(("last_epoch", last_epoch));
+        self.patch_optimizer_step(optimizer)?;
         let sched = self.new_torch_instance(kind, attrs)?;
         self.scheduler_initial_step(sched, kind)?;
+        if kind == TorchClass::CyclicLr {
+            self.cyclic_set_base_lrs(sched, &arg)?;
+        }
         Ok(sched)
     }
 
@@ -206,6 +210,12 @@ impl Interpreter<'_> {
                 ("eta_min", number(self, "eta_min", Value::Float(0.0))?),
             ],
             TorchClass::OneCycleLr => return self.one_cycle_settings(optimizer, groups, arg),
+            TorchClass::CyclicLr => return self.cyclic_settings(optimizer, groups, arg),
+            TorchClass::PolynomialLr => vec![
+                ("total_iters", number(self, "total_iters", Value::Int(5))?),
+                ("power", number(self, "power", Value::Float(1.0))?),
+            ],
+            TorchClass::CosineAnnealingWarmRestarts => return self.warm_restarts_settings(arg),
             _ => Vec::new(),
         };
         Ok(attrs)
@@ -314,11 +324,20 @@ impl Interpreter<'_> {
         kind: TorchClass,
         epoch: Option<Value>,
     ) -> R<()> {
+        if kind == TorchClass::CosineAnnealingWarmRestarts {
+            return self.warm_restarts_step(sched, epoch);
+        }
         let count = match self.sched_attr(sched, "_step_count") {
             Some(Value::Int(n)) => n,
             _ => 0,
         };
+        if count == 1 {
+            self.check_step_order(sched)?;
+        }
         self.sched_set(sched, "_step_count", Value::Int(count + 1))?;
+        if epoch.is_some() {
+            self.warn_step_epoch(false);
+        }
         self.scheduler_update_lr(sched, kind, epoch)
     }
 
@@ -444,13 +463,20 @@ impl Interpreter<'_> {
                 self.heap.incref(last);
                 Ok(Some(last))
             }
+            "state_dict" if kind == TorchClass::CyclicLr => self.cyclic_state_dict(sched).map(Some),
             "state_dict" => self.scheduler_state_dict(sched, kind).map(Some),
             "load_state_dict" => {
                 let Some(sd) = args.first().and_then(|v| v.obj()) else {
                     return self
                         .error("TypeError: load_state_dict() missing 1 required positional argument: 'state_dict'");
                 };
-                self.scheduler_load_state_dict(sched, kind, sd)?;
+                if kind == TorchClass::CyclicLr {
+                    let saved = self.cyclic_pop_custom(sd)?;
+                    self.scheduler_load_state_dict(sched, kind, sd)?;
+                    self.cyclic_after_load(sched, saved)?;
+                } else {
+                    self.scheduler_load_state_dict(sched, kind, sd)?;
+                }
                 Ok(Some(Value::None))
             }
             _ => Ok(None),

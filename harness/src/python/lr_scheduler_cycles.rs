@@ -13,7 +13,7 @@ type Arg<'x> = &'x dyn Fn(&str) -> Option<Value>;
 
 impl Interpreter<'_> {
     /// `_format_param`: one value per group (a list or tuple must have one per group).
-    fn per_group(&mut self, name: &str, v: Value, groups: usize) -> R<Vec<Value>> {
+    pub(super) fn per_group(&mut self, name: &str, v: Value, groups: usize) -> R<Vec<Value>> {
         let is_seq = matches!(
             v.obj().map(|o| self.heap.kind(o)),
             Some(ObjKind::List(_) | ObjKind::Tuple(_))
@@ -31,7 +31,7 @@ impl Interpreter<'_> {
         Ok(items)
     }
 
-    fn set_group_key(&mut self, g: ObjId, key: &str, v: Value) {
+    pub(super) fn set_group_key(&mut self, g: ObjId, key: &str, v: Value) {
         let k = self.sym(key);
         self.heap.incref(v);
         self.dict_set(g, Value::Str(k), v);
@@ -214,7 +214,7 @@ impl Interpreter<'_> {
 
     /// `group['betas'] = (m, *group['betas'][1:])` (a new tuple; the slice is a temporary
     /// tuple) or `group['momentum'] = m`.
-    fn set_group_momentum(&mut self, g: ObjId, use_beta1: bool, m: Value) -> R<()> {
+    pub(super) fn set_group_momentum(&mut self, g: ObjId, use_beta1: bool, m: Value) -> R<()> {
         if !use_beta1 {
             self.set_group_key(g, "momentum", m);
             return Ok(());
@@ -454,7 +454,11 @@ impl Interpreter<'_> {
                 }
             },
         };
-        let epoch = match args.get(1).copied().filter(|v| *v != Value::None) {
+        let given = args.get(1).copied().filter(|v| *v != Value::None);
+        if given.is_some() {
+            self.warn_step_epoch(true);
+        }
+        let epoch = match given {
             Some(Value::Int(e)) => e,
             Some(_) => return self.unsupported("a ReduceLROnPlateau epoch that is not an int"),
             None => match self.sched_attr(sched, "last_epoch") {

@@ -155,6 +155,8 @@ impl Interpreter<'_> {
             TorchClass::ExponentialLr => self.scaled(&lrs, attr(self, "gamma")),
             TorchClass::CosineAnnealingLr => self.cosine_rates(sched, epoch, initial, &lrs),
             TorchClass::OneCycleLr => self.one_cycle_rates(sched, epoch, &groups),
+            TorchClass::CyclicLr => self.cyclic_rates(sched, epoch),
+            TorchClass::PolynomialLr => self.polynomial_rates(sched, epoch, initial, &lrs),
             _ => Ok(lrs),
         }
     }
@@ -298,6 +300,7 @@ impl Interpreter<'_> {
                 Some(Value::Float(s + (e - s) * total.min(epoch as f64) / total))
             }
             TorchClass::ExponentialLr => pow(attr(self, "gamma"), epoch),
+            TorchClass::PolynomialLr => return self.polynomial_closed_form(sched, epoch).map(Some),
             TorchClass::CosineAnnealingLr => {
                 let t_max = self.num(Some(attr(self, "T_max")), "T_max")?;
                 let eta = self.num(Some(attr(self, "eta_min")), "eta_min")?;

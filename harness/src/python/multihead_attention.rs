@@ -18,6 +18,8 @@
 //! | `average_attn_weights`: `mean(dim=1)`          | `[N, L, S]` (else a `[N, h, L, S]` view) | nothing  |
 //!
 //! Masks (`key_padding_mask`, `attn_mask`, `is_causal`): see `attention_masks.rs`.
+//! Unbatched (2-D) inputs run the batched path on `unsqueeze`d views with a batch of one and
+//! `squeeze` the results, as `multi_head_attention_forward` does.
 //! `add_bias_kv`/`add_zero_attn` are refused as unsupported. The fast path (`torch._native_multi_head_attention`, taken
 //! in eval mode without grad for batch-first self-attention) is not modelled: the run's
 //! notes say so when its conditions hold.
@@ -142,6 +144,18 @@ impl Interpreter<'_> {
         args: &[Value],
         kwargs: &[(Sym, Value)],
     ) -> R<Value> {
+        self.multihead_forward_of(module, args, kwargs, false)
+    }
+
+    /// The forward; `unbatched` when called again on the `unsqueeze`d views of 2-D inputs
+    /// (`batch_first` then does not apply, as in PyTorch).
+    fn multihead_forward_of(
+        &mut self,
+        module: ObjId,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+        unbatched: bool,
+    ) -> R<Value> {
         super::keywords::check(
             self,
             "MultiheadAttention.forward",
@@ -194,7 +208,7 @@ impl Interpreter<'_> {
             embed_dim: int(self, "embed_dim")?,
             heads: int(self, "num_heads")?,
             dropout: self.module_float(module, "dropout")?,
-            batch_first: int(self, "batch_first")? != 0,
+            batch_first: int(self, "batch_first")? != 0 && !unbatched,
             training: self.module_training(module)?,
         };
         let (Some(q), Some(k), Some(v)) = (
@@ -204,8 +218,25 @@ impl Interpreter<'_> {
         ) else {
             return self.error("TypeError: query, key and value must be tensors");
         };
-        if q.shape.len() != 3 || k.shape.len() != 3 || v.shape.len() != 3 {
-            return self.unsupported("nn.MultiheadAttention with unbatched (2-d) inputs");
+        let (q_dims, k_dims, v_dims) = (q.shape.len(), k.shape.len(), v.shape.len());
+        if q_dims == 2 && !unbatched {
+            if k_dims != 2 || v_dims != 2 {
+                return self.error(format!(
+                    "AssertionError: For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found {k_dims}-D and {v_dims}-D tensors respectively"
+                ));
+            }
+            let inputs = [query, key, value, key_padding_mask, attn_mask];
+            return self.multihead_unbatched(module, inputs, need_weights, average, is_causal);
+        }
+        if q_dims != 3 {
+            return self.error(format!(
+                "AssertionError: query should be unbatched 2D or batched 3D tensor but received {q_dims}-D query tensor"
+            ));
+        }
+        if k_dims != 3 || v_dims != 3 {
+            return self.error(format!(
+                "AssertionError: For batched (3-D) `query`, expected `key` and `value` to be 3-D but found {k_dims}-D and {v_dims}-D tensors respectively"
+            ));
         }
         let (l, n) = if cfg.batch_first {
             (q.shape[1], q.shape[0])
@@ -320,6 +351,90 @@ impl Interpreter<'_> {
         // The call's locals, the masks among them, go when it returns.
         masks.release(self);
         Ok(Value::Obj(self.alloc(ObjKind::Tuple(vec![out, weights]))))
+    }
+
+    /// `multi_head_attention_forward` on 2-D inputs: `query`, `key`, `value` are
+    /// `unsqueeze(1)`d (views; with their `UnsqueezeBackward0` nodes when they require
+    /// grad), `key_padding_mask` `unsqueeze(0)`d, the batched path runs with a batch of
+    /// one, and the results are `squeeze(1)`d (output) and `squeeze(0)`d (weights).
+    fn multihead_unbatched(
+        &mut self,
+        module: ObjId,
+        [query, key, value, key_padding_mask, attn_mask]: [Value; 5],
+        need_weights: bool,
+        average: bool,
+        is_causal: bool,
+    ) -> R<Value> {
+        let mut views = Vec::new();
+        let mut failed = None;
+        for (t, dim) in [(query, 1), (key, 1), (value, 1), (key_padding_mask, 0)] {
+            if t == Value::None {
+                views.push(Value::None);
+                continue;
+            }
+            // `query is key` must stay true of the views for the packed projection.
+            if let Some(i) = [query, key, value].iter().position(|&x| x == t)
+                && i < views.len()
+            {
+                let same = views[i];
+                self.heap.incref(same);
+                views.push(same);
+                continue;
+            }
+            let name = self.sym("unsqueeze");
+            self.heap.incref(t);
+            let r = self.call_method(t, name, vec![Value::Int(dim)], Vec::new());
+            self.heap.decref(t);
+            match r {
+                Ok(v) => views.push(v),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            self.heap.decref_all(views);
+            return Err(e);
+        }
+        let args = vec![
+            views[0],
+            views[1],
+            views[2],
+            views[3],
+            Value::Bool(need_weights),
+            attn_mask,
+            Value::Bool(average),
+            Value::Bool(is_causal),
+        ];
+        let r = self.multihead_forward_of(module, &args, &[], true);
+        self.heap.decref_all(views);
+        let pair = r?;
+        let items = match pair.obj().map(|p| self.heap.kind(p)) {
+            Some(ObjKind::Tuple(items)) => items.clone(),
+            _ => return Ok(pair),
+        };
+        let mut out = Vec::new();
+        for (v, dim) in items.into_iter().zip([1, 0]) {
+            if v == Value::None {
+                out.push(Value::None);
+                continue;
+            }
+            let name = self.sym("squeeze");
+            self.heap.incref(v);
+            let r = self.call_method(v, name, vec![Value::Int(dim)], Vec::new());
+            self.heap.decref(v);
+            match r {
+                Ok(s) => out.push(s),
+                Err(e) => {
+                    self.heap.decref_all(out);
+                    self.heap.decref(pair);
+                    return Err(e);
+                }
+            }
+        }
+        self.heap.decref(pair);
+        Ok(Value::Obj(self.alloc(ObjKind::Tuple(out))))
     }
 
     /// in_proj_weight (or q/k/v_proj_weight), in_proj_bias, out_proj.weight, out_proj.bias.

@@ -74,6 +74,9 @@ pub(super) enum TorchClass {
     MultiplicativeLr,
     SequentialLr,
     ChainedScheduler,
+    CyclicLr,
+    PolynomialLr,
+    CosineAnnealingWarmRestarts,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -189,6 +192,13 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
     (TorchClass::SequentialLr, "SequentialLR", None),
     (TorchClass::ChainedScheduler, "ChainedScheduler", None),
+    (TorchClass::CyclicLr, "CyclicLR", None),
+    (TorchClass::PolynomialLr, "PolynomialLR", None),
+    (
+        TorchClass::CosineAnnealingWarmRestarts,
+        "CosineAnnealingWarmRestarts",
+        None,
+    ),
 ];
 
 impl TorchClass {
@@ -214,6 +224,9 @@ impl TorchClass {
                 | TorchClass::MultiplicativeLr
                 | TorchClass::SequentialLr
                 | TorchClass::ChainedScheduler
+                | TorchClass::CyclicLr
+                | TorchClass::PolynomialLr
+                | TorchClass::CosineAnnealingWarmRestarts
         )
     }
 
@@ -277,6 +290,8 @@ pub(super) struct TorchClasses {
     pub(super) transformer_noted: bool,
     /// The `_detect_is_causal_mask` note was added to the timeline.
     pub(super) causal_detection_noted: bool,
+    /// The sites whose learning-rate scheduler warning was given (once per process each).
+    pub(super) scheduler_warnings: Vec<&'static str>,
 }
 
 impl TorchClasses {
@@ -312,6 +327,7 @@ impl TorchClasses {
             attention_noted: false,
             transformer_noted: false,
             causal_detection_noted: false,
+            scheduler_warnings: Vec::new(),
         }
     }
 
@@ -568,7 +584,10 @@ impl Interpreter<'_> {
             | TorchClass::ConstantLr
             | TorchClass::MultiplicativeLr
             | TorchClass::SequentialLr
-            | TorchClass::ChainedScheduler => {
+            | TorchClass::ChainedScheduler
+            | TorchClass::CyclicLr
+            | TorchClass::PolynomialLr
+            | TorchClass::CosineAnnealingWarmRestarts => {
                 return Ok(None);
             }
         };

@@ -76,6 +76,11 @@ impl<'a> Interpreter<'a> {
         let site = self.heap.call_sites.take_site();
         match callee {
             Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Function(f)
+                    if f.code == crate::python::optim_step_wrapper::STEP_WRAPPER_CODE =>
+                {
+                    self.call_step_wrapper(id, args, kwargs)
+                }
                 ObjKind::Function(_) => self.call_function(id, args, kwargs),
                 ObjKind::Class(_) => {
                     // Calling a class is a call into C (`type.__call__`).
