@@ -355,6 +355,44 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["self"])],
             false,
         ),
+        // xlogy.Tensor: self's gradient is grad * xlogy(self != 0, other), other's
+        // grad * self / other: both read both operands.
+        "xlogy" => e(
+            "xlogy.Tensor",
+            "XlogyBackward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        // softplus: softplus_backward(grad, self, beta, threshold).
+        "softplus" => e(
+            "softplus",
+            "SoftplusBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // linalg_vector_norm: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim).
+        "linalg_vector_norm" => e(
+            "linalg_vector_norm",
+            "LinalgVectorNormBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            true,
+        ),
+        // addcmul: self's gradient is grad (its scalar type only); tensor1's multiplies by
+        // tensor2 * value, tensor2's by tensor1 * value.
+        "addcmul" => e(
+            "addcmul",
+            "AddcmulBackward0",
+            &["self", "tensor1", "tensor2"],
+            &[
+                ("self", &[]),
+                ("tensor1", &["tensor2"]),
+                ("tensor2", &["tensor1"]),
+            ],
+            false,
+        ),
         _ => return None,
     })
 }

@@ -97,6 +97,8 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "start_factor",
     "end_factor",
     "total_iters",
+    // torch.linalg.vector_norm: the order changes values only.
+    "ord",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -363,6 +365,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "verbose",
         ],
         C::ChainedScheduler => &["schedulers", "optimizer"],
+        C::KlDivLoss => &["size_average", "reduce", "reduction", "log_target"],
+        C::Softplus => &["beta", "threshold"],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -620,6 +624,27 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.cuda.amp.autocast",
             &["dtype", "enabled", "cache_enabled"],
         ),
+        FKlDiv => (
+            "torch.nn.functional.kl_div",
+            &[
+                "input",
+                "target",
+                "size_average",
+                "reduce",
+                "reduction",
+                "log_target",
+            ],
+        ),
+        FSoftplus => (
+            "torch.nn.functional.softplus",
+            &["input", "beta", "threshold"],
+        ),
+        NormFn => ("torch.norm", &["input", "p", "dim", "keepdim", "dtype"]),
+        LinalgVectorNorm => (
+            "torch.linalg.vector_norm",
+            &["input", "x", "ord", "dim", "keepdim", "dtype"],
+        ),
+        AddcmulFn => ("torch.addcmul", &["input", "tensor1", "tensor2", "value"]),
         _ => return None,
     })
 }
@@ -646,6 +671,8 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "flatten" => &["start_dim", "end_dim"],
         "transpose" => &["dim0", "dim1"],
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
+        "norm" => &["p", "dim", "keepdim", "dtype"],
+        "addcmul" | "addcmul_" => &["value"],
         _ => &[],
     }
 }
@@ -695,6 +722,11 @@ pub(super) fn check(
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
     "data",
+    // kl_div: picks the composite's ops; addcmul's operands; vector_norm's input.
+    "log_target",
+    "tensor1",
+    "tensor2",
+    "x",
     "use_reentrant",
     "optimizer",
     "schedulers",
@@ -890,6 +922,8 @@ mod tests {
             C::MultiplicativeLr,
             C::SequentialLr,
             C::ChainedScheduler,
+            C::KlDivLoss,
+            C::Softplus,
         ] {
             tables.push(for_class(c));
         }

@@ -183,6 +183,9 @@ impl Interpreter<'_> {
                 | TorchClass::BceWithLogitsLoss
                 | TorchClass::SmoothL1Loss),
             ) => self.loss_module_forward(module, kind, args),
+            Some(kind @ (TorchClass::KlDivLoss | TorchClass::Softplus)) => {
+                self.more_module_forward(module, kind, args)
+            }
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

@@ -74,6 +74,8 @@ pub(super) enum TorchClass {
     MultiplicativeLr,
     SequentialLr,
     ChainedScheduler,
+    KlDivLoss,
+    Softplus,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -189,6 +191,8 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::MultiplicativeLr, "MultiplicativeLR", None),
     (TorchClass::SequentialLr, "SequentialLR", None),
     (TorchClass::ChainedScheduler, "ChainedScheduler", None),
+    (TorchClass::KlDivLoss, "KLDivLoss", Some(TorchClass::Module)),
+    (TorchClass::Softplus, "Softplus", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -254,6 +258,8 @@ impl TorchClass {
                 | TorchClass::TransformerEncoder
                 | TorchClass::ParameterList
                 | TorchClass::ParameterDict
+                | TorchClass::KlDivLoss
+                | TorchClass::Softplus
         )
     }
 }
@@ -546,6 +552,9 @@ impl Interpreter<'_> {
             | TorchClass::BceWithLogitsLoss
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
+            TorchClass::KlDivLoss | TorchClass::Softplus => {
+                self.construct_more_module(kind, args, kwargs)?
+            }
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,

@@ -229,6 +229,8 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "TransformerEncoder") => C::TransformerEncoder,
             ("torch.nn", "ParameterList") => C::ParameterList,
             ("torch.nn", "ParameterDict") => C::ParameterDict,
+            ("torch.nn", "KLDivLoss") => C::KlDivLoss,
+            ("torch.nn", "Softplus") => C::Softplus,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,

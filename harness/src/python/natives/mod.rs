@@ -296,6 +296,12 @@ natives!(
     FRelu,
     ReluInPlace,
     TypeFn,
+    FKlDiv,
+    FSoftplus,
+    NormFn,
+    LinalgVectorNorm,
+    AddcmulFn,
+    ModLinalg,
 );
 
 impl Native {
@@ -346,6 +352,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.utils.checkpoint" => module(Native::ModCheckpoint),
         "torch.amp" => module(Native::ModAmp),
         "torch.cuda.amp" => module(Native::ModCudaAmp),
+        "torch.linalg" => module(Native::ModLinalg),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -374,6 +381,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModCheckpoint) => "torch.utils.checkpoint",
         Some(Native::ModAmp) => "torch.amp",
         Some(Native::ModCudaAmp) => "torch.cuda.amp",
+        Some(Native::ModLinalg) => "torch.linalg",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -604,6 +612,12 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctools, "wraps") => FunctoolsWraps,
         (ModFunctools, "lru_cache") => FunctoolsLruCache,
         (ModFunctools, "cache") => FunctoolsCache,
+        (ModFunctional, "kl_div") => FKlDiv,
+        (ModFunctional, "softplus") => FSoftplus,
+        (ModTorch, "norm") => NormFn,
+        (ModTorch, "linalg") => return Some(module(ModLinalg)),
+        (ModLinalg, "vector_norm") => LinalgVectorNorm,
+        (ModTorch, "addcmul") => AddcmulFn,
         _ => return None,
     };
     Some(native(n))
