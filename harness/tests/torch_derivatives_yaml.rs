@@ -59,6 +59,10 @@ fn facts(op: &str) -> Option<Entry> {
             true,
         ));
     }
+    // `elu_` has an entry of its own too, reading the result.
+    if op == "elu_" {
+        return Some(e("elu_", "EluBackward1", &["self"], &[("self", &[])], true));
+    }
     let base = op.strip_suffix('_').unwrap_or(op);
     Some(match base {
         // add.Tensor / sub.Tensor: the gradients are grad (scaled by alpha); only scalar types.
@@ -391,6 +395,38 @@ fn facts(op: &str) -> Option<Entry> {
                 ("tensor1", &["tensor2"]),
                 ("tensor2", &["tensor1"]),
             ],
+            false,
+        ),
+        // elu: elu_backward(grad, alpha, scale, input_scale, is_result=false, self).
+        "elu" => e(
+            "elu",
+            "EluBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // hardtanh: hardtanh_backward(grad, self, min_val, max_val); no hardtanh_ entry.
+        "hardtanh" => e(
+            "hardtanh",
+            "HardtanhBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // mish: (infinitely_differentiable_)mish_backward(grad, self).
+        "mish" => e(
+            "mish",
+            "MishBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // hardswish: hardswish_backward(grad, self).
+        "hardswish" => e(
+            "hardswish",
+            "HardswishBackward0",
+            &["self"],
+            &[("self", &["self"])],
             false,
         ),
         _ => return None,

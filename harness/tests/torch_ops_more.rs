@@ -145,3 +145,81 @@ x.addcmul_(x, x)
     );
     assert!(e.contains("a leaf Variable that requires grad"), "{e}");
 }
+
+#[test]
+fn group_norm_saves_input_weight_and_per_group_statistics() {
+    // native_group_norm: the output like the input, then mean and rstd of [N, groups]
+    // (here [8, 4] float32: 128 bytes, one 512-byte block each). NativeGroupNormBackward0
+    // keeps the input, the weight and both statistics until backward.
+    ok("M = 1024 * 1024
+nn = torch.nn
+x = torch.empty(8, 32, 64, 64, device='cuda')
+m = nn.GroupNorm(4, 32, device='cuda')
+assert tuple(m.weight.shape) == (32,) and tuple(m.bias.shape) == (32,)
+assert torch.cuda.memory_allocated() == 4 * M + 1024
+y = m(x)
+assert y.grad_fn.name() == 'NativeGroupNormBackward0'
+assert torch.cuda.memory_allocated() == 8 * M + 2048
+del x
+# The input stays, saved by the node.
+assert torch.cuda.memory_allocated() == 8 * M + 2048
+y.sum().backward()
+# The input and statistics go with the graph; weight.grad and bias.grad appear.
+assert torch.cuda.memory_allocated() == 4 * M + 2048
+plain = nn.GroupNorm(4, 32, affine=False)
+assert plain.weight is None and plain.bias is None
+with torch.no_grad():
+    z = m(torch.empty(8, 32, 64, 64, device='cuda'))
+assert z.grad_fn is None
+# No node: the statistics were freed at once.
+assert torch.cuda.memory_allocated() == 8 * M + 2048
+");
+}
+
+#[test]
+fn group_norm_statistics_take_the_input_dtype_unless_params_are_wider() {
+    // param_scalar_type: a half input with float32 parameters keeps float32 statistics;
+    // without parameters they are half. [4096, 64] statistics: 1 MiB float32, 512 KiB half.
+    ok("K = 1024
+M = 1024 * 1024
+F = torch.nn.functional
+x = torch.empty(4096, 64, 1, 1, dtype=torch.half, device='cuda', requires_grad=True)
+w = torch.ones(64, device='cuda')
+b = torch.zeros(64, device='cuda')
+y = F.group_norm(x, 64, w, b)
+assert y.dtype == torch.half
+assert torch.cuda.memory_allocated() == 512 * K + 1024 + 512 * K + 2 * M
+del y
+y = F.group_norm(x, 64)
+assert torch.cuda.memory_allocated() == 512 * K + 1024 + 512 * K + M
+");
+}
+
+#[test]
+fn group_norm_checks_groups_and_keywords() {
+    let e = fails(
+        "torch.nn.GroupNorm(3, 32)
+",
+    );
+    assert!(
+        e.contains("num_channels must be divisible by num_groups"),
+        "{e}"
+    );
+    let e = fails(
+        "x = torch.empty(2, 6, 4, device='cuda')
+torch.nn.functional.group_norm(x, 4)
+",
+    );
+    assert!(
+        e.contains("Expected number of channels in input to be divisible by num_groups, but got input of shape [2, 6, 4] and num_groups=4"),
+        "{e}"
+    );
+    let e = fails(
+        "torch.nn.GroupNorm(2, 4, bogus=1)
+",
+    );
+    assert!(
+        e.contains("unexpected keyword argument 'bogus'") && e.contains("t.yaml:5:"),
+        "{e}"
+    );
+}

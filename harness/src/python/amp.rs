@@ -128,6 +128,11 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("xlogy", None),
         ("linalg_vector_norm", Some(Float32Output)),
         ("addcmul", Some(Promote)),
+        ("group_norm", Some(Float32)),
+        ("elu", None),
+        ("hardtanh", None),
+        ("mish", None),
+        ("hardswish", None),
     ]
 };
 

@@ -99,6 +99,9 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "total_iters",
     // torch.linalg.vector_norm: the order changes values only.
     "ord",
+    // hardtanh's bounds: values only.
+    "min_val",
+    "max_val",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -367,6 +370,19 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::ChainedScheduler => &["schedulers", "optimizer"],
         C::KlDivLoss => &["size_average", "reduce", "reduction", "log_target"],
         C::Softplus => &["beta", "threshold"],
+        C::LeakyRelu => &["negative_slope", "inplace"],
+        C::Elu => &["alpha", "inplace"],
+        C::Hardtanh => &["min_val", "max_val", "inplace"],
+        C::Gelu => &["approximate"],
+        C::Silu | C::Relu6 | C::Mish | C::Hardswish => &["inplace"],
+        C::GroupNorm => &[
+            "num_groups",
+            "num_channels",
+            "eps",
+            "affine",
+            "device",
+            "dtype",
+        ],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -645,6 +661,18 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             &["input", "x", "ord", "dim", "keepdim", "dtype"],
         ),
         AddcmulFn => ("torch.addcmul", &["input", "tensor1", "tensor2", "value"]),
+        FElu => ("torch.nn.functional.elu", &["input", "alpha", "inplace"]),
+        FHardtanh => (
+            "torch.nn.functional.hardtanh",
+            &["input", "min_val", "max_val", "inplace"],
+        ),
+        FRelu6 => ("torch.nn.functional.relu6", &["input", "inplace"]),
+        FMish => ("torch.nn.functional.mish", &["input", "inplace"]),
+        FHardswish => ("torch.nn.functional.hardswish", &["input", "inplace"]),
+        FGroupNorm => (
+            "torch.nn.functional.group_norm",
+            &["input", "num_groups", "weight", "bias", "eps"],
+        ),
         _ => return None,
     })
 }
@@ -724,6 +752,9 @@ const MODELLED: &[&str] = &[
     "data",
     // kl_div: picks the composite's ops; addcmul's operands; vector_norm's input.
     "log_target",
+    "num_groups",
+    "num_channels",
+    "affine",
     "tensor1",
     "tensor2",
     "x",
@@ -924,6 +955,17 @@ mod tests {
             C::ChainedScheduler,
             C::KlDivLoss,
             C::Softplus,
+            C::GroupNorm,
+            C::LeakyRelu,
+            C::Silu,
+            C::Elu,
+            C::Hardtanh,
+            C::Relu6,
+            C::Gelu,
+            C::Tanh,
+            C::Sigmoid,
+            C::Mish,
+            C::Hardswish,
         ] {
             tables.push(for_class(c));
         }

@@ -8,6 +8,7 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
+mod activations;
 pub(crate) mod allocator_settings;
 mod alternatives;
 mod amp;
@@ -37,6 +38,7 @@ mod exceptions;
 mod frames;
 mod genexpr;
 mod grad_scaler;
+mod group_norm;
 mod handlers;
 mod inplace;
 mod inplace_activations;

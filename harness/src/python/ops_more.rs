@@ -59,6 +59,15 @@ pub(super) fn call(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
                 a.kw(it, "dtype"),
             )
         }
+        Native::FGroupNorm => {
+            let x = arg(it, 0, "input").unwrap_or(Value::None);
+            let Some(Value::Int(groups)) = arg(it, 1, "num_groups") else {
+                return it.error("TypeError: group_norm(): argument 'num_groups' must be int");
+            };
+            let weight = arg(it, 2, "weight").unwrap_or(Value::None);
+            let bias = arg(it, 3, "bias").unwrap_or(Value::None);
+            it.group_norm(x, groups, weight, bias)
+        }
         Native::LinalgVectorNorm => {
             let x = arg(it, 0, "x").or(a.kw(it, "input")).unwrap_or(Value::None);
             vector_norm(

@@ -76,6 +76,17 @@ pub(super) enum TorchClass {
     ChainedScheduler,
     KlDivLoss,
     Softplus,
+    GroupNorm,
+    LeakyRelu,
+    Silu,
+    Elu,
+    Hardtanh,
+    Relu6,
+    Gelu,
+    Tanh,
+    Sigmoid,
+    Mish,
+    Hardswish,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -193,6 +204,17 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::ChainedScheduler, "ChainedScheduler", None),
     (TorchClass::KlDivLoss, "KLDivLoss", Some(TorchClass::Module)),
     (TorchClass::Softplus, "Softplus", Some(TorchClass::Module)),
+    (TorchClass::GroupNorm, "GroupNorm", Some(TorchClass::Module)),
+    (TorchClass::LeakyRelu, "LeakyReLU", Some(TorchClass::Module)),
+    (TorchClass::Silu, "SiLU", Some(TorchClass::Module)),
+    (TorchClass::Elu, "ELU", Some(TorchClass::Module)),
+    (TorchClass::Hardtanh, "Hardtanh", Some(TorchClass::Module)),
+    (TorchClass::Relu6, "ReLU6", Some(TorchClass::Module)),
+    (TorchClass::Gelu, "GELU", Some(TorchClass::Module)),
+    (TorchClass::Tanh, "Tanh", Some(TorchClass::Module)),
+    (TorchClass::Sigmoid, "Sigmoid", Some(TorchClass::Module)),
+    (TorchClass::Mish, "Mish", Some(TorchClass::Module)),
+    (TorchClass::Hardswish, "Hardswish", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -260,6 +282,17 @@ impl TorchClass {
                 | TorchClass::ParameterDict
                 | TorchClass::KlDivLoss
                 | TorchClass::Softplus
+                | TorchClass::GroupNorm
+                | TorchClass::LeakyRelu
+                | TorchClass::Silu
+                | TorchClass::Elu
+                | TorchClass::Hardtanh
+                | TorchClass::Relu6
+                | TorchClass::Gelu
+                | TorchClass::Tanh
+                | TorchClass::Sigmoid
+                | TorchClass::Mish
+                | TorchClass::Hardswish
         )
     }
 }
@@ -555,6 +588,17 @@ impl Interpreter<'_> {
             TorchClass::KlDivLoss | TorchClass::Softplus => {
                 self.construct_more_module(kind, args, kwargs)?
             }
+            TorchClass::GroupNorm => self.construct_group_norm(args, kwargs)?,
+            TorchClass::LeakyRelu
+            | TorchClass::Silu
+            | TorchClass::Elu
+            | TorchClass::Hardtanh
+            | TorchClass::Relu6
+            | TorchClass::Gelu
+            | TorchClass::Tanh
+            | TorchClass::Sigmoid
+            | TorchClass::Mish
+            | TorchClass::Hardswish => self.construct_activation(kind, args, kwargs)?,
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,

@@ -399,6 +399,17 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[InputIf(2, 1), InputIf(1, 2)],
     ),
+    // Activations (`python/activations.rs`): elu, hardtanh (relu6), mish and hardswish read
+    // `self`; `elu_` has an entry of its own reading the result; `hardtanh_`, `mish_` and
+    // `hardswish_` take the out-of-place formula (a copy of `self` before the write).
+    rule("elu", "EluBackward0", Compute, &[Input(0)]),
+    rule("elu_", "EluBackward1", Compute, &[Output]),
+    rule("hardtanh", "HardtanhBackward0", Compute, &[Input(0)]),
+    rule("hardtanh_", "HardtanhBackward0", Compute, &[Input(0)]),
+    rule("mish", "MishBackward0", Compute, &[Input(0)]),
+    rule("mish_", "MishBackward0", Compute, &[Input(0)]),
+    rule("hardswish", "HardswishBackward0", Compute, &[Input(0)]),
+    rule("hardswish_", "HardswishBackward0", Compute, &[Input(0)]),
 ];
 
 /// The row of `op`, if the model records it.

@@ -302,6 +302,12 @@ natives!(
     LinalgVectorNorm,
     AddcmulFn,
     ModLinalg,
+    FGroupNorm,
+    FElu,
+    FHardtanh,
+    FRelu6,
+    FMish,
+    FHardswish,
 );
 
 impl Native {
@@ -618,6 +624,12 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "linalg") => return Some(module(ModLinalg)),
         (ModLinalg, "vector_norm") => LinalgVectorNorm,
         (ModTorch, "addcmul") => AddcmulFn,
+        (ModFunctional | ModTorch, "group_norm") => FGroupNorm,
+        (ModFunctional, "elu") => FElu,
+        (ModFunctional, "hardtanh") => FHardtanh,
+        (ModFunctional, "relu6") => FRelu6,
+        (ModFunctional, "mish") => FMish,
+        (ModFunctional, "hardswish") => FHardswish,
         _ => return None,
     };
     Some(native(n))
