@@ -417,11 +417,14 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
     let render = |s: &Save| match *s {
         Save::Input(0) => "self".to_string(),
         Save::Input(1) => "other".to_string(),
-        Save::InputIf(i, c) => format!(
-            "{} if {} requires grad",
-            ["self", "other"][i],
-            ["self", "other"][c]
-        ),
+        Save::InputIf(i, c) => {
+            let name = |k: usize| match k {
+                0 => "self".to_string(),
+                1 => "other".to_string(),
+                k => format!("operand {k}"),
+            };
+            format!("{} if {} requires grad", name(i), name(c))
+        }
         Save::Output => "result".to_string(),
         Save::Input(i) => format!("operand {i}"),
     };
@@ -496,6 +499,19 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "adaptive_avg_pool2d: AdaptiveAvgPool2DBackward0 saves [self]",
         "leaky_relu_: LeakyReluBackward1 saves [result]",
         "silu_: SiluBackward0 saves [self]",
+        "xlogy: XlogyBackward0 saves [self, other]",
+        "softplus: SoftplusBackward0 saves [self]",
+        "linalg_vector_norm: LinalgVectorNormBackward0 saves [self, result]",
+        "addcmul: AddcmulBackward0 saves [operand 2 if other requires grad, other if operand 2 requires grad]",
+        "addcmul_: AddcmulBackward0 saves [operand 2 if other requires grad, other if operand 2 requires grad]",
+        "elu: EluBackward0 saves [self]",
+        "elu_: EluBackward1 saves [result]",
+        "hardtanh: HardtanhBackward0 saves [self]",
+        "hardtanh_: HardtanhBackward0 saves [self]",
+        "mish: MishBackward0 saves [self]",
+        "mish_: MishBackward0 saves [self]",
+        "hardswish: HardswishBackward0 saves [self]",
+        "hardswish_: HardswishBackward0 saves [self]",
     ];
     assert_eq!(table, expected);
 }

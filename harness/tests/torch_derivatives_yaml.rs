@@ -59,6 +59,10 @@ fn facts(op: &str) -> Option<Entry> {
             true,
         ));
     }
+    // `elu_` has an entry of its own too, reading the result.
+    if op == "elu_" {
+        return Some(e("elu_", "EluBackward1", &["self"], &[("self", &[])], true));
+    }
     let base = op.strip_suffix('_').unwrap_or(op);
     Some(match base {
         // add.Tensor / sub.Tensor: the gradients are grad (scaled by alpha); only scalar types.
@@ -351,6 +355,76 @@ fn facts(op: &str) -> Option<Entry> {
         "adaptive_avg_pool2d" => e(
             "_adaptive_avg_pool2d",
             "AdaptiveAvgPool2DBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // xlogy.Tensor: self's gradient is grad * xlogy(self != 0, other), other's
+        // grad * self / other: both read both operands.
+        "xlogy" => e(
+            "xlogy.Tensor",
+            "XlogyBackward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        // softplus: softplus_backward(grad, self, beta, threshold).
+        "softplus" => e(
+            "softplus",
+            "SoftplusBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // linalg_vector_norm: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim).
+        "linalg_vector_norm" => e(
+            "linalg_vector_norm",
+            "LinalgVectorNormBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            true,
+        ),
+        // addcmul: self's gradient is grad (its scalar type only); tensor1's multiplies by
+        // tensor2 * value, tensor2's by tensor1 * value.
+        "addcmul" => e(
+            "addcmul",
+            "AddcmulBackward0",
+            &["self", "tensor1", "tensor2"],
+            &[
+                ("self", &[]),
+                ("tensor1", &["tensor2"]),
+                ("tensor2", &["tensor1"]),
+            ],
+            false,
+        ),
+        // elu: elu_backward(grad, alpha, scale, input_scale, is_result=false, self).
+        "elu" => e(
+            "elu",
+            "EluBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // hardtanh: hardtanh_backward(grad, self, min_val, max_val); no hardtanh_ entry.
+        "hardtanh" => e(
+            "hardtanh",
+            "HardtanhBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // mish: (infinitely_differentiable_)mish_backward(grad, self).
+        "mish" => e(
+            "mish",
+            "MishBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // hardswish: hardswish_backward(grad, self).
+        "hardswish" => e(
+            "hardswish",
+            "HardswishBackward0",
             &["self"],
             &[("self", &["self"])],
             false,

@@ -122,6 +122,17 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("embedding", None),
         ("adaptive_avg_pool2d", None),
         ("setitem", None),
+        // kl_div (its composite's ops run on the float32 casts), its xlogy (on no list),
+        // linalg_vector_norm (fp32_set_opt_dtype), addcmul (promote).
+        ("kl_div", Some(Float32)),
+        ("xlogy", None),
+        ("linalg_vector_norm", Some(Float32Output)),
+        ("addcmul", Some(Promote)),
+        ("group_norm", Some(Float32)),
+        ("elu", None),
+        ("hardtanh", None),
+        ("mish", None),
+        ("hardswish", None),
     ]
 };
 
@@ -378,7 +389,7 @@ mod tests {
                 .map(|(n, _)| *n)
                 .collect()
         };
-        assert_eq!(on(CastPolicy::Promote), ["cat", "stack"]);
+        assert_eq!(on(CastPolicy::Promote), ["cat", "stack", "addcmul"]);
         assert_eq!(on(CastPolicy::Banned), ["binary_cross_entropy"]);
         for op in [
             "pow",

@@ -187,7 +187,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
         | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional
         | ModAutograd | ModVariable | ModEngine | ModDist | ModOptim | ModCudaMemory
-        | ModLrScheduler | ModUtils | ModCheckpoint => {
+        | ModLrScheduler | ModUtils | ModCheckpoint | ModLinalg => {
             it.error("TypeError: 'module' object is not callable")
         }
         Checkpoint => {

@@ -106,6 +106,11 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "power",
     "T_0",
     "T_mult",
+    // torch.linalg.vector_norm: the order changes values only.
+    "ord",
+    // hardtanh's bounds: values only.
+    "min_val",
+    "max_val",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -397,6 +402,21 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "last_epoch",
             "verbose",
         ],
+        C::KlDivLoss => &["size_average", "reduce", "reduction", "log_target"],
+        C::Softplus => &["beta", "threshold"],
+        C::LeakyRelu => &["negative_slope", "inplace"],
+        C::Elu => &["alpha", "inplace"],
+        C::Hardtanh => &["min_val", "max_val", "inplace"],
+        C::Gelu => &["approximate"],
+        C::Silu | C::Relu6 | C::Mish | C::Hardswish => &["inplace"],
+        C::GroupNorm => &[
+            "num_groups",
+            "num_channels",
+            "eps",
+            "affine",
+            "device",
+            "dtype",
+        ],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -654,6 +674,39 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.cuda.amp.autocast",
             &["dtype", "enabled", "cache_enabled"],
         ),
+        FKlDiv => (
+            "torch.nn.functional.kl_div",
+            &[
+                "input",
+                "target",
+                "size_average",
+                "reduce",
+                "reduction",
+                "log_target",
+            ],
+        ),
+        FSoftplus => (
+            "torch.nn.functional.softplus",
+            &["input", "beta", "threshold"],
+        ),
+        NormFn => ("torch.norm", &["input", "p", "dim", "keepdim", "dtype"]),
+        LinalgVectorNorm => (
+            "torch.linalg.vector_norm",
+            &["input", "x", "ord", "dim", "keepdim", "dtype"],
+        ),
+        AddcmulFn => ("torch.addcmul", &["input", "tensor1", "tensor2", "value"]),
+        FElu => ("torch.nn.functional.elu", &["input", "alpha", "inplace"]),
+        FHardtanh => (
+            "torch.nn.functional.hardtanh",
+            &["input", "min_val", "max_val", "inplace"],
+        ),
+        FRelu6 => ("torch.nn.functional.relu6", &["input", "inplace"]),
+        FMish => ("torch.nn.functional.mish", &["input", "inplace"]),
+        FHardswish => ("torch.nn.functional.hardswish", &["input", "inplace"]),
+        FGroupNorm => (
+            "torch.nn.functional.group_norm",
+            &["input", "num_groups", "weight", "bias", "eps"],
+        ),
         _ => return None,
     })
 }
@@ -680,6 +733,8 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "flatten" => &["start_dim", "end_dim"],
         "transpose" => &["dim0", "dim1"],
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
+        "norm" => &["p", "dim", "keepdim", "dtype"],
+        "addcmul" | "addcmul_" => &["value"],
         _ => &[],
     }
 }
@@ -729,6 +784,14 @@ pub(super) fn check(
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
     "data",
+    // kl_div: picks the composite's ops; addcmul's operands; vector_norm's input.
+    "log_target",
+    "num_groups",
+    "num_channels",
+    "affine",
+    "tensor1",
+    "tensor2",
+    "x",
     "use_reentrant",
     "optimizer",
     "schedulers",
@@ -927,6 +990,19 @@ mod tests {
             C::CyclicLr,
             C::PolynomialLr,
             C::CosineAnnealingWarmRestarts,
+            C::KlDivLoss,
+            C::Softplus,
+            C::GroupNorm,
+            C::LeakyRelu,
+            C::Silu,
+            C::Elu,
+            C::Hardtanh,
+            C::Relu6,
+            C::Gelu,
+            C::Tanh,
+            C::Sigmoid,
+            C::Mish,
+            C::Hardswish,
         ] {
             tables.push(for_class(c));
         }

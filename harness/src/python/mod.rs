@@ -8,6 +8,7 @@
 //! What it cannot run it rejects with the scenario file, line and column and the name of
 //! the construct.
 
+mod activations;
 pub(crate) mod allocator_settings;
 mod alternatives;
 mod amp;
@@ -38,6 +39,7 @@ mod format_spec;
 mod frames;
 mod genexpr;
 mod grad_scaler;
+mod group_norm;
 mod handlers;
 mod inplace;
 mod inplace_activations;
@@ -46,6 +48,7 @@ mod interp;
 mod itertools;
 mod itertools_more;
 mod keywords;
+mod kl_div;
 mod layers;
 mod losses;
 mod lr_scheduler;
@@ -62,6 +65,7 @@ mod multihead_attention;
 mod natives;
 mod normalization;
 mod numeric_builtins;
+mod ops_more;
 mod optim;
 mod optim_groups;
 mod optim_state;

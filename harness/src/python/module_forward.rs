@@ -183,6 +183,22 @@ impl Interpreter<'_> {
                 | TorchClass::BceWithLogitsLoss
                 | TorchClass::SmoothL1Loss),
             ) => self.loss_module_forward(module, kind, args),
+            Some(kind @ (TorchClass::KlDivLoss | TorchClass::Softplus)) => {
+                self.more_module_forward(module, kind, args)
+            }
+            Some(TorchClass::GroupNorm) => self.group_norm_forward(module, args),
+            Some(
+                kind @ (TorchClass::LeakyRelu
+                | TorchClass::Silu
+                | TorchClass::Elu
+                | TorchClass::Hardtanh
+                | TorchClass::Relu6
+                | TorchClass::Gelu
+                | TorchClass::Tanh
+                | TorchClass::Sigmoid
+                | TorchClass::Mish
+                | TorchClass::Hardswish),
+            ) => self.activation_forward(module, kind, args),
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

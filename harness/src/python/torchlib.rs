@@ -77,6 +77,19 @@ pub(super) enum TorchClass {
     CyclicLr,
     PolynomialLr,
     CosineAnnealingWarmRestarts,
+    KlDivLoss,
+    Softplus,
+    GroupNorm,
+    LeakyRelu,
+    Silu,
+    Elu,
+    Hardtanh,
+    Relu6,
+    Gelu,
+    Tanh,
+    Sigmoid,
+    Mish,
+    Hardswish,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -199,6 +212,19 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "CosineAnnealingWarmRestarts",
         None,
     ),
+    (TorchClass::KlDivLoss, "KLDivLoss", Some(TorchClass::Module)),
+    (TorchClass::Softplus, "Softplus", Some(TorchClass::Module)),
+    (TorchClass::GroupNorm, "GroupNorm", Some(TorchClass::Module)),
+    (TorchClass::LeakyRelu, "LeakyReLU", Some(TorchClass::Module)),
+    (TorchClass::Silu, "SiLU", Some(TorchClass::Module)),
+    (TorchClass::Elu, "ELU", Some(TorchClass::Module)),
+    (TorchClass::Hardtanh, "Hardtanh", Some(TorchClass::Module)),
+    (TorchClass::Relu6, "ReLU6", Some(TorchClass::Module)),
+    (TorchClass::Gelu, "GELU", Some(TorchClass::Module)),
+    (TorchClass::Tanh, "Tanh", Some(TorchClass::Module)),
+    (TorchClass::Sigmoid, "Sigmoid", Some(TorchClass::Module)),
+    (TorchClass::Mish, "Mish", Some(TorchClass::Module)),
+    (TorchClass::Hardswish, "Hardswish", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -267,6 +293,19 @@ impl TorchClass {
                 | TorchClass::TransformerEncoder
                 | TorchClass::ParameterList
                 | TorchClass::ParameterDict
+                | TorchClass::KlDivLoss
+                | TorchClass::Softplus
+                | TorchClass::GroupNorm
+                | TorchClass::LeakyRelu
+                | TorchClass::Silu
+                | TorchClass::Elu
+                | TorchClass::Hardtanh
+                | TorchClass::Relu6
+                | TorchClass::Gelu
+                | TorchClass::Tanh
+                | TorchClass::Sigmoid
+                | TorchClass::Mish
+                | TorchClass::Hardswish
         )
     }
 }
@@ -562,6 +601,20 @@ impl Interpreter<'_> {
             | TorchClass::BceWithLogitsLoss
             | TorchClass::SmoothL1Loss => self.new_loss_module(kind, kwargs)?,
             TorchClass::GradScaler => self.construct_grad_scaler(args, kwargs)?,
+            TorchClass::KlDivLoss | TorchClass::Softplus => {
+                self.construct_more_module(kind, args, kwargs)?
+            }
+            TorchClass::GroupNorm => self.construct_group_norm(args, kwargs)?,
+            TorchClass::LeakyRelu
+            | TorchClass::Silu
+            | TorchClass::Elu
+            | TorchClass::Hardtanh
+            | TorchClass::Relu6
+            | TorchClass::Gelu
+            | TorchClass::Tanh
+            | TorchClass::Sigmoid
+            | TorchClass::Mish
+            | TorchClass::Hardswish => self.construct_activation(kind, args, kwargs)?,
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,

@@ -374,6 +374,42 @@ pub const OP_RULES: &[OpRule] = &[
     // so the generated code saves a clone of `self` taken before the write.
     rule("leaky_relu_", "LeakyReluBackward1", Compute, &[Output]),
     rule("silu_", "SiluBackward0", Compute, &[Input(0)]),
+    // kl_div's composite (`python/kl_div.rs`): xlogy.Tensor's two formulas each read both
+    // operands.
+    rule("xlogy", "XlogyBackward0", Compute, &[Input(0), Input(1)]),
+    // softplus: softplus_backward(grad, self, beta, threshold).
+    rule("softplus", "SoftplusBackward0", Compute, &[Input(0)]),
+    // linalg_vector_norm (torch.norm, Tensor.norm): its backward reads self and result.
+    rule(
+        "linalg_vector_norm",
+        "LinalgVectorNormBackward0",
+        Compute,
+        &[Input(0), Output],
+    ),
+    // addcmul: tensor1's gradient reads tensor2, tensor2's reads tensor1; self's reads none.
+    rule(
+        "addcmul",
+        "AddcmulBackward0",
+        Compute,
+        &[InputIf(2, 1), InputIf(1, 2)],
+    ),
+    rule(
+        "addcmul_",
+        "AddcmulBackward0",
+        Compute,
+        &[InputIf(2, 1), InputIf(1, 2)],
+    ),
+    // Activations (`python/activations.rs`): elu, hardtanh (relu6), mish and hardswish read
+    // `self`; `elu_` has an entry of its own reading the result; `hardtanh_`, `mish_` and
+    // `hardswish_` take the out-of-place formula (a copy of `self` before the write).
+    rule("elu", "EluBackward0", Compute, &[Input(0)]),
+    rule("elu_", "EluBackward1", Compute, &[Output]),
+    rule("hardtanh", "HardtanhBackward0", Compute, &[Input(0)]),
+    rule("hardtanh_", "HardtanhBackward0", Compute, &[Input(0)]),
+    rule("mish", "MishBackward0", Compute, &[Input(0)]),
+    rule("mish_", "MishBackward0", Compute, &[Input(0)]),
+    rule("hardswish", "HardswishBackward0", Compute, &[Input(0)]),
+    rule("hardswish_", "HardswishBackward0", Compute, &[Input(0)]),
 ];
 
 /// The row of `op`, if the model records it.

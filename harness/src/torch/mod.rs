@@ -84,14 +84,64 @@ impl Dtype {
         )
     }
 
-    /// Type promotion for elementwise ops between two tensors (floating beats integral, then
-    /// the wider type wins).
+    /// Type promotion between two tensors of the same category, as PyTorch's table
+    /// (`c10/core/ScalarType.h`, `promoteTypes`) gives it: `bool` yields to anything, an
+    /// integral type to any floating one, otherwise the wider type wins; the two pairs with
+    /// no wider member of their own kind promote to the next type that holds both
+    /// (`uint8`+`int8` to `int16`, `float16`+`bfloat16` to `float32`).
     pub fn promote(a: Dtype, b: Dtype) -> Dtype {
-        match (a.is_floating(), b.is_floating()) {
-            (true, false) => a,
-            (false, true) => b,
-            _ if a.element_size() >= b.element_size() => a,
-            _ => b,
+        use Dtype::*;
+        match (a, b) {
+            _ if a == b => a,
+            (Bool, other) | (other, Bool) => other,
+            (UInt8, Int8) | (Int8, UInt8) => Int16,
+            (Float16, BFloat16) | (BFloat16, Float16) => Float32,
+            _ => match (a.is_floating(), b.is_floating()) {
+                (true, false) => a,
+                (false, true) => b,
+                _ if a.element_size() >= b.element_size() => a,
+                _ => b,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod promotion_tests {
+    use super::Dtype::{self, *};
+
+    /// PyTorch's `promoteTypes` table restricted to the dtypes the model has, transcribed
+    /// from `c10/core/ScalarType.h` (rows and columns in this order).
+    const ORDER: [Dtype; 10] = [
+        UInt8, Int8, Int16, Int32, Int64, Float16, Float32, Float64, Bool, BFloat16,
+    ];
+    #[rustfmt::skip]
+    const TABLE: [[Dtype; 10]; 10] = [
+        // u1      i1     i2     i4     i8     f2       f4       f8       b1       bf
+        [UInt8, Int16, Int16, Int32, Int64, Float16, Float32, Float64, UInt8, BFloat16],
+        [Int16, Int8, Int16, Int32, Int64, Float16, Float32, Float64, Int8, BFloat16],
+        [Int16, Int16, Int16, Int32, Int64, Float16, Float32, Float64, Int16, BFloat16],
+        [Int32, Int32, Int32, Int32, Int64, Float16, Float32, Float64, Int32, BFloat16],
+        [Int64, Int64, Int64, Int64, Int64, Float16, Float32, Float64, Int64, BFloat16],
+        [Float16, Float16, Float16, Float16, Float16, Float16, Float32, Float64, Float16, Float32],
+        [Float32, Float32, Float32, Float32, Float32, Float32, Float32, Float64, Float32, Float32],
+        [Float64, Float64, Float64, Float64, Float64, Float64, Float64, Float64, Float64, Float64],
+        [UInt8, Int8, Int16, Int32, Int64, Float16, Float32, Float64, Bool, BFloat16],
+        [BFloat16, BFloat16, BFloat16, BFloat16, BFloat16, Float32, Float32, Float64, BFloat16, BFloat16],
+    ];
+
+    #[test]
+    fn promote_follows_pytorchs_table_for_every_pair() {
+        for (i, &a) in ORDER.iter().enumerate() {
+            for (j, &b) in ORDER.iter().enumerate() {
+                assert_eq!(
+                    Dtype::promote(a, b),
+                    TABLE[i][j],
+                    "promote({}, {})",
+                    a.name(),
+                    b.name()
+                );
+            }
         }
     }
 }

@@ -506,6 +506,8 @@ pub(super) fn tensor_method(
         "sum" | "mean" => reduce(it, id, method, a.kw(it, "dim").or(p.first().copied())),
         "register_hook" => it.register_tensor_hook(id, p),
         "register_post_accumulate_grad_hook" => it.register_post_accumulate_grad_hook(id, p),
+        "norm" => crate::python::ops_more::norm_method(it, id, a),
+        "addcmul" => crate::python::ops_more::addcmul_method(it, id, a),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)

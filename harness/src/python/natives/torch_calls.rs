@@ -653,6 +653,12 @@ pub(in crate::python) fn call_torch_native(
             let total = it.allocator.device().capacity() as i64;
             Ok(new_tuple(it, vec![Value::Int(free), Value::Int(total)]))
         }
+        FElu | FHardtanh | FRelu6 | FMish | FHardswish => {
+            crate::python::activations::call(it, n, a)
+        }
+        FKlDiv | FSoftplus | NormFn | LinalgVectorNorm | AddcmulFn | FGroupNorm => {
+            crate::python::ops_more::call(it, n, a)
+        }
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
