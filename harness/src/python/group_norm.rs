@@ -13,8 +13,8 @@ use super::amp::CastPolicy;
 use super::autograd;
 use super::interp::{Interpreter, R};
 use super::torchlib::{TorchClass, constructor_arg};
-use crate::heap::{ObjId, ObjKind, Sym, Value};
-use crate::torch::{Dtype, GradFlow, Saved};
+use crate::heap::{ObjId, Sym, Value};
+use crate::torch::{Dtype, GradFlow};
 
 impl Interpreter<'_> {
     /// `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, device, dtype)`.
@@ -164,20 +164,7 @@ impl Interpreter<'_> {
             Some(out_id),
         );
         // input, weight (when given), result1 (mean), result2 (rstd).
-        let mut saved = Vec::new();
-        for v in [x, weight] {
-            if let Value::Obj(id) = v
-                && self.tensor_data(v).is_some()
-            {
-                self.heap.incref(v);
-                saved.push(Saved::Tensor(id));
-            }
-        }
-        saved.extend(stats.into_iter().map(Saved::Data));
-        if let ObjKind::GradNode(node) = self.heap.kind_mut(node) {
-            node.saved = saved;
-        }
-        autograd::set_history(self, out_id, node);
+        self.keep_for_normalization_backward(node, out_id, [x, weight], stats);
         Ok(out)
     }
 }

@@ -187,18 +187,9 @@ impl Interpreter<'_> {
                 self.more_module_forward(module, kind, args)
             }
             Some(TorchClass::GroupNorm) => self.group_norm_forward(module, args),
-            Some(
-                kind @ (TorchClass::LeakyRelu
-                | TorchClass::Silu
-                | TorchClass::Elu
-                | TorchClass::Hardtanh
-                | TorchClass::Relu6
-                | TorchClass::Gelu
-                | TorchClass::Tanh
-                | TorchClass::Sigmoid
-                | TorchClass::Mish
-                | TorchClass::Hardswish),
-            ) => self.activation_forward(module, kind, args),
+            Some(kind) if kind.is_activation_module() => {
+                self.activation_forward(module, kind, args)
+            }
             _ => self.error("NotImplementedError: Module has no forward"),
         }
     }

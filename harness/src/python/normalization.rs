@@ -21,7 +21,7 @@ use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
 use super::torchlib::{TorchClass, constructor_arg};
 use crate::heap::{ObjId, ObjKind, Sym, Value};
-use crate::torch::{Category, Dtype, GradFlow, Saved};
+use crate::torch::{Category, Dtype, GradFlow, Saved, StorageId};
 
 /// The type statistics are kept in: float32 for reduced-precision floats (`acc_type`).
 fn accumulation_type(dtype: Dtype) -> Dtype {
@@ -390,10 +390,27 @@ impl Interpreter<'_> {
             &[],
             Some(out_id),
         );
+        let inputs = saves.iter().filter_map(|s| match *s {
+            Save::Input(i) => operands.get(i).copied(),
+            _ => None,
+        });
+        self.keep_for_normalization_backward(node, out_id, inputs, stats);
+        Ok(out)
+    }
+
+    /// Gives a normalization node what its backward reads: the tensors among `inputs` (a
+    /// new reference each) and the statistics' storages; then the node becomes `out_id`'s
+    /// history. Shared by batch/layer norm and group norm, which save the same way.
+    pub(super) fn keep_for_normalization_backward(
+        &mut self,
+        node: ObjId,
+        out_id: ObjId,
+        inputs: impl IntoIterator<Item = Value>,
+        stats: Vec<StorageId>,
+    ) {
         let mut saved = Vec::new();
-        for s in saves {
-            if let Save::Input(i) = *s
-                && let Some(&v @ Value::Obj(id)) = operands.get(i)
+        for v in inputs {
+            if let Value::Obj(id) = v
                 && self.tensor_data(v).is_some()
             {
                 self.heap.incref(v);
@@ -405,6 +422,5 @@ impl Interpreter<'_> {
             n.saved = saved;
         }
         autograd::set_history(self, out_id, node);
-        Ok(out)
     }
 }

@@ -296,7 +296,15 @@ impl TorchClass {
                 | TorchClass::KlDivLoss
                 | TorchClass::Softplus
                 | TorchClass::GroupNorm
-                | TorchClass::LeakyRelu
+        ) || self.is_activation_module()
+    }
+
+    /// The elementwise activation modules (`nn.LeakyReLU`, `nn.Tanh`...): built and run by
+    /// `activations.rs`.
+    pub(super) fn is_activation_module(self) -> bool {
+        matches!(
+            self,
+            TorchClass::LeakyRelu
                 | TorchClass::Silu
                 | TorchClass::Elu
                 | TorchClass::Hardtanh
