@@ -707,6 +707,11 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.nn.functional.group_norm",
             &["input", "num_groups", "weight", "bias", "eps"],
         ),
+        IsnanFn => ("torch.isnan", &["input"]),
+        IsinfFn => ("torch.isinf", &["input"]),
+        IsfiniteFn => ("torch.isfinite", &["input"]),
+        ArgmaxFn => ("torch.argmax", &["input", "dim", "keepdim"]),
+        ArgminFn => ("torch.argmin", &["input", "dim", "keepdim"]),
         _ => return None,
     })
 }
@@ -735,6 +740,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         "norm" => &["p", "dim", "keepdim", "dtype"],
         "addcmul" | "addcmul_" => &["value"],
+        "argmax" | "argmin" | "max" | "min" => &["dim", "keepdim"],
         _ => &[],
     }
 }

@@ -41,6 +41,7 @@ mod genexpr;
 mod grad_scaler;
 mod group_norm;
 mod handlers;
+mod index_reductions;
 mod inplace;
 mod inplace_activations;
 mod int_ops;

@@ -310,6 +310,13 @@ natives!(
     FRelu6,
     FMish,
     FHardswish,
+    MathIsnan,
+    MathIsinf,
+    IsnanFn,
+    IsinfFn,
+    IsfiniteFn,
+    ArgmaxFn,
+    ArgminFn,
 );
 
 impl Native {
@@ -634,6 +641,11 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional, "relu6") => FRelu6,
         (ModFunctional, "mish") => FMish,
         (ModFunctional, "hardswish") => FHardswish,
+        (ModTorch, "isnan") => IsnanFn,
+        (ModTorch, "isinf") => IsinfFn,
+        (ModTorch, "isfinite") => IsfiniteFn,
+        (ModTorch, "argmax") => ArgmaxFn,
+        (ModTorch, "argmin") => ArgminFn,
         _ => return None,
     };
     Some(native(n))
