@@ -712,6 +712,20 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         IsfiniteFn => ("torch.isfinite", &["input"]),
         ArgmaxFn => ("torch.argmax", &["input", "dim", "keepdim"]),
         ArgminFn => ("torch.argmin", &["input", "dim", "keepdim"]),
+        ClipGradNorm => (
+            "torch.nn.utils.clip_grad_norm_",
+            &[
+                "parameters",
+                "max_norm",
+                "norm_type",
+                "error_if_nonfinite",
+                "foreach",
+            ],
+        ),
+        ClipGradValue => (
+            "torch.nn.utils.clip_grad_value_",
+            &["parameters", "clip_value", "foreach"],
+        ),
         _ => return None,
     })
 }

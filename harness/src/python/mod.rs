@@ -20,6 +20,7 @@ mod builtin_calls;
 mod builtins_iter;
 mod call_binding;
 mod checkpoint;
+mod clip_grad;
 mod collections_deque;
 mod collections_dicts;
 pub mod constructs;
