@@ -48,6 +48,10 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "max_norm",
     "scale_grad_by_freq",
     "sparse",
+    // clip_grad_norm_/clip_grad_value_: the norms are 0-dim whatever the order; the
+    // bound only scales values.
+    "norm_type",
+    "clip_value",
     "allow_unused",
     "only_inputs",
     "is_grads_batched",
@@ -804,6 +808,8 @@ pub(super) fn check(
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
     "data",
+    // clip_grad_norm_: the isnan/isinf/logical_or temporaries.
+    "error_if_nonfinite",
     // kl_div: picks the composite's ops; addcmul's operands; vector_norm's input.
     "log_target",
     "num_groups",
