@@ -18,7 +18,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
     match n {
         SysExcInfo => Ok(it.sys_exc_info()),
         TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
-        | MathIsfinite | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
+        | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),

@@ -48,6 +48,10 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "max_norm",
     "scale_grad_by_freq",
     "sparse",
+    // clip_grad_norm_/clip_grad_value_: the norms are 0-dim whatever the order; the
+    // bound only scales values.
+    "norm_type",
+    "clip_value",
     "allow_unused",
     "only_inputs",
     "is_grads_batched",
@@ -707,6 +711,25 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.nn.functional.group_norm",
             &["input", "num_groups", "weight", "bias", "eps"],
         ),
+        IsnanFn => ("torch.isnan", &["input"]),
+        IsinfFn => ("torch.isinf", &["input"]),
+        IsfiniteFn => ("torch.isfinite", &["input"]),
+        ArgmaxFn => ("torch.argmax", &["input", "dim", "keepdim"]),
+        ArgminFn => ("torch.argmin", &["input", "dim", "keepdim"]),
+        ClipGradNorm => (
+            "torch.nn.utils.clip_grad_norm_",
+            &[
+                "parameters",
+                "max_norm",
+                "norm_type",
+                "error_if_nonfinite",
+                "foreach",
+            ],
+        ),
+        ClipGradValue => (
+            "torch.nn.utils.clip_grad_value_",
+            &["parameters", "clip_value", "foreach"],
+        ),
         _ => return None,
     })
 }
@@ -735,6 +758,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         "norm" => &["p", "dim", "keepdim", "dtype"],
         "addcmul" | "addcmul_" => &["value"],
+        "argmax" | "argmin" | "max" | "min" => &["dim", "keepdim"],
         _ => &[],
     }
 }
@@ -784,6 +808,8 @@ pub(super) fn check(
 #[cfg_attr(not(test), allow(dead_code))]
 const MODELLED: &[&str] = &[
     "data",
+    // clip_grad_norm_: the isnan/isinf/logical_or temporaries.
+    "error_if_nonfinite",
     // kl_div: picks the composite's ops; addcmul's operands; vector_norm's input.
     "log_target",
     "num_groups",

@@ -332,6 +332,19 @@ impl Interpreter<'_> {
             }
             with_grad.push(t);
         }
+        // The update writes each parameter in place (`add_`/`addcdiv_`, their foreach and
+        // fused forms; AdamW's decoupled weight decay is a `mul_` before it), bumping the
+        // version that backward checks against what graph nodes saved.
+        let writes = if kind == TorchClass::AdamW && h.weight_decay {
+            2
+        } else {
+            1
+        };
+        for t in &with_grad {
+            for _ in 0..writes {
+                self.storages.bump_version(t.storage);
+            }
+        }
         if h.fused || with_grad.is_empty() {
             return Ok(());
         }

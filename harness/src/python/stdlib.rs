@@ -65,6 +65,9 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModMath, "ceil") => f(MathCeil),
         (ModMath, "floor") => f(MathFloor),
         (ModMath, "isfinite") => f(MathIsfinite),
+        (ModMath, "isnan") => f(MathIsnan),
+        (ModMath, "isinf") => f(MathIsinf),
+        (ModMath, "nan") => Some(Value::Float(f64::NAN)),
         (ModTime, "time" | "perf_counter" | "monotonic") => f(TimeClock),
         (ModTime, "sleep") => f(TimeSleep),
         (ModRandom, "seed") => f(RandomSeed),
@@ -137,7 +140,19 @@ impl<'a> Interpreter<'a> {
             GetLogger => Ok(Value::Module(ModLogging.id())),
             Silent => Ok(Value::None),
             OsGetenv => Ok(p.get(1).copied().unwrap_or(Value::None)),
-            MathSqrt | MathExp | MathLog | MathCeil | MathFloor | MathIsfinite => {
+            MathSqrt | MathExp | MathLog | MathCeil | MathFloor | MathIsfinite | MathIsnan
+            | MathIsinf => {
+                // `math.isnan(t)` and the others take a one-element tensor through
+                // `Tensor.__float__` (`.item()`: a host copy, no device allocation).
+                let x = match p.first() {
+                    Some(&Value::Obj(t)) if x.is_none() && self.is_tensor(Value::Obj(t)) => {
+                        match super::tensor_pieces::to_number(self, t, false)? {
+                            Value::Float(f) => Some(f),
+                            _ => None,
+                        }
+                    }
+                    _ => x,
+                };
                 let Some(x) = x else {
                     return self.error("TypeError: must be real number");
                 };
@@ -152,6 +167,8 @@ impl<'a> Interpreter<'a> {
                     },
                     MathCeil => Value::Int(x.ceil() as i64),
                     MathFloor => Value::Int(x.floor() as i64),
+                    MathIsnan => Value::Bool(x.is_nan()),
+                    MathIsinf => Value::Bool(x.is_infinite()),
                     _ => Value::Bool(x.is_finite()),
                 })
             }

@@ -310,6 +310,16 @@ natives!(
     FRelu6,
     FMish,
     FHardswish,
+    MathIsnan,
+    MathIsinf,
+    IsnanFn,
+    IsinfFn,
+    IsfiniteFn,
+    ArgmaxFn,
+    ArgminFn,
+    ModNnUtils,
+    ClipGradNorm,
+    ClipGradValue,
 );
 
 impl Native {
@@ -361,6 +371,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.amp" => module(Native::ModAmp),
         "torch.cuda.amp" => module(Native::ModCudaAmp),
         "torch.linalg" => module(Native::ModLinalg),
+        "torch.nn.utils" => module(Native::ModNnUtils),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -390,6 +401,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModAmp) => "torch.amp",
         Some(Native::ModCudaAmp) => "torch.cuda.amp",
         Some(Native::ModLinalg) => "torch.linalg",
+        Some(Native::ModNnUtils) => "torch.nn.utils",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -634,6 +646,14 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional, "relu6") => FRelu6,
         (ModFunctional, "mish") => FMish,
         (ModFunctional, "hardswish") => FHardswish,
+        (ModTorch, "isnan") => IsnanFn,
+        (ModTorch, "isinf") => IsinfFn,
+        (ModTorch, "isfinite") => IsfiniteFn,
+        (ModTorch, "argmax") => ArgmaxFn,
+        (ModTorch, "argmin") => ArgminFn,
+        (ModNn, "utils") => return Some(module(ModNnUtils)),
+        (ModNnUtils, "clip_grad_norm_") => ClipGradNorm,
+        (ModNnUtils, "clip_grad_value_") => ClipGradValue,
         _ => return None,
     };
     Some(native(n))

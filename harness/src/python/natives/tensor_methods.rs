@@ -108,7 +108,7 @@ pub(super) fn dims_from(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
         .collect()
 }
 
-pub(super) fn norm_dim(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
+pub(in crate::python) fn norm_dim(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
     let n = ndim as i64;
     let d = if d < 0 { d + n } else { d };
     if d < 0 || d >= n.max(1) {
@@ -508,6 +508,9 @@ pub(super) fn tensor_method(
         "register_post_accumulate_grad_hook" => it.register_post_accumulate_grad_hook(id, p),
         "norm" => crate::python::ops_more::norm_method(it, id, a),
         "addcmul" => crate::python::ops_more::addcmul_method(it, id, a),
+        m if crate::python::index_reductions::is_method(m) => {
+            crate::python::index_reductions::method(it, id, m, a)
+        }
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)

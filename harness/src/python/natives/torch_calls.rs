@@ -659,6 +659,10 @@ pub(in crate::python) fn call_torch_native(
         FKlDiv | FSoftplus | NormFn | LinalgVectorNorm | AddcmulFn | FGroupNorm => {
             crate::python::ops_more::call(it, n, a)
         }
+        IsnanFn | IsinfFn | IsfiniteFn | ArgmaxFn | ArgminFn => {
+            crate::python::index_reductions::call(it, n, a)
+        }
+        ClipGradNorm | ClipGradValue => it.clip_grad(n, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
