@@ -425,7 +425,12 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
             };
             format!("{} if {} requires grad", name(i), name(c))
         }
+        Save::InputIfAny(i, cs) => {
+            let any: Vec<String> = cs.iter().map(|c| format!("operand {c}")).collect();
+            format!("operand {i} if any of {} requires grad", any.join(", "))
+        }
         Save::Output => "result".to_string(),
+        Save::Result(k) => format!("result{k}"),
         Save::Input(i) => format!("operand {i}"),
     };
     let table: Vec<String> = OP_RULES
@@ -512,6 +517,25 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "mish_: MishBackward0 saves [self]",
         "hardswish: HardswishBackward0 saves [self]",
         "hardswish_: HardswishBackward0 saves [self]",
+        "layer_norm: NativeLayerNormBackward0 saves [self, other, operand 2, result1, result2]",
+        "batch_norm: NativeBatchNormBackward0 saves [self, other, operand 3, operand 4, result1, result2]",
+        "group_norm: NativeGroupNormBackward0 saves [self, other, result1, result2]",
+        "dropout: NativeDropoutBackward0 saves [result1]",
+        "nll_loss: NllLossBackward0 saves [self, other, operand 2, result1]",
+        "max_pool2d: MaxPool2DWithIndicesBackward0 saves [self, result1]",
+        "bmm: BmmBackward0 saves [self if other requires grad, other if self requires grad]",
+        "baddbmm: BaddbmmBackward0 saves [operand 2 if other requires grad, other if operand 2 requires grad]",
+        "mul.Scalar: MulBackward1 saves []",
+        "t: TBackward0 saves []",
+        "unsafe_view: UnsafeViewBackward0 saves []",
+        "unbind: UnbindBackward0 saves []",
+        "max_dim: MaxBackward0 saves [result1]",
+        "min_dim: MinBackward0 saves [result1]",
+        "max: MaxBackward1 saves [self, result]",
+        "min: MinBackward1 saves [self, result]",
+        "lstm_cell: ThnnFusedLstmCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1, result2]",
+        "gru_cell: ThnnFusedGruCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1]",
+        "addcdiv: AddcdivBackward0 saves [other if operand 2 requires grad, operand 2 if any of operand 1, operand 2 requires grad]",
     ];
     assert_eq!(table, expected);
 }

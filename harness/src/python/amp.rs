@@ -133,6 +133,22 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("hardtanh", None),
         ("mish", None),
         ("hardswish", None),
+        // Rows of the autograd table for ops whose nodes the layers build themselves.
+        ("batch_norm", None),
+        ("dropout", None),
+        ("max_pool2d", None),
+        ("baddbmm", Some(LowerPrecision)),
+        ("mul.Scalar", None),
+        ("t", None),
+        ("unsafe_view", None),
+        ("unbind", None),
+        ("max_dim", None),
+        ("min_dim", None),
+        ("max", None),
+        ("min", None),
+        ("lstm_cell", Some(LowerPrecision)),
+        ("gru_cell", Some(LowerPrecision)),
+        ("addcdiv", Some(Promote)),
     ]
 };
 
@@ -389,7 +405,10 @@ mod tests {
                 .map(|(n, _)| *n)
                 .collect()
         };
-        assert_eq!(on(CastPolicy::Promote), ["cat", "stack", "addcmul"]);
+        assert_eq!(
+            on(CastPolicy::Promote),
+            ["cat", "stack", "addcmul", "addcdiv"]
+        );
         assert_eq!(on(CastPolicy::Banned), ["binary_cross_entropy"]);
         for op in [
             "pow",

@@ -70,6 +70,18 @@ pub(super) fn record(
     set_history(it, out, node);
 }
 
+/// The autograd table's row of `op` (`torch::OP_RULES`): every op the model records has
+/// one, so a missing row is a bug of the model, caught by its tests.
+pub(super) fn row(op: &str) -> &'static crate::torch::OpRule {
+    crate::torch::op_rule(op).unwrap_or_else(|| panic!("{op} is not a row of the autograd table"))
+}
+
+/// [`record`] with what the row of `op` says.
+pub(super) fn record_op(it: &mut Interpreter<'_>, output: Value, op: &str, inputs: &[Value]) {
+    let r = row(op);
+    record(it, output, r.node, r.flow, inputs, r.saves);
+}
+
 /// A new graph node (one reference) with an edge per tensor of `inputs` and what `saves`
 /// asks for, `Save::Output` being `output`'s data. Each saved tensor's version is noted so
 /// that backward can refuse one overwritten in place since.
@@ -81,23 +93,60 @@ pub(super) fn build_node(
     saves: &[Save],
     output: Option<ObjId>,
 ) -> ObjId {
+    let outputs = Outputs {
+        first: output,
+        rest: &[],
+    };
+    build_node_with_results(it, name, flow, (inputs, inputs.len()), saves, outputs)
+}
+
+/// The results of an op as a node saves them: the first (a tensor object) and the storages
+/// of results 1, 2, ... (statistics, a mask, indices: no Python object).
+#[derive(Clone, Copy)]
+pub(super) struct Outputs<'a> {
+    pub first: Option<ObjId>,
+    pub rest: &'a [StorageId],
+}
+
+/// [`build_node`] for a multi-output op whose first `differentiable` operands get edges
+/// (the others are only read, like batch norm's running statistics): `Save::Result(k)`
+/// saves `outputs.rest[k - 1]` as data (a new storage reference; the caller keeps its
+/// own). A result the op did not produce (batch norm's empty eval statistics) is absent.
+pub(super) fn build_node_with_results(
+    it: &mut Interpreter<'_>,
+    name: &'static str,
+    flow: GradFlow,
+    (inputs, differentiable): (&[Value], usize),
+    saves: &[Save],
+    outputs: Outputs<'_>,
+) -> ObjId {
+    let (output, results) = (outputs.first, outputs.rest);
     let mut node = GradNode::new(name, flow);
-    for &v in inputs {
+    for &v in inputs.iter().take(differentiable) {
         if let Some(e) = edge_to(it, v) {
             node.inputs.push(e);
         }
     }
+    let needs_grad =
+        |it: &Interpreter<'_>, c: usize| inputs.get(c).is_some_and(|&v| requires_grad(it, v));
     for s in saves {
-        let (index, condition) = match *s {
-            Save::Input(i) => (Some(i), None),
-            Save::InputIf(i, c) => (Some(i), Some(c)),
-            Save::Output => (None, None),
+        let index = match *s {
+            Save::Input(i) => Some(i),
+            Save::InputIf(i, c) if needs_grad(it, c) => Some(i),
+            Save::InputIfAny(i, cs) if cs.iter().any(|&c| needs_grad(it, c)) => Some(i),
+            Save::InputIf(..) | Save::InputIfAny(..) => continue,
+            Save::Output | Save::Result(0) => None,
+            Save::Result(k) => {
+                let Some(&st) = results.get(k - 1) else {
+                    continue;
+                };
+                node.saved_versions
+                    .push((node.saved.len(), it.storages.version(st)));
+                it.storages.add_ref(st);
+                node.saved.push(Saved::Data(st));
+                continue;
+            }
         };
-        if let Some(c) = condition
-            && !inputs.get(c).is_some_and(|&v| requires_grad(it, v))
-        {
-            continue;
-        }
         let saved_tensor = match index {
             Some(i) => inputs.get(i).copied(),
             None => output.map(Value::Obj),

@@ -18,11 +18,11 @@
 //! Approximation: cuDNN's convolution workspace (a temporary whose size cuDNN's algorithm
 //! search picks) is not modelled.
 
-use super::autograd::{self, Save};
+use super::autograd;
 use super::interp::{Interpreter, R};
 use super::torchlib::{TorchClass, constructor_arg};
 use crate::heap::{ObjId, ObjKind, Sym, Value};
-use crate::torch::{Dtype, GradFlow, Saved};
+use crate::torch::Dtype;
 
 /// Stride, padding and dilation of a convolution or pooling, one per spatial dimension.
 pub(super) struct Window {
@@ -417,14 +417,7 @@ impl Interpreter<'_> {
         }
         let category = self.output_category(&[x, weight, bias]);
         let out = self.new_tensor_as(out_shape, xt.dtype, xt.device, None, category)?;
-        autograd::record(
-            self,
-            out,
-            "ConvolutionBackward0",
-            GradFlow::Compute,
-            &[x, weight, bias],
-            &[Save::Input(0), Save::Input(1)],
-        );
+        autograd::record_op(self, out, "convolution", &[x, weight, bias]);
         Ok(out)
     }
 
@@ -483,18 +476,20 @@ impl Interpreter<'_> {
         let indices = self.new_tensor_as(out_shape, Dtype::Int64, xt.device, None, category)?;
         let recorded = self.grad_enabled && autograd::requires_grad(self, x);
         if let (true, Value::Obj(out_id), Some(it)) = (recorded, out, self.tensor_data(indices)) {
-            let node = autograd::build_node(
+            // self and result1 (the indices), as the table's row says.
+            let rule = autograd::row("max_pool2d");
+            let outputs = autograd::Outputs {
+                first: Some(out_id),
+                rest: &[it.storage],
+            };
+            let node = autograd::build_node_with_results(
                 self,
-                "MaxPool2DWithIndicesBackward0",
-                GradFlow::Compute,
-                &[x],
-                &[Save::Input(0)],
-                Some(out_id),
+                rule.node,
+                rule.flow,
+                (&[x], 1),
+                rule.saves,
+                outputs,
             );
-            self.storages.add_ref(it.storage);
-            if let ObjKind::GradNode(n) = self.heap.kind_mut(node) {
-                n.saved.push(Saved::Data(it.storage));
-            }
             autograd::set_history(self, out_id, node);
         }
         if return_indices {
@@ -537,16 +532,9 @@ impl Interpreter<'_> {
         let category = self.output_category(&[x]);
         let out = self.new_tensor_as(out_shape, xt.dtype, xt.device, None, category)?;
         if global {
-            autograd::record(self, out, "MeanBackward1", GradFlow::Compute, &[x], &[]);
+            autograd::record_op(self, out, "mean_dim", &[x]);
         } else {
-            autograd::record(
-                self,
-                out,
-                "AdaptiveAvgPool2DBackward0",
-                GradFlow::Compute,
-                &[x],
-                &[Save::Input(0)],
-            );
+            autograd::record_op(self, out, "adaptive_avg_pool2d", &[x]);
         }
         Ok(out)
     }

@@ -8,10 +8,10 @@
 //! ROCm/pytorch copy at 10b22ea5), so the mask lives while the graph does, and is freed at
 //! once when no graph is recorded (`no_grad`, or an input that needs no gradient).
 
-use super::autograd::{edge_to, new_node, requires_grad};
+use super::autograd::{Outputs, build_node_with_results, requires_grad, row};
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjKind, Value};
-use crate::torch::{Category, Dtype, GradFlow, Saved};
+use crate::torch::{Category, Dtype};
 
 impl Interpreter<'_> {
     /// `dropout(input, p, training)` as ATen runs it.
@@ -41,21 +41,28 @@ impl Interpreter<'_> {
             Category::Activation,
         )?;
         let mask = self.new_storage(&t.shape, Dtype::Bool, t.device, Category::Activation)?;
-        if self.grad_enabled && requires_grad(self, input) {
-            let inputs = edge_to(self, input).into_iter().collect();
-            let node = new_node(
+        if self.grad_enabled
+            && requires_grad(self, input)
+            && let Value::Obj(out) = output
+        {
+            // result1 (the mask), as the table's row says.
+            let rule = row("dropout");
+            let outputs = Outputs {
+                first: Some(out),
+                rest: &[mask],
+            };
+            let node = build_node_with_results(
                 self,
-                "NativeDropoutBackward0",
-                GradFlow::Compute,
-                inputs,
-                vec![Saved::Data(mask)],
+                rule.node,
+                rule.flow,
+                (&[input], 1),
+                rule.saves,
+                outputs,
             );
-            if let Value::Obj(out) = output {
-                super::autograd::set_history(self, out, node);
-            }
-        } else {
-            self.heap.dropped_storage_refs.push(mask);
+            super::autograd::set_history(self, out, node);
         }
+        // The node took a reference of its own to the mask it saves.
+        self.heap.dropped_storage_refs.push(mask);
         Ok(output)
     }
 }

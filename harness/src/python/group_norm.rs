@@ -14,7 +14,7 @@ use super::autograd;
 use super::interp::{Interpreter, R};
 use super::torchlib::{TorchClass, constructor_arg};
 use crate::heap::{ObjId, Sym, Value};
-use crate::torch::{Dtype, GradFlow};
+use crate::torch::Dtype;
 
 impl Interpreter<'_> {
     /// `nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True, device, dtype)`.
@@ -155,16 +155,9 @@ impl Interpreter<'_> {
             self.heap.dropped_storage_refs.extend(stats);
             return Ok(out);
         }
-        let node = autograd::build_node(
-            self,
-            "NativeGroupNormBackward0",
-            GradFlow::Compute,
-            &operands,
-            &[],
-            Some(out_id),
-        );
-        // input, weight (when given), result1 (mean), result2 (rstd).
-        self.keep_for_normalization_backward(node, out_id, [x, weight], stats);
+        // input, weight (when given), result1 (mean), result2 (rstd): the table's row.
+        self.record_normalization("group_norm", out_id, &operands, &stats);
+        self.heap.dropped_storage_refs.extend(stats);
         Ok(out)
     }
 }

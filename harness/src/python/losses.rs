@@ -16,11 +16,11 @@
 //! reduce it; the model allocates and frees that temporary (the `with_logits` composite
 //! makes a few such temporaries in PyTorch; one is modelled).
 
-use super::autograd::{self, Save};
+use super::autograd;
 use super::interp::{Interpreter, R};
 use super::layers::Reduction;
-use crate::heap::{ObjKind, Value};
-use crate::torch::{Category, GradFlow, Saved};
+use crate::heap::Value;
+use crate::torch::Category;
 
 impl Interpreter<'_> {
     /// A fused loss kernel over `operands` (input, target, then optional weights): the
@@ -183,23 +183,25 @@ impl Interpreter<'_> {
             && [input, weight]
                 .iter()
                 .any(|&v| autograd::requires_grad(self, v));
-        match out {
-            Value::Obj(out_id) if recorded => {
-                let node = autograd::build_node(
-                    self,
-                    "NllLossBackward0",
-                    GradFlow::Compute,
-                    &[input, target, weight],
-                    &[Save::Input(0), Save::Input(1), Save::Input(2)],
-                    Some(out_id),
-                );
-                if let ObjKind::GradNode(n) = self.heap.kind_mut(node) {
-                    n.saved.push(Saved::Data(total_weight));
-                }
-                autograd::set_history(self, out_id, node);
-            }
-            _ => self.heap.dropped_storage_refs.push(total_weight),
+        if let (true, Value::Obj(out_id)) = (recorded, out) {
+            // self, target, weight and result1 (total_weight): the table's row.
+            let rule = autograd::row("nll_loss");
+            let outputs = autograd::Outputs {
+                first: Some(out_id),
+                rest: &[total_weight],
+            };
+            let node = autograd::build_node_with_results(
+                self,
+                rule.node,
+                rule.flow,
+                (&[input, target, weight], 3),
+                rule.saves,
+                outputs,
+            );
+            autograd::set_history(self, out_id, node);
         }
+        // A recorded node took a reference of its own to total_weight.
+        self.heap.dropped_storage_refs.push(total_weight);
         Ok(out)
     }
 

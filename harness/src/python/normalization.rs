@@ -17,11 +17,11 @@
 //! Approximation: on CUDA with cuDNN, batch norm runs `cudnn_batch_norm`, which also saves
 //! a reserve buffer of a size cuDNN picks; the native path above is what is modelled.
 
-use super::autograd::{self, Save};
+use super::autograd;
 use super::interp::{Interpreter, R};
 use super::torchlib::{TorchClass, constructor_arg};
 use crate::heap::{ObjId, ObjKind, Sym, Value};
-use crate::torch::{Category, Dtype, GradFlow, Saved, StorageId};
+use crate::torch::{Category, Dtype, Saved, StorageId};
 
 /// The type statistics are kept in: float32 for reduced-precision floats (`acc_type`).
 fn accumulation_type(dtype: Dtype) -> Dtype {
@@ -271,13 +271,7 @@ impl Interpreter<'_> {
         let rows: Vec<i64> = t.shape[..t.shape.len() - k].to_vec();
         let mut stat_shape = rows.clone();
         stat_shape.extend(std::iter::repeat_n(1, k));
-        self.normalization(
-            x,
-            &[x, weight, bias],
-            "NativeLayerNormBackward0",
-            &[Save::Input(0), Save::Input(1), Save::Input(2)],
-            Some(stat_shape),
-        )
+        self.normalization(x, &[x, weight, bias], "layer_norm", Some(stat_shape))
     }
 
     /// `F.batch_norm(input, running_mean, running_var, weight, bias, training)`:
@@ -335,25 +329,19 @@ impl Interpreter<'_> {
         self.normalization(
             x,
             &[x, weight, bias, running_mean, running_var],
-            "NativeBatchNormBackward0",
-            &[
-                Save::Input(0),
-                Save::Input(1),
-                Save::Input(3),
-                Save::Input(4),
-            ],
+            "batch_norm",
             stats,
         )
     }
 
     /// The shared shape of both ops: an output like the input, then two statistics
-    /// tensors of `stat_shape` (if any) saved as `result1`/`result2` when recorded.
+    /// tensors of `stat_shape` (if any), results 1 and 2; when recorded, the node saves
+    /// what the autograd table's row of `op` says (`torch::OP_RULES`).
     fn normalization(
         &mut self,
         x: Value,
         operands: &[Value],
-        node_name: &'static str,
-        saves: &[Save],
+        op: &str,
         stat_shape: Option<Vec<i64>>,
     ) -> R<Value> {
         let Some(t) = self.tensor_data(x) else {
@@ -374,52 +362,55 @@ impl Interpreter<'_> {
         }
         let recorded =
             self.grad_enabled && operands.iter().any(|&v| autograd::requires_grad(self, v));
-        let Value::Obj(out_id) = out else {
-            return Ok(out);
-        };
-        if !recorded {
-            self.heap.dropped_storage_refs.extend(stats);
-            return Ok(out);
+        if let (true, Value::Obj(out_id)) = (recorded, out) {
+            self.record_normalization(op, out_id, operands, &stats);
         }
-        // Edges go to the differentiable operands only (input, weight, bias).
-        let node = autograd::build_node(
-            self,
-            node_name,
-            GradFlow::Compute,
-            &operands[..3],
-            &[],
-            Some(out_id),
-        );
-        let inputs = saves.iter().filter_map(|s| match *s {
-            Save::Input(i) => operands.get(i).copied(),
-            _ => None,
-        });
-        self.keep_for_normalization_backward(node, out_id, inputs, stats);
+        // The node took references of its own to the statistics it saves.
+        self.heap.dropped_storage_refs.extend(stats);
         Ok(out)
     }
 
-    /// Gives a normalization node what its backward reads: the tensors among `inputs` (a
-    /// new reference each) and the statistics' storages; then the node becomes `out_id`'s
-    /// history. Shared by batch/layer norm and group norm, which save the same way.
-    pub(super) fn keep_for_normalization_backward(
+    /// Records the node of normalization `op` (a row of the autograd table) over
+    /// `operands`, whose first three (input, weight, bias) are the differentiable ones, with
+    /// `stats` as results 1 and 2; it becomes `out_id`'s history.
+    pub(super) fn record_normalization(
         &mut self,
-        node: ObjId,
+        op: &str,
         out_id: ObjId,
-        inputs: impl IntoIterator<Item = Value>,
-        stats: Vec<StorageId>,
+        operands: &[Value],
+        stats: &[StorageId],
     ) {
-        let mut saved = Vec::new();
-        for v in inputs {
-            if let Value::Obj(id) = v
-                && self.tensor_data(v).is_some()
-            {
-                self.heap.incref(v);
-                saved.push(Saved::Tensor(id));
-            }
-        }
-        saved.extend(stats.into_iter().map(Saved::Data));
+        let rule =
+            crate::torch::op_rule(op).expect("normalizations are rows of the autograd table");
+        let outputs = autograd::Outputs {
+            first: Some(out_id),
+            rest: stats,
+        };
+        // Edges go to the differentiable operands only (input, weight, bias); batch norm's
+        // running statistics are read, not differentiated.
+        let node = autograd::build_node_with_results(
+            self,
+            rule.node,
+            rule.flow,
+            (operands, 3),
+            rule.saves,
+            outputs,
+        );
+        // The op updates its running statistics itself (a version bump with no history);
+        // a later forward's update does not invalidate this node, so their versions are
+        // not checked.
+        let running: Vec<Saved> = operands
+            .iter()
+            .skip(3)
+            .filter_map(|v| match v {
+                Value::Obj(id) => Some(Saved::Tensor(*id)),
+                _ => None,
+            })
+            .collect();
         if let ObjKind::GradNode(n) = self.heap.kind_mut(node) {
-            n.saved = saved;
+            let saved = n.saved.clone();
+            n.saved_versions
+                .retain(|&(i, _)| !saved.get(i).is_some_and(|s| running.contains(s)));
         }
         autograd::set_history(self, out_id, node);
     }

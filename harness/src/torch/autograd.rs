@@ -196,7 +196,14 @@ impl GradNode {
 pub enum Save {
     Input(usize),
     InputIf(usize, usize),
+    /// Operand `i`, saved when any of the listed operands requires grad: several inputs'
+    /// formulas read it, but not every differentiable input's (`addcdiv`'s `tensor2`).
+    InputIfAny(usize, &'static [usize]),
+    /// The op's (first) result, as its data.
     Output,
+    /// Result `k` of a multi-output op (`result1`, `result2`, ...), as its data: statistics,
+    /// masks and indices the op computes beside its output (`Result(0)` is `Output`).
+    Result(usize),
 }
 
 /// One row of the autograd table: the op as the model names it, PyTorch's node class, how
@@ -224,7 +231,7 @@ const fn rule(
 }
 
 use GradFlow::{Compute, PassThrough, Split};
-use Save::{Input, InputIf, Output};
+use Save::{Input, InputIf, InputIfAny, Output, Result};
 
 /// The autograd table: every op the model records, in one place, cross-checked against the
 /// formulas of PyTorch's `tools/autograd/derivatives.yaml` as read from the ROCm/pytorch
@@ -410,7 +417,143 @@ pub const OP_RULES: &[OpRule] = &[
     rule("mish_", "MishBackward0", Compute, &[Input(0)]),
     rule("hardswish", "HardswishBackward0", Compute, &[Input(0)]),
     rule("hardswish_", "HardswishBackward0", Compute, &[Input(0)]),
+    // Multi-output ops: each formula reads `result1`/`result2`, the statistics (or mask,
+    // indices, workspace) the kernel returns beside its output; see `python/normalization.rs`,
+    // `python/group_norm.rs`, `python/dropout.rs`, `python/losses.rs`.
+    // native_layer_norm(input, weight, bias): one formula for all three reads them all
+    // and result1 (mean), result2 (rstd).
+    rule(
+        "layer_norm",
+        "NativeLayerNormBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(2), Result(1), Result(2)],
+    ),
+    // native_batch_norm(input, weight, bias, running_mean, running_var): reads input,
+    // weight, the running stats and result1/result2 (save_mean, save_invstd), not bias.
+    rule(
+        "batch_norm",
+        "NativeBatchNormBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(3), Input(4), Result(1), Result(2)],
+    ),
+    // native_group_norm(input, weight, bias): reads input, weight, result1 (mean) and
+    // result2 (rstd).
+    rule(
+        "group_norm",
+        "NativeGroupNormBackward0",
+        Compute,
+        &[Input(0), Input(1), Result(1), Result(2)],
+    ),
+    // native_dropout: the gradient reads result1 (the mask) only.
+    rule("dropout", "NativeDropoutBackward0", Compute, &[Result(1)]),
+    // nll_loss_forward(self, target, weight): self's formula reads all three and
+    // result1 (total_weight); target is non-differentiable.
+    rule(
+        "nll_loss",
+        "NllLossBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(2), Result(1)],
+    ),
+    // max_pool2d_with_indices: reads self and result1 (the indices).
+    rule(
+        "max_pool2d",
+        "MaxPool2DWithIndicesBackward0",
+        Compute,
+        &[Input(0), Result(1)],
+    ),
+    // bmm / baddbmm: each batch's gradient reads the other batch.
+    rule(
+        "bmm",
+        "BmmBackward0",
+        Compute,
+        &[InputIf(0, 1), InputIf(1, 0)],
+    ),
+    rule(
+        "baddbmm",
+        "BaddbmmBackward0",
+        Compute,
+        &[InputIf(2, 1), InputIf(1, 2)],
+    ),
+    // mul.Scalar (a C++ scalar, as in attention's math path): reads the scalar only.
+    rule("mul.Scalar", "MulBackward1", Compute, &[]),
+    // Views and reshapes: sizes only.
+    rule("t", "TBackward0", PassThrough, &[]),
+    rule("unsafe_view", "UnsafeViewBackward0", PassThrough, &[]),
+    rule("unbind", "UnbindBackward0", Compute, &[]),
+    // max.dim / min.dim read result1 (indices); max() / min() read self and the result.
+    rule("max_dim", "MaxBackward0", Compute, &[Result(1)]),
+    rule("min_dim", "MinBackward0", Compute, &[Result(1)]),
+    rule("max", "MaxBackward1", Compute, &[Input(0), Output]),
+    rule("min", "MinBackward1", Compute, &[Input(0), Output]),
+    // Fused recurrent cells (input_gates, hidden_gates, cx/hx, input_bias, hidden_bias): one
+    // formula reads every operand; the LSTM's also result1 (cy) and result2 (workspace),
+    // the GRU's result1 (workspace).
+    rule(
+        "lstm_cell",
+        "ThnnFusedLstmCellBackward0",
+        Compute,
+        &[
+            Input(0),
+            Input(1),
+            Input(2),
+            Input(3),
+            Input(4),
+            Result(1),
+            Result(2),
+        ],
+    ),
+    rule(
+        "gru_cell",
+        "ThnnFusedGruCellBackward0",
+        Compute,
+        &[Input(0), Input(1), Input(2), Input(3), Input(4), Result(1)],
+    ),
+    // addcdiv(self, tensor1, tensor2): tensor1's formula reads tensor2; tensor2's reads
+    // tensor1 and tensor2. So tensor1 is saved when tensor2 requires grad, tensor2 when
+    // either does.
+    rule(
+        "addcdiv",
+        "AddcdivBackward0",
+        Compute,
+        &[InputIf(1, 2), InputIfAny(2, &[1, 2])],
+    ),
 ];
+
+/// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch
+/// writes them by hand in C++ or they are Python `autograd.Function`s. What each keeps is
+/// modelled where it is built (named in the reason).
+pub const HAND_WRITTEN_NODES: &[(&str, &str)] = &[
+    (
+        "CopySlices",
+        "an in-place op on a view rebases the base's history (torch/csrc/autograd/functions/tensor.cpp); keeps geometry and the op's node, see python/inplace.rs",
+    ),
+    (
+        "CopyBackwards",
+        "copy_ is hand-written (torch/csrc/autograd/functions/tensor.cpp); keeps the source's options only",
+    ),
+    (
+        "AccumulateGrad",
+        "the leaf's gradient sink (torch/csrc/autograd/functions/accumulate_grad.cpp); holds the leaf",
+    ),
+    (
+        "PyNode",
+        "a custom autograd.Function's node; owns its ctx (python/custom_function.rs)",
+    ),
+    (
+        "BackwardHookFunctionBackward",
+        "torch/utils/hooks.py's BackwardHookFunction (a Python Function), see python/module_backward_hooks.rs",
+    ),
+    (
+        "CheckpointFunctionBackward",
+        "torch/utils/checkpoint.py's CheckpointFunction (a Python Function), see python/checkpoint.rs",
+    ),
+];
+
+/// Whether `node` is a node class the model may record: a row of [`OP_RULES`] or one of
+/// [`HAND_WRITTEN_NODES`].
+pub fn is_known_node(node: &str) -> bool {
+    OP_RULES.iter().any(|r| r.node == node) || HAND_WRITTEN_NODES.iter().any(|(n, _)| *n == node)
+}
 
 /// The row of `op`, if the model records it.
 pub fn op_rule(op: &str) -> Option<&'static OpRule> {

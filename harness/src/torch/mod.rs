@@ -12,7 +12,8 @@ mod shape;
 mod storage;
 
 pub use autograd::{
-    Category, GradFlow, GradNode, InputEdge, ModuleHookSide, OP_RULES, OpRule, Save, Saved, op_rule,
+    Category, GradFlow, GradNode, HAND_WRITTEN_NODES, InputEdge, ModuleHookSide, OP_RULES, OpRule,
+    Save, Saved, is_known_node, op_rule,
 };
 
 pub use shape::{broadcast, mat_mismatch, matmul_shape, numel, reshape_shape, storage_nbytes};
