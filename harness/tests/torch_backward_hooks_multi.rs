@@ -215,3 +215,65 @@ assert seen[0][3] is None
 "
     ));
 }
+
+#[test]
+fn an_input_the_loss_does_not_reach_gets_zeros_not_none() {
+    // Expected from PyTorch's source, not measured (no PyTorch here): the input node is a
+    // Python Function (`BackwardHookFunction`, torch/utils/hooks.py) that does not call
+    // `ctx.set_materialize_grads(False)`, so `PyNode::apply` (python_function.cpp) hands
+    // its `backward` zeros of the output's shape for a differentiable output whose gradient
+    // did not arrive; the identity returns them, the hook sees them, and they flow on to
+    // `b`'s AccumulateGrad (`b.grad` becomes zeros, not None: pytorch/pytorch#58511 shows
+    // the same for any pass-through Function). During the hook: a, b, y, g, a's gradient
+    // and b's zeros = 6 M; after backward both were stolen as `.grad`: still 6 M.
+    ok(&format!(
+        "{PRELUDE}class First(nn.Module):
+    def forward(self, a, b):
+        return a * 2
+m = First()
+seen = []
+m.register_full_backward_hook(
+    lambda mod, gi, go: seen.append(([t is None for t in gi], [tuple(t.shape) for t in gi if t is not None], mem())))
+a = torch.zeros(N, device='cuda', requires_grad=True)
+b = torch.zeros(N, device='cuda', requires_grad=True)
+g = torch.ones(N, device='cuda')
+y = m(a, b)
+y.backward(g)
+assert seen == [([False, False], [(N,), (N,)], 6 * M)], seen
+assert b.grad is not None and tuple(b.grad.shape) == (N,)
+assert mem() == 6 * M, mem() / M
+"
+    ));
+}
+
+#[test]
+fn an_output_the_loss_does_not_reach_gets_zeros_after_the_pre_hook() {
+    // The output node's pre-hook sees `None` for the second output (the engine's input
+    // buffer, before `apply`), then `apply` materializes zeros for it (1 M) and they flow
+    // into `x * 3`'s MulBackward0, which computes a gradient for x (1 M) summed into the
+    // first one. The input node's hook runs with x, y1, y2, g and x's gradient = 5 M live
+    // (the zeros and the summed buffer already freed). Expected from PyTorch's source
+    // (engine.cpp's ready queue, python_function.cpp's materialization), not measured.
+    ok(&format!(
+        "{PRELUDE}class Two(nn.Module):
+    def forward(self, x):
+        return x * 2, x * 3
+m = Two()
+pre = []
+m.register_full_backward_pre_hook(lambda mod, go: pre.append([t is None for t in go]))
+seen = []
+m.register_full_backward_hook(lambda mod, gi, go: seen.append(mem()))
+x = torch.zeros(N, device='cuda', requires_grad=True)
+y1, y2 = m(x)
+g = torch.ones(N, device='cuda')
+torch.cuda.reset_peak_memory_stats()
+y1.backward(g)
+assert pre == [[False, True]], pre
+assert seen == [5 * M], seen
+# Peak: x, y1, y2, g, the zeros and one gradient for x = 6 M. The engine runs the later
+# node (`x * 3`'s, higher sequence number) first and frees the zeros after it; `x * 2`'s
+# gradient is then summed into the first and freed. Without the zeros: 5 M.
+assert torch.cuda.max_memory_allocated() == 6 * M, torch.cuda.max_memory_allocated() / M
+"
+    ));
+}

@@ -25,7 +25,7 @@ use super::autograd::{self, GradBuffer, Target};
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
 use crate::heap::{ObjId, ObjKind, Sym, Value};
-use crate::torch::{GradFlow, GradNode, ModuleHookSide};
+use crate::torch::{Category, GradFlow, GradNode, ModuleHookSide};
 
 /// The module attributes holding the hooks (PyTorch's names).
 pub(super) const BACKWARD_HOOKS: &str = "_backward_hooks";
@@ -290,9 +290,50 @@ impl Interpreter<'_> {
                 self.run_module_output_pre_hook(bw, node, grads, create_graph)
             }
             ModuleHookSide::Inputs => {
+                // The input node's post-hook sees what `apply` returned: the identity of
+                // its inputs after `PyNode::apply` materialized the missing ones.
+                let grads = self.materialize_missing_grads(node, grads)?;
                 self.run_module_input_post_hook(bw, node, grads, create_graph)
             }
         }
+    }
+
+    /// `PyNode::apply` (`torch/csrc/autograd/python_function.cpp`): a Python Function that
+    /// did not call `ctx.set_materialize_grads(False)` (`BackwardHookFunction` does not)
+    /// gets zeros of the output's shape for a differentiable output whose gradient did not
+    /// arrive, so a module input (or output) the loss did not reach receives a gradient of
+    /// zeros, allocated during backward, and its history is back-propagated. Outputs marked
+    /// non-differentiable (inputs that did not require grad: no edge) stay `None`.
+    fn materialize_missing_grads(
+        &mut self,
+        node: &GradNode,
+        mut grads: Vec<Option<GradBuffer>>,
+    ) -> R<Vec<Option<GradBuffer>>> {
+        for (k, e) in node.inputs.iter().enumerate() {
+            if e.node.is_none() || grads.get(k).is_some_and(Option::is_some) {
+                continue;
+            }
+            let storage = match self.new_storage(&e.shape, e.dtype, e.device, Category::Temporary) {
+                Ok(s) => s,
+                Err(err) => {
+                    for b in grads.into_iter().flatten() {
+                        b.release(self);
+                    }
+                    return Err(err);
+                }
+            };
+            if grads.len() <= k {
+                grads.resize_with(k + 1, || None);
+            }
+            grads[k] = Some(GradBuffer {
+                storage,
+                shape: e.shape.clone(),
+                dtype: e.dtype,
+                device: e.device,
+                node: None,
+            });
+        }
+        Ok(grads)
     }
 
     /// Each gradient as a tensor object (`None` where none arrived); the buffers' own
@@ -345,8 +386,36 @@ impl Interpreter<'_> {
         let result = self.output_pre_hook_body(bw, module, &positions);
         self.heap.decref(module);
         let local = result?;
-        let out = self.flows_from(local, node, None, create_graph);
+        // What the pre-hooks returned are the node's inputs; `apply` materializes the
+        // missing ones (see `materialize_missing_grads`) and passes them on.
+        let grads: Vec<Option<GradBuffer>> = (0..node.inputs.len())
+            .map(|k| {
+                let v = self.hook_seq_item(local, k);
+                let t = self.tensor_data(v)?;
+                self.storages.add_ref(t.storage);
+                let graph = t.grad_fn.filter(|_| create_graph);
+                if let Some(g) = graph {
+                    self.heap.incref(Value::Obj(g));
+                }
+                Some(GradBuffer {
+                    storage: t.storage,
+                    shape: node.inputs[k].shape.clone(),
+                    dtype: t.dtype,
+                    device: t.device,
+                    node: graph,
+                })
+            })
+            .collect();
         self.heap.decref(local);
+        let grads = self.materialize_missing_grads(node, grads)?;
+        let mut out = Vec::new();
+        for (e, g) in node.inputs.iter().zip(grads) {
+            match (e.node, g) {
+                (Some(next), Some(b)) => out.push(((next, e.input_nr), b)),
+                (None, Some(b)) => b.release(self),
+                _ => {}
+            }
+        }
         self.release_dropped_storages(None);
         Ok(out)
     }
