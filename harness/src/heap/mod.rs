@@ -11,6 +11,7 @@
 //! object is deallocated its storage id is queued in [`Heap::dropped_storage_refs`] for the
 //! owner of the storages to release.
 
+mod builtin_type_calls;
 mod call_sites;
 mod collector;
 mod exception_objects;
@@ -23,6 +24,7 @@ mod schedule;
 mod set_table;
 mod weak_refs;
 
+pub use builtin_type_calls::BuiltinTypeCall;
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
 pub use future_objects::{Callback, FutureData, FutureRole, FutureState};

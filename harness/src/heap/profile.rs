@@ -109,7 +109,7 @@ pub struct GcProfile {
     /// 3.11 the `MAKE_CELL` prefix walks the fast locals (`compute_localsplus_info`,
     /// Python/compile.c): cells that are parameters at their parameter's place, then the
     /// others by name. Measured with a closure whose `callback` cell sorts before its `t`
-    /// parameter (`gc_schedule.rs`).
+    /// parameter (`gc_schedule_frames.rs`).
     pub cells_in_localsplus_order: bool,
     /// 3.12: a collection that finds a started generator suspended at a `yield` in its
     /// garbage closes it by throwing `GeneratorExit` into it (Objects/genobject.c
@@ -121,10 +121,18 @@ pub struct GcProfile {
     /// collection, whose own frees bring the count back to 0 after it, and freed when its
     /// frame returns: one less in the count then. Measured on 3.12.1 (a collection at the
     /// `RESUME` of a constructor that makes a generator: the count drops by one when the
-    /// constructor returns, in the collection's iteration only; `gc_schedule.rs`). Not on
+    /// constructor returns, in the collection's iteration only; `gc_schedule_frames.rs`). Not on
     /// 3.11.7, measured the same way (why not was not looked into); up to 3.10 every frame
     /// already has its object.
     pub generator_close_takes_running_frame: bool,
+    /// Up to 3.10 `super` has no vectorcall (added in 3.11, CPython PR #31687, bpo-46921), so
+    /// the `super(type, type)` call of a class statement's `init_subclass` (Objects/typeobject.c,
+    /// at the end of `type_new`) packs its two arguments in a temporary 2-tuple, which goes
+    /// back to the 2-tuple free list. Measured right after a class statement that followed
+    /// `gc.collect()`: a new `(i, i)` is not counted on 3.8.18 – 3.10.13 and is counted on
+    /// 3.11.7 – 3.15.2, and a third new `{}` is counted on every release (two dicts on the
+    /// free list, not three): the model used to count this tuple as a second temporary dict.
+    pub init_subclass_super_tuple: bool,
     pub collector: Collector,
 }
 
@@ -160,6 +168,7 @@ impl GcProfile {
             class_call_checks_arguments: minor == 13,
             cells_in_localsplus_order: minor >= 11,
             generator_close_takes_running_frame: minor == 12,
+            init_subclass_super_tuple: minor <= 10,
             collector,
         }
     }

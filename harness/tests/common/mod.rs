@@ -1,6 +1,8 @@
 //! Helpers shared by the collector tests: running a workload under a given start state and
 //! reading the live-tensor counts from its timeline.
 
+pub mod gc_counts;
+
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;
 use gpumem_harness::timeline::Timeline;
@@ -26,6 +28,7 @@ pub fn run_model(
 
 /// Live device tensors at the end of the last iteration, and the most alive before any
 /// collection (or at the end).
+#[allow(dead_code)] // not every test binary that includes `common` reads tensor counts
 pub fn peak_and_end_alive(timeline: &Timeline) -> (u64, u64) {
     let end = timeline
         .iterations

@@ -449,13 +449,13 @@ impl<'a> Interpreter<'a> {
 
     /// A class call's argument tuple lives from before the instance exists until `__init__`
     /// returns (CPython's `type_call`); it is not kept as an object.
-    pub(super) fn argument_tuple_begin(&mut self, len: usize) {
+    pub(in crate::python) fn argument_tuple_begin(&mut self, len: usize) {
         if len > 0 && self.heap.count_tuple_allocation(len) {
             self.collection_due();
         }
     }
 
-    pub(super) fn argument_tuple_end(&mut self, len: usize) {
+    pub(in crate::python) fn argument_tuple_end(&mut self, len: usize) {
         if len > 0 {
             self.heap.count_tuple_deallocation(len);
         }

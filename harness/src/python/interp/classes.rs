@@ -30,7 +30,7 @@ impl<'a> Interpreter<'a> {
         // A class statement is a `CALL` of the C function `__build_class__`: 3.12+ check
         // the eval breaker after it (Python/bytecodes.c `CALL`), so a collection the class's
         // objects scheduled runs before the decorators and the name binding. Measured with a
-        // `__slots__` class under thresholds 11 – 17 (`tests/gc_schedule.rs`).
+        // `__slots__` class under thresholds 11 – 17 (`tests/gc_schedule_constructs.rs`).
         self.eval_breaker();
         if !decorators.is_empty() {
             let annotated = self.annotated_names(c);
@@ -121,18 +121,10 @@ impl<'a> Interpreter<'a> {
     }
 
     /// What a class statement allocates before its body runs (measured per version): the
-    /// namespace dict (and up to 3.10 a second temporary dict), and up to 3.10 the frame of
-    /// the class body, kept as its code object's zombie frame after the first run.
+    /// namespace dict, and up to 3.10 the frame of the class body, kept as its code object's
+    /// zombie frame after the first run.
     fn class_statement_prologue(&mut self, c: &'a ast::StmtClassDef) {
-        let dict = ObjKind::Dict(Vec::new());
-        let temporary_dicts = if self.heap.profile.frame_objects {
-            2
-        } else {
-            1
-        };
-        for _ in 0..temporary_dicts {
-            self.count_shape(&dict);
-        }
+        self.count_shape(&ObjKind::Dict(Vec::new()));
         if self.heap.profile.frame_objects && self.class_bodies_run.insert(c as *const _ as usize) {
             self.count_untracked_allocations(1);
         }
@@ -142,15 +134,13 @@ impl<'a> Interpreter<'a> {
     /// ns)` argument tuple, the type's dict, MRO and bases tuples, the `__dict__` and
     /// `__weakref__` descriptors (only when the base has none), the base's subclass registry
     /// (a dict created on a class's first subclass, then a weak reference per subclass), and
-    /// on 3.8 a bound method left on its free list. The temporary dicts go back to the free list.
+    /// `init_subclass`'s temporaries (up to 3.10 a 2-tuple, on 3.8 and 3.14+ a bound method, both
+    /// left on their free lists). The temporary dicts go back to the free list.
     /// Together: 10 objects for a class with one method on 3.11 – 3.13, 12 on 3.9 – 3.10,
     /// 13 on 3.8 (cold free lists), as measured.
     fn class_statement_epilogue(&mut self, base: Option<ObjId>, class: ObjId) {
         let dict = ObjKind::Dict(Vec::new());
         self.temporary_tuple(3);
-        if self.heap.profile.method_free_list && self.heap.count_temporary_method() {
-            self.collection_due();
-        }
         let mro_len = {
             let mut n = 2;
             let mut cur = base;
@@ -208,14 +198,17 @@ impl<'a> Interpreter<'a> {
         // list beforehand, one less.
         self.count_shape(&dict);
         self.heap.count_deallocation(&dict);
-        let temporary_dicts = if self.heap.profile.frame_objects {
-            2
-        } else {
-            1
-        };
-        for _ in 0..temporary_dicts {
-            self.heap.count_deallocation(&dict);
+        // `init_subclass`, last in `type_new`: up to 3.10 `super(type, type)` packs its
+        // arguments in a temporary 2-tuple (see `GcProfile::init_subclass_super_tuple`), then
+        // the `__init_subclass__` lookup binds a method (3.8 and 3.14+: from its free list).
+        if self.heap.profile.init_subclass_super_tuple {
+            self.temporary_tuple(2);
         }
+        if self.heap.profile.method_free_list && self.heap.count_temporary_method() {
+            self.collection_due();
+        }
+        // The namespace dict goes back to the dict free list.
+        self.heap.count_deallocation(&dict);
     }
 
     /// The names of a class's own `__slots__` (a string, or a tuple or list of strings), or

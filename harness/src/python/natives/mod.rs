@@ -729,11 +729,37 @@ pub(super) fn call(
         return Err(e);
     }
     let result = match Native::from_id(id) {
-        Some(n) => super::builtin_calls::call_native(it, n, &args),
+        Some(n) => {
+            // Builtin types called through `tp_call` on older releases (`heap/builtin_type_calls.rs`).
+            let packed = builtin_type_call(n)
+                .filter(|t| t.packs_arguments(it.heap.profile.version))
+                .map(|_| args.pos.len());
+            if let Some(len) = packed {
+                it.argument_tuple_begin(len);
+            }
+            let result = super::builtin_calls::call_native(it, n, &args);
+            if let Some(len) = packed {
+                it.argument_tuple_end(len);
+            }
+            result
+        }
         None => it.error("TypeError: unknown builtin"),
     };
     args.drop_all(it);
     result
+}
+
+/// The builtin types whose calls pack an argument tuple before they had a vectorcall.
+fn builtin_type_call(n: Native) -> Option<crate::heap::BuiltinTypeCall> {
+    use crate::heap::BuiltinTypeCall as T;
+    match n {
+        Native::Range => Some(T::Range),
+        Native::List => Some(T::List),
+        Native::Tuple => Some(T::Tuple),
+        Native::Float => Some(T::Float),
+        Native::Bool => Some(T::Bool),
+        _ => None,
+    }
 }
 
 pub(super) fn int_arg(it: &Interpreter<'_>, v: Value, what: &str) -> R<i64> {

@@ -1,0 +1,28 @@
+//! Gen-0 counts read around constructs, in the model and in a real interpreter: shared by the
+//! `gc_schedule_*` tests.
+#![allow(dead_code)] // not every test binary that includes `common` uses these
+
+/// The gen-0 count each explicit `gc.collect(0)` of `workload` found, in order, under `python`.
+pub fn counts_at_explicit_collections(workload: &str, python: &str) -> Vec<u64> {
+    super::run_model(workload, python, [0, 0, 0], 11_000, 0)
+        .gc_events
+        .iter()
+        .filter(|e| !e.automatic && e.generation == 0)
+        .map(|e| e.counts_before[0])
+        .collect()
+}
+
+/// The gen-0 counts `workload` appends to `out`, printed by the real interpreter.
+pub fn real_out(python: &std::path::Path, workload: &str) -> Vec<u64> {
+    let run = std::process::Command::new(python)
+        .args(["-c", &format!("{workload}print(out)\n")])
+        .output()
+        .expect("runs python");
+    assert!(run.status.success(), "{python:?}: {run:?}");
+    let text = String::from_utf8_lossy(&run.stdout);
+    text.trim()
+        .trim_matches(['[', ']'])
+        .split(',')
+        .map(|n| n.trim().parse().expect("a count"))
+        .collect()
+}
