@@ -142,7 +142,7 @@ mod tests {
                     3 => {
                         // Remove a present key half the time, a random one otherwise.
                         let victim = match model.iter().nth(step % model.len().max(1)) {
-                            Some(&k) if rng.next() % 2 == 0 => k,
+                            Some(&k) if rng.next().is_multiple_of(2) => k,
                             _ => key,
                         };
                         assert_eq!(set.remove(&victim), model.remove(&victim));
@@ -152,7 +152,7 @@ mod tests {
                 became_tree |= matches!(set, FreeSet::Tree(_));
                 let probe = rng.key();
                 assert_eq!(set.first_from(&probe), model.range(probe..).next().copied());
-                if step % 97 == 0 {
+                if step.is_multiple_of(97) {
                     assert!(set.iter().eq(model.iter().copied()));
                     assert!(
                         set.before_descending(&probe)
