@@ -1,10 +1,11 @@
 //! Blocks and the structures that find them quickly: an arena with per-segment neighbour
 //! links, the ordered free sets of the pools, and an address index of live blocks.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::config::PoolKind;
+use super::free_set::FreeSet;
 
 /// Index of a block in the [`Arena`].
 pub(super) type BlockId = u32;
@@ -70,9 +71,6 @@ impl Arena {
 /// Position of a free block in its pool: torch orders free blocks by stream, then size, then
 /// address, so the first entry at or after `(stream, size, 0)` is the best fit on that stream.
 pub(super) type FreeKey = (u32, u64, u64, BlockId);
-
-/// The free (cached) blocks of one pool.
-pub(super) type FreeSet = BTreeSet<FreeKey>;
 
 /// One block pool: its free blocks and how many best-fit searches it has served (counted
 /// only while garbage collection is enabled, like torch).

@@ -267,7 +267,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         if gc {
             pool.free_block_searches += 1;
         }
-        let &key = pool.free.range((stream, rounded, 0, 0)..).next()?;
+        let key = pool.free.first_from(&(stream, rounded, 0, 0))?;
         let (block_stream, block_size) = (key.0, key.1);
         if block_stream != stream
             || (rounded < max_split && block_size >= max_split)
@@ -468,7 +468,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let wanted = rounded.max(max_split);
         let search = (stream, wanted, 0, 0);
         let free = &self.pool(pool).free;
-        if let Some(&key) = free.range(search..).next()
+        if let Some(key) = free.first_from(&search)
             && key.0 == stream
         {
             // Oversize blocks are never split, so this is a whole segment.
@@ -480,7 +480,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         }
         let mut released = 0;
         let mut victims = Vec::new();
-        for &key in free.range(..search).rev() {
+        for key in free.before_descending(&search) {
             if released >= wanted || key.1 < max_split || key.0 != stream {
                 break;
             }
@@ -514,7 +514,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
         let now = self.large_pool.free_block_searches;
         let age = |block: &Block| now - block.gc_count_base;
         let (mut total_age, mut freeable) = (0u64, 0u64);
-        for &(_, _, _, id) in &self.large_pool.whole {
+        for (_, _, _, id) in self.large_pool.whole.iter() {
             total_age += age(self.blocks.get(id));
             freeable += 1;
         }
@@ -527,7 +527,6 @@ impl<D: DeviceMemory> CachingAllocator<D> {
                 .large_pool
                 .whole
                 .iter()
-                .copied()
                 .filter(|&(_, _, _, id)| age(self.blocks.get(id)) as f64 >= age_threshold)
                 .collect();
             for key in victims {
@@ -622,9 +621,9 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             .small_pool
             .free
             .iter()
-            .map(|&k| (PoolKind::Small, k))
+            .map(|k| (PoolKind::Small, k))
             .collect();
-        pooled.extend(self.large_pool.free.iter().map(|&k| (PoolKind::Large, k)));
+        pooled.extend(self.large_pool.free.iter().map(|k| (PoolKind::Large, k)));
         free_keys.sort();
         pooled.sort();
         assert_eq!(free_keys, pooled, "pools hold exactly the free blocks");
@@ -632,7 +631,7 @@ impl<D: DeviceMemory> CachingAllocator<D> {
             let whole: Vec<_> = pool
                 .free
                 .iter()
-                .filter(|&&(_, _, _, id)| !self.blocks.get(id).is_split())
+                .filter(|&(_, _, _, id)| !self.blocks.get(id).is_split())
                 .collect();
             assert!(
                 whole.iter().copied().eq(pool.whole.iter()),

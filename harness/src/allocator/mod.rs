@@ -43,6 +43,7 @@ mod block;
 mod caching;
 mod config;
 mod device;
+mod free_set;
 mod layout;
 mod oom;
 mod stats;

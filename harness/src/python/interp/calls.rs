@@ -264,7 +264,10 @@ impl<'a> Interpreter<'a> {
         let mut args = SmallMap::from_entries(entries);
         // Cells first, one allocation each, in CPython's order: a collection inside one of
         // them sees the cells made before it. A parameter that is a cell variable moves in.
-        let order: Vec<Sym> = if self.heap.profile.cells_in_localsplus_order {
+        let order: Vec<Sym> = if code.cellvars.is_empty() {
+            // Most functions have no cells: nothing to order, and no lists to build per call.
+            Vec::new()
+        } else if self.heap.profile.cells_in_localsplus_order {
             let params: Vec<Sym> = (code.params.iter().map(|p| p.name))
                 .chain(code.vararg)
                 .chain(code.kwarg)

@@ -55,17 +55,18 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// Allocates `bytes` of device memory for a new storage.
+    /// Allocates `bytes` of device memory for a new storage made at `stack` (the current
+    /// stack: the caller has it already, for the storage).
     pub(in crate::python) fn device_malloc(
         &mut self,
         bytes: u64,
         category: Category,
+        stack: StackId,
     ) -> R<Option<u64>> {
         self.release_dropped_storages(None);
         if bytes == 0 {
             return Ok(None);
         }
-        let stack = self.current_stack();
         let result = self.allocator.malloc(bytes, 0, &mut self.events);
         self.record_events_as(stack, Some(category));
         match result {
@@ -139,15 +140,16 @@ impl<'a> Interpreter<'a> {
             Ok(b) => b,
             Err(e) => return self.error(e),
         };
+        // Found once: the frames do not change while the storage is allocated.
+        let alloc_stack = self.current_stack();
         let addr = if device == DeviceKind::Cuda {
-            self.device_malloc(bytes, category)?
+            self.device_malloc(bytes, category, alloc_stack)?
         } else {
             None
         };
         if addr.is_some() {
             self.device_storages_alive += 1;
         }
-        let alloc_stack = self.current_stack();
         Ok(self.storages.insert(Storage {
             bytes,
             addr,
