@@ -25,7 +25,7 @@ mod weak_refs;
 
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
-pub use future_objects::{Callback, FutureData, FutureRole, FutureState};
+pub use future_objects::{Callback, FutureData, FutureRole, FutureState, WaitFor};
 pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;
