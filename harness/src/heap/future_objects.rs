@@ -29,6 +29,26 @@ pub enum FutureRole {
     Task { coroutine: ObjId },
     /// `asyncio.gather`: the children (owned) and how many are not finished yet.
     Gather { children: Vec<ObjId>, pending: u32 },
+    /// `asyncio.wait_for(aw, timeout)` (see [`WaitFor`]).
+    WaitFor(Box<WaitFor>),
+}
+
+/// `asyncio.wait_for`'s state: what it waits on, and the timer and helper objects that
+/// `tasks.py` makes for it once it is first awaited.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitFor {
+    /// The awaitable (owned); once armed, the task that runs it (or the future itself).
+    pub inner: ObjId,
+    pub timeout: f64,
+    /// Armed: the inner task exists and the timer runs.
+    pub armed: bool,
+    /// The timer's future (owned) while it runs.
+    pub timer: Option<ObjId>,
+    /// The deadline passed: the inner awaitable was cancelled.
+    pub timed_out: bool,
+    /// The objects `tasks.py` keeps while it waits (the waiter future, the callback
+    /// partial, handles: owned), counted as CPython counts them.
+    pub helpers: Vec<ObjId>,
 }
 
 /// What the event loop runs when a future finishes: a callback registered on it.
@@ -41,12 +61,20 @@ pub enum Callback {
     /// `asyncio.run`'s main task finished (`_run_until_complete_cb`, owned reference): the
     /// loop stops once the batch of callbacks under way is done.
     Stop(ObjId),
+    /// The awaitable of an `asyncio.wait_for` (owned reference) finished.
+    WaitForInner(ObjId),
+    /// The timer of an `asyncio.wait_for` (owned reference) fired.
+    WaitForTimer(ObjId),
 }
 
 impl Callback {
     pub fn target(self) -> ObjId {
         match self {
-            Callback::Step(t) | Callback::GatherChild(t) | Callback::Stop(t) => t,
+            Callback::Step(t)
+            | Callback::GatherChild(t)
+            | Callback::Stop(t)
+            | Callback::WaitForInner(t)
+            | Callback::WaitForTimer(t) => t,
         }
     }
 }
@@ -90,6 +118,7 @@ impl FutureData {
             FutureRole::Task { .. } => "Task",
             FutureRole::Gather { .. } => "_GatheringFuture",
             FutureRole::Plain | FutureRole::Sleep { .. } => "Future",
+            FutureRole::WaitFor(_) => "coroutine",
         }
     }
 
@@ -108,6 +137,12 @@ impl FutureData {
                 }
             }
             FutureRole::Plain | FutureRole::Sleep { .. } => {}
+            FutureRole::WaitFor(w) => {
+                value(Value::Obj(w.inner), Edge::Role("fut"));
+                for &t in w.timer.iter().chain(&w.helpers) {
+                    value(Value::Obj(t), Edge::Role("waiter"));
+                }
+            }
         }
         for c in &self.callbacks {
             value(Value::Obj(c.target()), Edge::Role("_callbacks"));
@@ -151,6 +186,13 @@ impl FutureData {
                 children.into_iter().for_each(|c| push(Value::Obj(c)))
             }
             FutureRole::Plain | FutureRole::Sleep { .. } => {}
+            FutureRole::WaitFor(w) => {
+                push(Value::Obj(w.inner));
+                w.timer
+                    .into_iter()
+                    .chain(w.helpers)
+                    .for_each(|t| push(Value::Obj(t)));
+            }
         }
         callbacks
             .into_iter()

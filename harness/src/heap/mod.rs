@@ -27,7 +27,7 @@ mod weak_refs;
 pub use builtin_type_calls::BuiltinTypeCall;
 pub use collector::{CollectionOutcome, CycleHit};
 pub use exception_objects::{ExceptionData, FrameData, FrameRelease, TracebackData};
-pub use future_objects::{Callback, FutureData, FutureRole, FutureState};
+pub use future_objects::{Callback, FutureData, FutureRole, FutureState, WaitFor};
 pub use generator_objects::{GenState, GeneratorData};
 pub use profile::{Collector, GcProfile, Trigger};
 pub use schedule::CollectorState;

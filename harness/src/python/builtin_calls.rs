@@ -483,7 +483,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             Ok(Value::None)
         }
         GcGetFreezeCount => Ok(Value::Int(it.heap.generation_sizes()[3] as i64)),
-        AsyncioRun | AsyncioGather | AsyncioSleep | AsyncioCreateTask => {
+        AsyncioRun | AsyncioGather | AsyncioSleep | AsyncioCreateTask | AsyncioWaitFor => {
             it.asyncio_call(n, p, &a.kw)
         }
         AsyncioQueue => it.asyncio_queue_new(p, &a.kw),

@@ -115,6 +115,10 @@ fn flattened(it: &Interpreter<'_>) -> Vec<(String, i64)> {
 /// `torch.cuda.memory_stats()`: a new `OrderedDict` of the flattened statistics, leaving
 /// the closure cycle behind.
 pub(super) fn memory_stats(it: &mut Interpreter<'_>) -> R<Value> {
+    // CPython frees a storage when its last tensor dies, not at the statement's end: one
+    // dropped earlier in this statement (a handler's unwinding, a `del` in a compound
+    // statement the VM runs) is no longer counted.
+    it.release_dropped_storages(None);
     // The frame's cells (`result` and the nested function), then `result = []`, then the
     // function with its closure tuple: the cycle exists from here on.
     let result_cell = it.alloc(ObjKind::Cell(None));

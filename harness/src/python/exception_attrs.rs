@@ -155,6 +155,9 @@ impl<'a> Interpreter<'a> {
         if m == "dataclasses" && self.names.name(name) == "FrozenInstanceError" {
             return Some(self.dataclasses_frozen_class());
         }
+        if m == "asyncio" && self.names.name(name) == "TimeoutError" {
+            return Some(Value::Obj(self.asyncio_timeout_class()));
+        }
         if m == "asyncio" && self.names.name(name) == "CancelledError" {
             return Some(Value::Obj(self.asyncio_cancelled_class()));
         }

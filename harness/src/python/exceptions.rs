@@ -83,6 +83,9 @@ const HIERARCHY: &[(&str, Option<&str>)] = &[
     ("FrozenInstanceError", Some("AttributeError")),
     ("QueueEmpty", Some("Exception")),
     ("QueueFull", Some("Exception")),
+    ("TimeoutError", Some("OSError")),
+    // `asyncio.TimeoutError` before 3.11 (its own class; an alias of the builtin from 3.11).
+    ("asyncio.TimeoutError", Some("Exception")),
 ];
 
 /// The name under which torch exposes its out-of-memory error (not a Python builtin).
@@ -123,7 +126,8 @@ impl<'a> Interpreter<'a> {
                 if let Some(b) = base {
                     self.heap.incref(Value::Obj(b));
                 }
-                let sym = self.names.intern(name);
+                let shown = name.rsplit('.').next().unwrap_or(name);
+                let sym = self.names.intern(shown);
                 let id = self.heap.insert_uncounted(ObjKind::Class(Class {
                     name: sym,
                     base,
@@ -159,6 +163,18 @@ impl<'a> Interpreter<'a> {
     pub(super) fn asyncio_cancelled_class(&mut self) -> ObjId {
         self.exception_class(ASYNCIO_CANCELLED)
             .expect("CancelledError is in the hierarchy")
+    }
+
+    /// `asyncio.TimeoutError`: its own class (an `Exception`) before 3.11, the builtin
+    /// `TimeoutError` from 3.11.
+    pub(super) fn asyncio_timeout_class(&mut self) -> ObjId {
+        let name = if self.heap.profile.version.minor <= 10 {
+            "asyncio.TimeoutError"
+        } else {
+            "TimeoutError"
+        };
+        self.exception_class(name)
+            .expect("TimeoutError is in the hierarchy")
     }
 
     /// `dataclasses.FrozenInstanceError`.

@@ -87,6 +87,7 @@ natives!(
     AsyncioSleep,
     AsyncioCreateTask,
     AsyncioQueue,
+    AsyncioWaitFor,
     // torch factories and functions
     Zeros,
     Ones,
@@ -629,6 +630,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModAsyncio, "sleep") => AsyncioSleep,
         (ModAsyncio, "create_task" | "ensure_future") => AsyncioCreateTask,
         (ModAsyncio, "Queue") => AsyncioQueue,
+        (ModAsyncio, "wait_for") => AsyncioWaitFor,
         (ModSys, "exc_info") => SysExcInfo,
         (ModFunctools, "partial") => FunctoolsPartial,
         (ModFunctools, "wraps") => FunctoolsWraps,

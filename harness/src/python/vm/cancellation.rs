@@ -103,7 +103,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Finishes a pending future as cancelled and schedules its callbacks.
-    fn finish_cancelled(&mut self, future: ObjId) {
+    pub(super) fn finish_cancelled(&mut self, future: ObjId) {
         self.resolve(future, FutureState::Cancelled);
         self.mark_cancelled(future);
     }
@@ -133,6 +133,7 @@ impl<'a> Interpreter<'a> {
                 }
                 any
             }
+            FutureRole::WaitFor(_) => self.cancel_wait_for(future),
             FutureRole::Plain | FutureRole::Sleep { .. } => {
                 self.drop_timer(future);
                 self.finish_cancelled(future);
@@ -143,7 +144,7 @@ impl<'a> Interpreter<'a> {
 
     /// Removes a cancelled future's timer, so the virtual clock does not move to it
     /// (`_run_once` discards cancelled timer handles without waiting for them).
-    fn drop_timer(&mut self, future: ObjId) {
+    pub(super) fn drop_timer(&mut self, future: ObjId) {
         let Some(l) = self.event_loop.as_deref_mut() else {
             return;
         };
@@ -199,6 +200,7 @@ impl<'a> Interpreter<'a> {
             match &f.role {
                 FutureRole::Task { .. } => tasks.push(id),
                 FutureRole::Gather { children, .. } => next.extend(children.iter().copied()),
+                FutureRole::WaitFor(w) => next.extend(w.armed.then_some(w.inner)),
                 FutureRole::Plain | FutureRole::Sleep { .. } => {}
             }
             next.extend(f.waiter);

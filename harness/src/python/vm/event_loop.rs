@@ -107,7 +107,7 @@ impl<'a> Interpreter<'a> {
 
     /// A task for a coroutine (owned), scheduled to take its first step (`call_soon`).
     /// Returns the task (a new reference).
-    fn new_task(&mut self, coroutine: ObjId) -> ObjId {
+    pub(super) fn new_task(&mut self, coroutine: ObjId) -> ObjId {
         let task = self.alloc(ObjKind::Future(Box::new(FutureData::new(
             FutureRole::Task { coroutine },
         ))));
@@ -130,6 +130,13 @@ impl<'a> Interpreter<'a> {
             Value::Obj(c) if matches!(self.heap.kind(c), ObjKind::Generator(g) if g.coroutine) => {
                 self.heap.incref(coroutine);
                 Ok(Value::Obj(self.new_task(c)))
+            }
+            // `wait_for(...)` is a coroutine on CPython, wrapped in a task here; the model
+            // starts the `wait_for` itself (no task object around it).
+            Value::Obj(f) if self.is_unarmed_wait_for(f) => {
+                self.arm_wait_for(f)?;
+                self.heap.incref(coroutine);
+                Ok(coroutine)
             }
             _ => {
                 let t = self.value_type_name(coroutine);
@@ -162,6 +169,7 @@ impl<'a> Interpreter<'a> {
                     // CPython wraps `sleep(d)` (a coroutine) in a task that starts its timer;
                     // the model starts the timer itself (no task object).
                     self.arm_sleep(f)?;
+                    self.arm_wait_for(f)?;
                     self.heap.incref(a);
                     children.push(f);
                 }
@@ -192,7 +200,7 @@ impl<'a> Interpreter<'a> {
 
     /// Registers a callback on a future (a reference to its target is taken); on a finished
     /// future it is scheduled at once.
-    fn add_done_callback(&mut self, future: ObjId, callback: Callback) {
+    pub(super) fn add_done_callback(&mut self, future: ObjId, callback: Callback) {
         let ObjKind::Future(f) = self.heap.kind_mut(future) else {
             return;
         };
@@ -327,6 +335,14 @@ impl<'a> Interpreter<'a> {
                 self.gather_child_done(outer);
                 Ok(())
             }
+            Callback::WaitForInner(outer) => {
+                self.wait_for_inner_done(outer);
+                Ok(())
+            }
+            Callback::WaitForTimer(outer) => {
+                self.wait_for_timer_fired(outer);
+                Ok(())
+            }
             Callback::Stop(_) => {
                 if let Some(l) = self.event_loop.as_deref_mut() {
                     l.stopping = true;
@@ -442,6 +458,9 @@ impl<'a> Interpreter<'a> {
                 );
             }
         };
+        if self.is_unarmed_wait_for(future) {
+            self.arm_wait_for(future)?;
+        }
         let sleep = match self.heap.kind(future) {
             ObjKind::Future(f) => match f.role {
                 FutureRole::Sleep { delay } if f.state == FutureState::Pending => Some(delay),
@@ -489,6 +508,12 @@ impl<'a> Interpreter<'a> {
             self.resolve(future, FutureState::Done(Value::None));
             return Ok(());
         }
+        self.start_timer(future, delay)
+    }
+
+    /// Resolves `future` when the virtual clock has moved `delay` on (`call_later`); the
+    /// timer list takes a reference.
+    pub(super) fn start_timer(&mut self, future: ObjId, delay: f64) -> R<()> {
         self.heap.incref(Value::Obj(future));
         let l = self.running_loop()?;
         let deadline = l.clock + delay;
@@ -527,6 +552,17 @@ impl<'a> Interpreter<'a> {
         kw: &[(crate::heap::Sym, Value)],
     ) -> R<Value> {
         use crate::python::natives::Native;
+        if n == Native::AsyncioWaitFor {
+            return match (p, kw) {
+                ([aw, t], []) => self.asyncio_wait_for(*aw, *t),
+                ([aw], [(k, t)]) if self.names.name(*k) == "timeout" => {
+                    self.asyncio_wait_for(*aw, *t)
+                }
+                _ => self.unsupported(
+                    "asyncio.wait_for with these arguments (it takes an awaitable and a timeout)",
+                ),
+            };
+        }
         if let Some(&(k, _)) = kw.first() {
             let k = self.names.name(k).to_string();
             return self.unsupported(format!("keyword argument '{k}' of an asyncio function"));

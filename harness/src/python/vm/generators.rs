@@ -867,7 +867,7 @@ impl<'a> Interpreter<'a> {
                     stack[n - 1] = Value::Int(i + 1);
                     return Ok(Some(v));
                 }
-                None => self.future_outcome(id)?,
+                None => self.awaited_outcome(id)?,
             }
         } else {
             match how {

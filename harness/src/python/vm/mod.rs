@@ -31,6 +31,7 @@ mod generators;
 mod queues;
 mod split;
 mod substitutes;
+mod wait_for;
 mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
