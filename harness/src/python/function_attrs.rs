@@ -168,6 +168,9 @@ impl<'a> Interpreter<'a> {
 
     /// `sys.getrefcount(x)`: the model's reference count of `x`, which includes the
     /// argument's own reference as CPython's does (2 for an object held by one name).
+    /// Approximation: on ≤ 3.10 a caller's value stack keeps its own reference to each
+    /// argument for the duration of a call, one more than the model counts for an object
+    /// passed down as an argument (3.11+ share it with the callee's frame, as the model does).
     /// Values the model keeps outside its heap (ints, strings, `None`) are refused: their
     /// CPython count depends on caching, interning and (3.12+) immortality.
     pub(in crate::python) fn sys_getrefcount(&mut self, args: &[Value]) -> R<Value> {
