@@ -123,6 +123,12 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         device,
     );
     interp.set_limits(scenario.limits);
+    // Checked by `python::parse` above.
+    interp.set_measured_loop(
+        python::measured_loop::find(&scenario.workload.source, &module.body)
+            .ok()
+            .flatten(),
+    );
     let allocator = scenario.allocator_for(variant);
     if !allocator.is_empty() {
         // Checked when the file was read.

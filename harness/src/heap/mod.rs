@@ -104,6 +104,8 @@ pub struct Function {
     pub closure: Option<ObjId>,
     /// Default values of trailing parameters.
     pub defaults: Vec<Value>,
+    /// `__dict__`, made by the first attribute stored on the function (`fn.calls = 0`).
+    pub dict: Option<ObjId>,
 }
 
 #[derive(Debug, Clone)]
@@ -290,6 +292,9 @@ pub enum WrapperKind {
     Product,
     Combinations,
     Permutations,
+    /// A method of a builtin container taken as a value (`d.get`, `lst.append`): the
+    /// receiver, the method's name (python/function_attrs.rs).
+    BuiltinMethod,
 }
 
 impl ObjKind {
@@ -358,6 +363,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Product, _) => "itertools.product",
             ObjKind::Wrapper(WrapperKind::Combinations, _) => "itertools.combinations",
             ObjKind::Wrapper(WrapperKind::Permutations, _) => "itertools.permutations",
+            ObjKind::Wrapper(WrapperKind::BuiltinMethod, _) => "builtin_function_or_method",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",
@@ -1012,6 +1018,9 @@ impl Heap {
                 for d in &f.defaults {
                     value(*d, Edge::Role("__defaults__"));
                 }
+                if let Some(d) = f.dict {
+                    value(Value::Obj(d), Edge::Role("__dict__"));
+                }
             }
             ObjKind::Cell(v) => {
                 if let Some(v) = v {
@@ -1103,6 +1112,7 @@ impl Heap {
             ObjKind::Function(f) => {
                 out.extend(f.closure.take().map(Value::Obj));
                 out.append(&mut f.defaults);
+                out.extend(f.dict.take().map(Value::Obj));
             }
             ObjKind::Cell(v) => out.extend(v.take()),
             // Tuples have no `tp_clear`: they keep their items (and their size, which picks
@@ -1183,6 +1193,7 @@ fn owned_references(
         ObjKind::Function(f) => {
             f.closure.into_iter().for_each(|c| push(Value::Obj(c)));
             f.defaults.into_iter().for_each(&mut push);
+            f.dict.into_iter().for_each(|d| push(Value::Obj(d)));
         }
         ObjKind::Cell(v) => v.into_iter().for_each(&mut push),
         ObjKind::Tuple(items) | ObjKind::List(items) => items.into_iter().for_each(&mut push),

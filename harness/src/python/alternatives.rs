@@ -261,6 +261,11 @@ fn closest<'c>(wanted: &str, candidates: impl Iterator<Item = &'c str>) -> Optio
 /// `; nearest supported: ...` for a missing attribute of module `m`, or `""`.
 pub(super) fn for_module_attr(it: &Interpreter<'_>, m: Value, attr: &str) -> String {
     let module = super::natives::module_display_of(m);
+    if module == "torch" && matches!(attr, "save" | "load") {
+        return "; the model does no file I/O: keep the copy in memory instead, e.g. \
+                `{k: v.detach().clone() for k, v in model.state_dict().items()}`"
+            .to_string();
+    }
     if TENSOR_METHODS.contains(&attr) {
         return format!("; nearest supported: the tensor method `x.{attr}(...)`");
     }

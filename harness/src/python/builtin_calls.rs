@@ -17,6 +17,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
     let p = &a.pos;
     match n {
         SysExcInfo => Ok(it.sys_exc_info()),
+        SysGetrefcount => it.sys_getrefcount(p),
         TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
         | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
         | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
@@ -754,6 +755,52 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
                     None => it.error(format!("KeyError: {}", it.repr_text(*k))),
                 },
             }
+        }
+        // `logs.setdefault(name, [])`: the stored value, or `default` stored and returned.
+        ("setdefault", [k, rest @ ..]) if rest.len() <= 1 => {
+            if let Some(&(_, v)) = items.iter().find(|(key, _)| key == k) {
+                it.heap.incref(v);
+                return Ok(v);
+            }
+            let d = rest.first().copied().unwrap_or(Value::None);
+            it.heap.incref(*k);
+            it.heap.incref(d);
+            it.dict_set(id, *k, d);
+            it.heap.incref(d);
+            Ok(d)
+        }
+        ("update", [other]) if a.kw.is_empty() => {
+            let pairs: Vec<(Value, Value)> = match *other {
+                Value::Obj(o) => match it.heap.kind(o) {
+                    ObjKind::Dict(entries) => entries.clone(),
+                    _ => return it.unsupported(format!("dict.update from {}", it.display(*other))),
+                },
+                _ => return it.unsupported(format!("dict.update from {}", it.display(*other))),
+            };
+            for (k, v) in pairs {
+                it.heap.incref(k);
+                it.heap.incref(v);
+                it.dict_set(id, k, v);
+            }
+            Ok(Value::None)
+        }
+        ("update", []) => {
+            for &(k, v) in &a.kw {
+                it.heap.incref(v);
+                it.dict_set(id, Value::Str(k), v);
+            }
+            Ok(Value::None)
+        }
+        ("clear", []) => {
+            let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {
+                unreachable!()
+            };
+            let old = std::mem::take(entries);
+            for (k, v) in old {
+                it.heap.decref(k);
+                it.heap.decref(v);
+            }
+            Ok(Value::None)
         }
         _ => {
             let t = it.dict_type_name(id);

@@ -254,7 +254,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// All items of an iterable, produced one at a time (new references).
-    pub(super) fn collect_items(&mut self, iterable: Value) -> R<Vec<Value>> {
+    pub(in crate::python) fn collect_items(&mut self, iterable: Value) -> R<Vec<Value>> {
         self.heap.incref(iterable);
         let iterable = self.user_iter(iterable)?;
         let mut out = Vec::new();

@@ -138,6 +138,7 @@ pub(super) fn memory_stats(it: &mut Interpreter<'_>) -> R<Value> {
         name,
         closure: Some(closure),
         defaults: Vec::new(),
+        dict: None,
     }));
     set_cell(it, walk_cell, Value::Obj(function));
     // `torch._C._cuda_memoryStats(device)`: the nested dicts built in C++.

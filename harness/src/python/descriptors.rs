@@ -200,6 +200,7 @@ impl<'a> Interpreter<'a> {
             }
             WrapperKind::DataclassInit => self.dataclass_init(id, args, kwargs),
             WrapperKind::DataclassEq if kwargs.is_empty() => self.dataclass_eq(args),
+            WrapperKind::BuiltinMethod => self.call_builtin_method(&items, args, kwargs),
             _ => {
                 self.heap.decref_all(args);
                 self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));

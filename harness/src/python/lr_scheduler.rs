@@ -270,6 +270,7 @@ impl Interpreter<'_> {
                 name: Sym(0),
                 closure: None,
                 defaults: Vec::new(),
+                dict: None,
             })
         });
         if function.is_some() {

@@ -38,6 +38,7 @@ mod exception_attrs;
 mod exceptions;
 mod format_spec;
 mod frames;
+mod function_attrs;
 mod genexpr;
 mod grad_scaler;
 mod group_norm;
@@ -60,6 +61,7 @@ mod lr_scheduler_cyclic;
 mod lr_scheduler_rates;
 mod lr_scheduler_restarts;
 mod lru_cache;
+pub mod measured_loop;
 mod module_api;
 mod module_backward_hooks;
 mod module_forward;
@@ -161,6 +163,14 @@ pub fn parse(workload: &Workload, file: &str) -> Result<ModModule, Error> {
                 e.error.to_string(),
             )
         })?;
+    if let Err((offset, message)) = measured_loop::find(&workload.source, &module.body) {
+        let map = SourceMap::new(workload, file);
+        return Err(Error::input(
+            InputErrorKind::Schema,
+            map.location(offset),
+            message,
+        ));
+    }
     if let Some((offset, message)) = syntax_check::first_error(&module.body) {
         let map = SourceMap::new(workload, file);
         return Err(Error::input(

@@ -100,6 +100,7 @@ impl Interpreter<'_> {
             name,
             closure: Some(closure),
             defaults: vec![Value::Obj(dict)],
+            dict: None,
         }));
         for _ in 0..temporaries {
             self.heap.count_deallocation(&ObjKind::Cell(None));

@@ -140,14 +140,15 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Wrapper(crate::heap::WrapperKind::DataclassField, _) => {
                     self.dataclass_field_attr(id, name)
                 }
+                ObjKind::Function(_) => self.function_attr(id, name),
+                ObjKind::Wrapper(crate::heap::WrapperKind::BuiltinMethod, items) => {
+                    let items = items.clone();
+                    self.builtin_method_attr(&items, name)
+                }
                 other => {
                     let t = other.type_name();
                     if crate::python::type_builtin::is_container_method(t, self.names.name(name)) {
-                        return self.unsupported(format!(
-                            "`{t}.{}` taken as a value (a bound method of a builtin container); \
-                             nearest supported: a lambda that calls it",
-                            self.names.name(name)
-                        ));
+                        return Ok(self.bound_builtin_method(obj, name));
                     }
                     self.error(format!(
                         "AttributeError: '{t}' object has no attribute '{}'",
@@ -351,6 +352,7 @@ impl<'a> Interpreter<'a> {
                 r
             }
             ObjKind::Exception(_) => self.set_exception_attr(id, name, value),
+            ObjKind::Function(_) => self.set_function_attr(id, name, value),
             other => {
                 let t = other.type_name();
                 self.heap.decref(value);

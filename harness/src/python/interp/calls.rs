@@ -62,6 +62,7 @@ impl<'a> Interpreter<'a> {
             name,
             closure,
             defaults,
+            dict: None,
         }));
         Ok(Value::Obj(f))
     }

@@ -27,6 +27,7 @@ impl<'a> Interpreter<'a> {
                 name: Sym(0),
                 closure: None,
                 defaults: Vec::new(),
+                dict: None,
             })
         });
         if let Some(f) = &function {

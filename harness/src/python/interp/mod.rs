@@ -123,6 +123,8 @@ pub struct Interpreter<'a> {
     pub(super) call_keywords: Vec<(Sym, u32)>,
     pub(super) loop_depth: u32,
     pub(super) iteration_loop_seen: bool,
+    /// The loop marked `# gpumem: measure` (python/measured_loop.rs), if any.
+    pub(super) measured_loop: Option<crate::python::measured_loop::LoopKey>,
     pub(super) device_storages_alive: u64,
     /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
     /// a frame object that outlived its call) is using it.
@@ -137,7 +139,7 @@ pub struct Interpreter<'a> {
     eval_depth: u32,
     /// Formatted reference paths by the shape of the path.
     builtin_cache: FxHashMap<Sym, Option<Value>>,
-    module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
+    pub(in crate::python) module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
     described_hits: FxHashMap<Vec<SignatureStep>, (Rc<str>, Rc<str>)>,
     /// Device tensors freed by the collector, aggregated by path, tensor and site, in
     /// first-seen order: the index into `cycle_totals` (count, first iteration).
@@ -254,6 +256,7 @@ impl<'a> Interpreter<'a> {
             call_keywords: Vec::new(),
             loop_depth: 0,
             iteration_loop_seen: false,
+            measured_loop: None,
             device_storages_alive: 0,
             frames_of_code: FxHashMap::default(),
             class_bodies_run: Default::default(),

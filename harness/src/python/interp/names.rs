@@ -190,10 +190,24 @@ impl<'a> Interpreter<'a> {
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                // Any other iterable (`images, labels = zip(*batch)`) is read to its end,
+                // as CPython's `UNPACK_SEQUENCE` does.
                 _ => {
+                    let read = self.collect_items(value);
                     self.heap.decref(value);
-                    return self
-                        .error("TypeError: cannot unpack a non-sequence in the workload model");
+                    let items = read?;
+                    if items.len() != targets.len() {
+                        let n = items.len();
+                        self.heap.decref_all(items);
+                        return self.error(format!(
+                            "ValueError: expected {} values to unpack, got {n}",
+                            targets.len()
+                        ));
+                    }
+                    for (t, v) in targets.iter().zip(items) {
+                        self.store(t, v)?;
+                    }
+                    return Ok(());
                 }
             },
             _ => return self.error("TypeError: cannot unpack a non-sequence"),

@@ -241,7 +241,8 @@ impl<'a> Interpreter<'a> {
         let iterable = self.eval(&f.iter)?;
         let iterable = self.user_iter(iterable)?;
         let hidden_iterator = self.count_loop_iterator(iterable);
-        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        let is_iteration_loop =
+            self.claims_iteration_loop(crate::python::measured_loop::key_of(&f.iter));
         if is_iteration_loop {
             self.iteration_loop_seen = true;
         }
@@ -336,7 +337,8 @@ impl<'a> Interpreter<'a> {
     }
 
     fn exec_while(&mut self, w: &'a ast::StmtWhile) -> R<Flow> {
-        let is_iteration_loop = self.loop_depth == 0 && !self.iteration_loop_seen;
+        let is_iteration_loop =
+            self.claims_iteration_loop(crate::python::measured_loop::key_of(&w.test));
         if is_iteration_loop {
             self.iteration_loop_seen = true;
         }
@@ -373,5 +375,24 @@ impl<'a> Interpreter<'a> {
             self.close_iteration(false);
         }
         result
+    }
+
+    /// Whether the loop starting now (identified by its iterable or condition) is the one
+    /// whose passes are the iterations: the loop marked `# gpumem: measure`, else the first
+    /// outermost loop; either only on its first run.
+    pub(in crate::python) fn claims_iteration_loop(
+        &self,
+        key: crate::python::measured_loop::LoopKey,
+    ) -> bool {
+        !self.iteration_loop_seen
+            && match self.measured_loop {
+                Some(marked) => marked == key,
+                None => self.loop_depth == 0,
+            }
+    }
+
+    /// Names the loop marked `# gpumem: measure` (see python/measured_loop.rs).
+    pub fn set_measured_loop(&mut self, key: Option<crate::python::measured_loop::LoopKey>) {
+        self.measured_loop = key;
     }
 }

@@ -321,6 +321,7 @@ natives!(
     ModNnUtils,
     ClipGradNorm,
     ClipGradValue,
+    SysGetrefcount,
 );
 
 impl Native {
@@ -656,6 +657,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModNn, "utils") => return Some(module(ModNnUtils)),
         (ModNnUtils, "clip_grad_norm_") => ClipGradNorm,
         (ModNnUtils, "clip_grad_value_") => ClipGradValue,
+        (ModSys, "getrefcount") => SysGetrefcount,
         _ => return None,
     };
     Some(native(n))

@@ -26,6 +26,9 @@ pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sy
                 .unwrap_or("type");
             Ok(Value::Str(it.names.intern(name)))
         }
+        (Value::Native(n), "__name__" | "__qualname__") if it.native_name(n).is_some() => {
+            Ok(it.native_name(n).expect("checked"))
+        }
         _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
     }
 }

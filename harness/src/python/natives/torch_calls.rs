@@ -11,6 +11,19 @@ pub(in crate::python) fn call_torch_native(
     use Native::*;
     let p = &a.pos;
     match n {
+        // `@torch.no_grad()` decorating a function is not modelled: refused, rather than
+        // replacing the function by the grad-mode manager.
+        NoGrad | EnableGrad | InferenceMode if p.iter().any(|v| !matches!(v, Value::Bool(_))) => {
+            let name = match n {
+                NoGrad => "no_grad",
+                EnableGrad => "enable_grad",
+                _ => "inference_mode",
+            };
+            it.unsupported(format!(
+                "`torch.{name}()` as a decorator; nearest supported: `with torch.{name}():` \
+                 around the function's body"
+            ))
+        }
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         Autocast | CudaAmpAutocast => {
             let keywords = ["device_type", "dtype", "enabled", "cache_enabled"].map(|k| a.kw(it, k));

@@ -553,7 +553,7 @@ impl<'a> Interpreter<'a> {
                     let iterable = self.eval(e)?;
                     let iterable = self.user_iter(iterable)?;
                     let iterable = self.hidden_loop_iterator(iterable);
-                    self.claim_iteration_loop(iterable);
+                    self.claim_iteration_loop(crate::python::measured_loop::key_of(e), iterable);
                     stack.push(iterable);
                     stack.push(Value::Int(0));
                     ip += 1;
@@ -815,8 +815,12 @@ impl<'a> Interpreter<'a> {
 
     /// A compiled `for` loop that is the workload's first loop outside any other marks the
     /// iterations, as the evaluator's loops do (its iterable identifies it while it runs).
-    fn claim_iteration_loop(&mut self, iterable: Value) {
-        if self.loop_depth == 0 && !self.iteration_loop_seen && matches!(iterable, Value::Obj(_)) {
+    fn claim_iteration_loop(
+        &mut self,
+        key: crate::python::measured_loop::LoopKey,
+        iterable: Value,
+    ) {
+        if self.claims_iteration_loop(key) && matches!(iterable, Value::Obj(_)) {
             self.iteration_loop_seen = true;
             self.vm_iteration_loop = Some(iterable);
         }
