@@ -730,6 +730,12 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.nn.utils.clip_grad_value_",
             &["parameters", "clip_value", "foreach"],
         ),
+        MaxFn => ("torch.max", &["input", "dim", "keepdim", "other"]),
+        MinFn => ("torch.min", &["input", "dim", "keepdim", "other"]),
+        MaximumFn => ("torch.maximum", &["input", "other"]),
+        MinimumFn => ("torch.minimum", &["input", "other"]),
+        SortFn => ("torch.sort", &["input", "dim", "descending", "stable"]),
+        TopkFn => ("torch.topk", &["input", "k", "dim", "largest", "sorted"]),
         _ => return None,
     })
 }
@@ -758,7 +764,11 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         "norm" => &["p", "dim", "keepdim", "dtype"],
         "addcmul" | "addcmul_" => &["value"],
-        "argmax" | "argmin" | "max" | "min" => &["dim", "keepdim"],
+        "argmax" | "argmin" => &["dim", "keepdim"],
+        "max" | "min" => &["dim", "keepdim", "other"],
+        "maximum" | "minimum" => &["other"],
+        "sort" => &["dim", "descending", "stable"],
+        "topk" => &["k", "dim", "largest", "sorted"],
         _ => &[],
     }
 }

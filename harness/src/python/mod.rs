@@ -77,6 +77,7 @@ mod recurrent;
 mod recurrent_params;
 mod recurrent_simple;
 mod reprs;
+mod return_types;
 mod scope;
 mod sets;
 mod small_map;

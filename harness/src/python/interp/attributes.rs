@@ -126,6 +126,7 @@ impl<'a> Interpreter<'a> {
                     )),
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                ObjKind::StructSeq { .. } => crate::python::return_types::field(self, id, name),
                 ObjKind::Deque { .. } if self.names.name(name) == "maxlen" => {
                     Ok(self.deque_maxlen(id))
                 }

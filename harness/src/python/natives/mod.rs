@@ -320,6 +320,12 @@ natives!(
     ModNnUtils,
     ClipGradNorm,
     ClipGradValue,
+    MaxFn,
+    MinFn,
+    MaximumFn,
+    MinimumFn,
+    SortFn,
+    TopkFn,
 );
 
 impl Native {
@@ -654,6 +660,12 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModNn, "utils") => return Some(module(ModNnUtils)),
         (ModNnUtils, "clip_grad_norm_") => ClipGradNorm,
         (ModNnUtils, "clip_grad_value_") => ClipGradValue,
+        (ModTorch, "max") => MaxFn,
+        (ModTorch, "min") => MinFn,
+        (ModTorch, "maximum") => MaximumFn,
+        (ModTorch, "minimum") => MinimumFn,
+        (ModTorch, "sort") => SortFn,
+        (ModTorch, "topk") => TopkFn,
         _ => return None,
     };
     Some(native(n))
