@@ -115,6 +115,10 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     // hardtanh's bounds: values only.
     "min_val",
     "max_val",
+    // sort/topk: the order of the values (same shapes and bytes).
+    "descending",
+    "largest",
+    "sorted",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -955,6 +959,11 @@ const MODELLED: &[&str] = &[
     // nn.ParameterList / nn.ParameterDict: the tensors registered as parameters.
     "values",
     "parameters",
+    // max/min's second tensor (elementwise), topk's count (the result's size), sort's
+    // `stable` (ATen's other overload: its node).
+    "other",
+    "k",
+    "stable",
 ];
 
 #[cfg(test)]
