@@ -416,6 +416,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::Elu => &["alpha", "inplace"],
         C::Hardtanh => &["min_val", "max_val", "inplace"],
         C::Gelu => &["approximate"],
+        C::Softmax | C::LogSoftmax | C::Softmin => &["dim"],
+        C::Unflatten => &["dim", "unflattened_size"],
         C::Silu | C::Relu6 | C::Mish | C::Hardswish => &["inplace"],
         C::GroupNorm => &[
             "num_groups",
@@ -740,6 +742,7 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         MinimumFn => ("torch.minimum", &["input", "other"]),
         SortFn => ("torch.sort", &["input", "dim", "descending", "stable"]),
         TopkFn => ("torch.topk", &["input", "k", "dim", "largest", "sorted"]),
+        FSoftmin => ("torch.nn.functional.softmin", &["input", "dim"]),
         _ => return None,
     })
 }
@@ -773,6 +776,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "maximum" | "minimum" => &["other"],
         "sort" => &["dim", "descending", "stable"],
         "topk" => &["k", "dim", "largest", "sorted"],
+        "unflatten" => &["dim", "sizes"],
         _ => &[],
     }
 }
@@ -964,6 +968,9 @@ const MODELLED: &[&str] = &[
     "other",
     "k",
     "stable",
+    // nn.Unflatten / Tensor.unflatten: the view's new sizes.
+    "unflattened_size",
+    "sizes",
 ];
 
 #[cfg(test)]
@@ -1048,6 +1055,8 @@ mod tests {
             C::Sigmoid,
             C::Mish,
             C::Hardswish,
+            C::Softmax,
+            C::Unflatten,
         ] {
             tables.push(for_class(c));
         }

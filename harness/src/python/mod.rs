@@ -95,6 +95,7 @@ mod torchlib;
 mod transformer;
 mod type_builtin;
 mod type_checks;
+mod unflatten;
 mod vm;
 mod weak_containers;
 mod weakrefs;

@@ -326,6 +326,7 @@ natives!(
     MinimumFn,
     SortFn,
     TopkFn,
+    FSoftmin,
 );
 
 impl Native {
@@ -666,6 +667,7 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "minimum") => MinimumFn,
         (ModTorch, "sort") => SortFn,
         (ModTorch, "topk") => TopkFn,
+        (ModFunctional, "softmin") => FSoftmin,
         _ => return None,
     };
     Some(native(n))

@@ -508,6 +508,7 @@ pub(super) fn tensor_method(
         "register_post_accumulate_grad_hook" => it.register_post_accumulate_grad_hook(id, p),
         "norm" => crate::python::ops_more::norm_method(it, id, a),
         "addcmul" => crate::python::ops_more::addcmul_method(it, id, a),
+        "unflatten" => crate::python::unflatten::method(it, id, a),
         m if crate::python::index_reductions::is_method(m) => {
             crate::python::index_reductions::method(it, id, m, a)
         }

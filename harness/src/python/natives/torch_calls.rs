@@ -663,6 +663,7 @@ pub(in crate::python) fn call_torch_native(
             crate::python::index_reductions::call(it, n, a)
         }
         ClipGradNorm | ClipGradValue => it.clip_grad(n, a),
+        FSoftmin => crate::python::activations::softmin(it, a),
         MaxFn | MinFn | MaximumFn | MinimumFn | SortFn | TopkFn => {
             crate::python::index_reductions::call(it, n, a)
         }
