@@ -743,6 +743,11 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         SortFn => ("torch.sort", &["input", "dim", "descending", "stable"]),
         TopkFn => ("torch.topk", &["input", "k", "dim", "largest", "sorted"]),
         FSoftmin => ("torch.nn.functional.softmin", &["input", "dim"]),
+        ParametersToVector => ("torch.nn.utils.parameters_to_vector", &["parameters"]),
+        VectorToParameters => (
+            "torch.nn.utils.vector_to_parameters",
+            &["vec", "parameters"],
+        ),
         _ => return None,
     })
 }
@@ -971,6 +976,8 @@ const MODELLED: &[&str] = &[
     // nn.Unflatten / Tensor.unflatten: the view's new sizes.
     "unflattened_size",
     "sizes",
+    // vector_to_parameters: the vector whose slices become the parameters' data.
+    "vec",
 ];
 
 #[cfg(test)]

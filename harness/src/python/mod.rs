@@ -25,6 +25,7 @@ mod collections_deque;
 mod collections_dicts;
 pub mod constructs;
 mod containers;
+mod convert_parameters;
 mod convolution;
 mod cuda_memory;
 mod custom_function;

@@ -327,6 +327,8 @@ natives!(
     SortFn,
     TopkFn,
     FSoftmin,
+    ParametersToVector,
+    VectorToParameters,
 );
 
 impl Native {
@@ -668,6 +670,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "sort") => SortFn,
         (ModTorch, "topk") => TopkFn,
         (ModFunctional, "softmin") => FSoftmin,
+        (ModNnUtils, "parameters_to_vector") => ParametersToVector,
+        (ModNnUtils, "vector_to_parameters") => VectorToParameters,
         _ => return None,
     };
     Some(native(n))

@@ -80,7 +80,7 @@ pub(super) fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
 }
 
 /// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
-pub(super) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
+pub(in crate::python) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!("checked by caller")
     };

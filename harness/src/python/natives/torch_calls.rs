@@ -664,6 +664,8 @@ pub(in crate::python) fn call_torch_native(
         }
         ClipGradNorm | ClipGradValue => it.clip_grad(n, a),
         FSoftmin => crate::python::activations::softmin(it, a),
+        ParametersToVector => it.parameters_to_vector(a),
+        VectorToParameters => it.vector_to_parameters(a),
         MaxFn | MinFn | MaximumFn | MinimumFn | SortFn | TopkFn => {
             crate::python::index_reductions::call(it, n, a)
         }
