@@ -434,7 +434,7 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
         // that saved it; a leaf nothing.
         let (storage, sizes, output_of) = match *saved {
             Saved::Tensor(t) => match tensor(it, Value::Obj(t)) {
-                Some(td) => (td.storage, Some(td.shape.clone()), saved_grad_fn(it, &td)),
+                Some(td) => (td.storage, Some(td.shape.clone()), saved_grad_fn(it, td)),
                 None => continue,
             },
             Saved::Data(st) => (st, None, Some((node.name, 0))),
