@@ -87,3 +87,130 @@ for step in range(1000):
     assert!(peak >= 512 + 1000 * 512, "{peak}");
     assert!(peak < 512 + 1000 * 512 + 16 * 1024, "{peak}");
 }
+
+/// `x.max(dim)` is PyTorch's `torch.return_types.max` (a struct sequence made by
+/// `PyStructSequence_New` in `wrap_outputs.h`): fields `values`/`indices`, a tuple for
+/// `isinstance`, indexing, slicing, `len` and unpacking, and `returned_structseq_repr`'s
+/// text. Expected values derived by hand from the PyTorch sources (no PyTorch installed).
+#[test]
+fn max_along_a_dimension_is_a_named_tuple() {
+    run(r#"import torch
+x = torch.randn(8, 4, device="cuda", requires_grad=True)
+r = x.max(dim=1, keepdim=True)
+assert r.values.shape == (8, 1) and r.indices.dtype == torch.int64
+assert r[0] is r.values and r[-1] is r.indices and len(r) == 2
+assert isinstance(r, tuple) and repr(r).startswith("torch.return_types.max(")
+assert r.values.grad_fn.name() == "MaxBackward0" and not r.indices.requires_grad
+assert r[:1][0] is r.values
+values, idx = torch.min(x, 0)
+assert values.shape == (4,) and values.grad_fn.name() == "MinBackward0"
+assert repr(x.min(1)).startswith("torch.return_types.min(\nvalues=")
+assert repr(torch.max(x, 1)).startswith("torch.return_types.max(\nvalues=")
+assert "),\nindices=" in repr(x.max(1))
+"#)
+    .unwrap();
+    let e =
+        run("import torch\nr = torch.zeros(2, 3, device='cuda').max(1)\nr.value\n").unwrap_err();
+    assert!(
+        e.contains("AttributeError: 'torch.return_types.max' object has no attribute 'value'"),
+        "{e}"
+    );
+}
+
+/// `PyStructSequence_New` does not track the object it allocates (measured: CPython 3.8-3.13
+/// `gc.is_tracked(time.localtime())` is false), so holding `x.max(1)` adds the two tensor
+/// objects to what `gc.freeze()` moves, not the pair itself (a plain tuple holding tensors
+/// would be tracked: three).
+#[test]
+fn the_named_tuple_is_untracked() {
+    run(r#"import torch, gc
+x = torch.randn(8, 4, device="cuda")
+r = None
+gc.collect()
+gc.freeze()
+before = gc.get_freeze_count()
+gc.unfreeze()
+r = x.max(1)
+gc.freeze()
+after = gc.get_freeze_count()
+gc.unfreeze()
+assert after - before == 2, after - before
+"#)
+    .unwrap();
+}
+
+/// The pair keeps both tensors; unpacked, the names do, and `MaxBackward0` keeps the
+/// indices (saved by derivatives.yaml's `max.dim` row) after the name is dropped: 64 × 8 B
+/// of int64 indices stay with the graph until backward frees it.
+#[test]
+fn max_backward_keeps_the_indices_after_unpacking() {
+    let kept = |tail: &str| {
+        run(&format!(
+            "import torch\nx = torch.randn(64, 1024, device='cuda', requires_grad=True)\n\
+             values, idx = x.max(1)\ndel idx\n{tail}\
+             peak0 = torch.cuda.memory_allocated()\nassert peak0 == int(peak0)\n\
+             big = torch.empty(4 * 1024 * 1024, device='cuda')\n"
+        ))
+    };
+    let alive = kept("").unwrap();
+    let freed = kept("values.sum().backward()\nx.grad = None\n").unwrap();
+    // With the graph alive the indices (512 B block) are still held when `big` is made.
+    assert_eq!(alive - freed, 512, "{alive} {freed}");
+}
+
+/// `torch.max(a, b)` is ATen's `max.other`, an alias of `maximum`: elementwise over the
+/// broadcast shape with `MaximumBackward0` saving both operands; `sort` and `topk` return
+/// named tuples whose node saves the indices.
+#[test]
+fn elementwise_max_sort_and_topk() {
+    run(r#"import torch
+a = torch.randn(8, 1, device="cuda", requires_grad=True)
+b = torch.randn(1, 5, device="cuda")
+m = torch.max(a, b)
+assert m.shape == (8, 5) and m.grad_fn.name() == "MaximumBackward0"
+assert torch.minimum(a, b).grad_fn.name() == "MinimumBackward0"
+assert a.max(b).shape == (8, 5) and torch.min(a, other=b).grad_fn.name() == "MinimumBackward0"
+s = torch.randn(6, 10, device="cuda", requires_grad=True)
+r = s.sort(dim=1, descending=True)
+assert repr(r).startswith("torch.return_types.sort(") and r.values.shape == (6, 10) and r.indices.dtype == torch.int64
+assert r.values.grad_fn.name() == "SortBackward0"
+assert torch.sort(s, stable=True).values.grad_fn.name() == "SortBackward1"
+v, i = s.topk(3)
+assert v.shape == (6, 3) and i.shape == (6, 3) and v.grad_fn.name() == "TopkBackward0"
+assert torch.topk(s, 2, dim=0).indices.shape == (2, 10)
+v.sum().backward()
+assert s.grad.shape == (6, 10)
+"#)
+    .unwrap();
+    let e = run("import torch\nx = torch.zeros(2, 3, device='cuda')\nx.topk(4)\n").unwrap_err();
+    assert!(
+        e.contains("RuntimeError: selected index k out of range"),
+        "{e}"
+    );
+}
+
+/// PyTorch's errors for reducing nothing: `max(dim)` over an empty dimension is an
+/// `IndexError` (ATen's `zero_numel_check_dims`), `max()` of an empty tensor a
+/// `RuntimeError`; a non-empty dimension of an empty tensor reduces fine.
+#[test]
+fn max_of_an_empty_dimension_is_pytorchs_error() {
+    let e = run("import torch\ntorch.zeros(0, 3, device='cuda').max(0)\n").unwrap_err();
+    assert!(
+        e.contains("IndexError: max(): Expected reduction dim 0 to have non-zero size."),
+        "{e}"
+    );
+    let e = run("import torch\ntorch.min(torch.zeros(3, 0, device='cuda'), -1)\n").unwrap_err();
+    assert!(
+        e.contains("IndexError: min(): Expected reduction dim 1 to have non-zero size."),
+        "{e}"
+    );
+    let e = run("import torch\ntorch.zeros(0, device='cuda').max()\n").unwrap_err();
+    assert!(
+        e.contains(
+            "RuntimeError: max(): Expected reduction dim to be specified for input.numel() == 0."
+        ),
+        "{e}"
+    );
+    run("import torch\nr = torch.zeros(0, 3, device='cuda').max(1)\nassert r.values.shape == (0,)\n")
+        .unwrap();
+}

@@ -183,6 +183,21 @@ pub enum ObjKind {
         table: Box<SetTable>,
         frozen: bool,
     },
+    /// A `PyStructSequence` made in C (`torch.return_types.max`): a tuple subclass whose
+    /// items are also named fields. `PyStructSequence_New` allocates it on the GC heap
+    /// (counted) but never tracks it, and as no exact tuple it is never untracked either.
+    StructSeq {
+        ty: &'static StructSeqType,
+        items: Vec<Value>,
+    },
+}
+
+/// The type of a [`ObjKind::StructSeq`]: its dotted name and field names (all in sequence).
+#[derive(Debug, PartialEq, Eq)]
+pub struct StructSeqType {
+    /// `tp_name`, e.g. `torch.return_types.max`.
+    pub name: &'static str,
+    pub fields: &'static [&'static str],
 }
 
 /// Which dict subclass a flavoured dict is.
@@ -316,6 +331,7 @@ impl ObjKind {
             ObjKind::CppHandle { type_name, .. } => type_name,
             ObjKind::Range { .. } => "range",
             ObjKind::Size(_) => "Size",
+            ObjKind::StructSeq { ty, .. } => ty.name.rsplit('.').next().unwrap_or(ty.name),
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
@@ -1087,6 +1103,11 @@ impl Heap {
                     value(v, Edge::Role("set item"));
                 }
             }
+            ObjKind::StructSeq { ty, items } => {
+                for (field, v) in ty.fields.iter().zip(items) {
+                    value(*v, Edge::Role(field));
+                }
+            }
         }
     }
 
@@ -1138,6 +1159,8 @@ impl Heap {
             ObjKind::Wrapper(_, items) => out.append(items),
             ObjKind::Deque { items, .. } => out.append(items),
             ObjKind::Set { table, .. } => out.append(&mut table.drain()),
+            // Like a tuple, a struct sequence has no `tp_clear`.
+            ObjKind::StructSeq { .. } => {}
         }
         if let Some(f) = self.dict_flavours.get_mut(&id.0) {
             out.push(std::mem::replace(&mut f.factory, Value::None));
@@ -1221,5 +1244,6 @@ fn owned_references(
         ObjKind::Wrapper(_, items) => items.into_iter().for_each(&mut push),
         ObjKind::Deque { items, .. } => items.into_iter().for_each(&mut push),
         ObjKind::Set { table, .. } => table.items().for_each(&mut push),
+        ObjKind::StructSeq { items, .. } => items.into_iter().for_each(&mut push),
     }
 }

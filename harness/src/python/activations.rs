@@ -84,6 +84,9 @@ fn settings(kind: TorchClass) -> &'static [(&'static str, usize, Setting)] {
         ],
         TorchClass::Gelu => &[("approximate", 0, NoneApprox)],
         TorchClass::Silu | TorchClass::Mish | TorchClass::Hardswish => &[("inplace", 0, False)],
+        TorchClass::Softmax | TorchClass::LogSoftmax | TorchClass::Softmin => {
+            &[("dim", 0, NoValue)]
+        }
         _ => &[],
     }
 }
@@ -95,6 +98,8 @@ enum Setting {
     False,
     /// `nn.GELU`'s `approximate='none'`.
     NoneApprox,
+    /// `None` (the softmax modules' `dim`).
+    NoValue,
 }
 
 impl Interpreter<'_> {
@@ -132,6 +137,7 @@ impl Interpreter<'_> {
                 (_, None, Setting::Float(f)) => Value::Float(f),
                 (_, None, Setting::False) => Value::Bool(false),
                 (_, None, Setting::NoneApprox) => Value::Str(self.names.intern("none")),
+                (_, None, Setting::NoValue) => Value::None,
             };
             attrs.push((name, value));
         }
@@ -148,6 +154,15 @@ impl Interpreter<'_> {
         let [x] = args else {
             return self.error("TypeError: forward() takes one input");
         };
+        if matches!(
+            kind,
+            TorchClass::Softmax | TorchClass::LogSoftmax | TorchClass::Softmin
+        ) {
+            return self.softmax_module_forward(module, kind, *x);
+        }
+        if kind == TorchClass::Gelu {
+            self.check_gelu_approximate(module)?;
+        }
         let (op, method) = match kind {
             TorchClass::LeakyRelu => ("leaky_relu", "leaky_relu_"),
             TorchClass::Silu => ("silu", "silu_"),
@@ -161,5 +176,97 @@ impl Interpreter<'_> {
         };
         let inplace = self.module_flag(module, "inplace")?;
         activate(self, *x, op, method, inplace)
+    }
+}
+
+impl Interpreter<'_> {
+    /// `nn.Softmax`/`nn.LogSoftmax`/`nn.Softmin` forward: `F.softmax(input, self.dim)` and
+    /// friends. `F.softmin` is `(-input).softmax(dim)`: a negated copy (`NegBackward0`,
+    /// nothing saved) freed once the softmax (saving its result) exists. With `dim=None`
+    /// `_get_softmax_dim` picks 0 for 0-, 1- and 3-d inputs and 1 otherwise, warning that the
+    /// implicit choice is deprecated.
+    fn softmax_module_forward(&mut self, module: ObjId, kind: TorchClass, x: Value) -> R<Value> {
+        let dim_name = self.sym("dim");
+        let dim = self.get_attr(Value::Obj(module), dim_name)?;
+        let r = self.softmax_family(kind, x, dim);
+        self.heap.decref(dim);
+        r
+    }
+
+    /// `F.softmax`/`F.log_softmax`/`F.softmin(x, dim)` as the softmax modules run them.
+    fn softmax_family(&mut self, kind: TorchClass, x: Value, dim: Value) -> R<Value> {
+        let Some(t) = self.tensor_data(x) else {
+            return self.error(format!(
+                "TypeError: {}(): argument 'input' must be Tensor, not {}",
+                softmax_op(kind),
+                self.type_name_of(x)
+            ));
+        };
+        let ndim = t.shape.len();
+        let dim = match dim {
+            Value::None => {
+                let op = softmax_op(kind);
+                self.recorder.approximation(format!(
+                    "PyTorch warns: UserWarning: Implicit dimension choice for {op} has been \
+                     deprecated. Change the call to include dim=X as an argument."
+                ));
+                if matches!(ndim, 0 | 1 | 3) { 0 } else { 1 }
+            }
+            v => super::natives::int_arg(self, v, "dim")?,
+        };
+        super::natives::norm_dim(self, dim, ndim)?;
+        let Value::Obj(id) = x else {
+            unreachable!("a tensor")
+        };
+        match kind {
+            TorchClass::Softmin => {
+                let negated = tensor_unary(self, id, "neg")?;
+                let Value::Obj(n) = negated else {
+                    unreachable!("a tensor")
+                };
+                let r = tensor_unary(self, n, "softmax");
+                self.heap.decref(negated);
+                r
+            }
+            _ => tensor_unary(self, id, softmax_op(kind)),
+        }
+    }
+
+    /// ATen's `get_gelutype_enum`: `approximate` is `'none'` or `'tanh'`, checked when the
+    /// module runs (its constructor stores anything).
+    fn check_gelu_approximate(&mut self, module: ObjId) -> R<()> {
+        let name = self.sym("approximate");
+        let v = self.get_attr(Value::Obj(module), name)?;
+        self.heap.decref(v);
+        match v {
+            Value::Str(s) if matches!(self.names.name(s), "none" | "tanh") => Ok(()),
+            Value::Str(_) => {
+                self.error("RuntimeError: approximate argument must be either none or tanh.")
+            }
+            other => self.error(format!(
+                "TypeError: gelu(): argument 'approximate' must be str, not {}",
+                self.type_name_of(other)
+            )),
+        }
+    }
+}
+
+/// `F.softmin(input, dim=None)`: `(-input).softmax(dim)`.
+pub(super) fn softmin(it: &mut Interpreter<'_>, a: &Args) -> R<Value> {
+    let input = a.kw(it, "input").or(a.pos.first().copied());
+    let dim = a.kw(it, "dim").or(a.pos.get(1).copied());
+    it.softmax_family(
+        TorchClass::Softmin,
+        input.unwrap_or(Value::None),
+        dim.unwrap_or(Value::None),
+    )
+}
+
+/// The function a softmax-family module runs.
+fn softmax_op(kind: TorchClass) -> &'static str {
+    match kind {
+        TorchClass::LogSoftmax => "log_softmax",
+        TorchClass::Softmin => "softmin",
+        _ => "softmax",
     }
 }

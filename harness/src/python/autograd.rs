@@ -478,12 +478,15 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
         let Some(saved) = node.saved.get(i) else {
             continue;
         };
-        let (storage, output_of) = match *saved {
+        // SavedVariable::unpack names the saved tensor's sizes and its grad_fn as it reads
+        // now (with its output number); a saved output (no grad_fn of its own) the node
+        // that saved it; a leaf nothing.
+        let (storage, sizes, output_of) = match *saved {
             Saved::Tensor(t) => match tensor(it, Value::Obj(t)) {
-                Some(td) => (td.storage, td.grad_fn.and_then(|g| node_name(it, g))),
+                Some(td) => (td.storage, Some(td.shape.clone()), saved_grad_fn(it, td)),
                 None => continue,
             },
-            Saved::Data(st) => (st, Some(node.name)),
+            Saved::Data(st) => (st, None, Some((node.name, 0))),
         };
         let now = it.storages.version(storage);
         if now != version {
@@ -491,10 +494,10 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
             let described = format!(
                 "[{} {:?}]",
                 legacy_type_name(s.dtype, s.addr.is_some()),
-                &*s.shape
+                sizes.as_deref().unwrap_or(&s.shape)
             );
             let which = output_of
-                .map(|n| format!(", which is output 0 of {n},"))
+                .map(|(n, nr)| format!(", which is output {nr} of {n},"))
                 .unwrap_or_default();
             return it.error(format!(
                 "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: {described}{which} is at version {now}; expected version {version} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
@@ -502,6 +505,20 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// The grad_fn a saved tensor reports once its storage moved: a differentiable view
+/// regenerates its grad_fn when its version changed (`VariableHooks::grad_fn`), as
+/// `AsStridedBackward0` for strided tensors; others keep theirs.
+fn saved_grad_fn(
+    it: &Interpreter<'_>,
+    td: &crate::torch::TensorData,
+) -> Option<(&'static str, u32)> {
+    let name = node_name(it, td.grad_fn?)?;
+    if td.base.is_some() {
+        return Some(("AsStridedBackward0", 0));
+    }
+    Some((name, td.output_nr))
 }
 
 fn node_name(it: &Interpreter<'_>, n: ObjId) -> Option<&'static str> {

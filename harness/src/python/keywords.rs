@@ -115,6 +115,10 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     // hardtanh's bounds: values only.
     "min_val",
     "max_val",
+    // sort/topk: the order of the values (same shapes and bytes).
+    "descending",
+    "largest",
+    "sorted",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -412,6 +416,8 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
         C::Elu => &["alpha", "inplace"],
         C::Hardtanh => &["min_val", "max_val", "inplace"],
         C::Gelu => &["approximate"],
+        C::Softmax | C::LogSoftmax | C::Softmin => &["dim"],
+        C::Unflatten => &["dim", "unflattened_size"],
         C::Silu | C::Relu6 | C::Mish | C::Hardswish => &["inplace"],
         C::GroupNorm => &[
             "num_groups",
@@ -730,6 +736,18 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.nn.utils.clip_grad_value_",
             &["parameters", "clip_value", "foreach"],
         ),
+        MaxFn => ("torch.max", &["input", "dim", "keepdim", "other"]),
+        MinFn => ("torch.min", &["input", "dim", "keepdim", "other"]),
+        MaximumFn => ("torch.maximum", &["input", "other"]),
+        MinimumFn => ("torch.minimum", &["input", "other"]),
+        SortFn => ("torch.sort", &["input", "dim", "descending", "stable"]),
+        TopkFn => ("torch.topk", &["input", "k", "dim", "largest", "sorted"]),
+        FSoftmin => ("torch.nn.functional.softmin", &["input", "dim"]),
+        ParametersToVector => ("torch.nn.utils.parameters_to_vector", &["parameters"]),
+        VectorToParameters => (
+            "torch.nn.utils.vector_to_parameters",
+            &["vec", "parameters"],
+        ),
         _ => return None,
     })
 }
@@ -758,7 +776,12 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "unsqueeze" | "squeeze" | "size" | "chunk" | "split" => &["dim"],
         "norm" => &["p", "dim", "keepdim", "dtype"],
         "addcmul" | "addcmul_" => &["value"],
-        "argmax" | "argmin" | "max" | "min" => &["dim", "keepdim"],
+        "argmax" | "argmin" => &["dim", "keepdim"],
+        "max" | "min" => &["dim", "keepdim", "other"],
+        "maximum" | "minimum" => &["other"],
+        "sort" => &["dim", "descending", "stable"],
+        "topk" => &["k", "dim", "largest", "sorted"],
+        "unflatten" => &["dim", "sizes"],
         _ => &[],
     }
 }
@@ -945,6 +968,16 @@ const MODELLED: &[&str] = &[
     // nn.ParameterList / nn.ParameterDict: the tensors registered as parameters.
     "values",
     "parameters",
+    // max/min's second tensor (elementwise), topk's count (the result's size), sort's
+    // `stable` (ATen's other overload: its node).
+    "other",
+    "k",
+    "stable",
+    // nn.Unflatten / Tensor.unflatten: the view's new sizes.
+    "unflattened_size",
+    "sizes",
+    // vector_to_parameters: the vector whose slices become the parameters' data.
+    "vec",
 ];
 
 #[cfg(test)]
@@ -1029,6 +1062,8 @@ mod tests {
             C::Sigmoid,
             C::Mish,
             C::Hardswish,
+            C::Softmax,
+            C::Unflatten,
         ] {
             tables.push(for_class(c));
         }

@@ -187,6 +187,7 @@ impl Interpreter<'_> {
                 self.more_module_forward(module, kind, args)
             }
             Some(TorchClass::GroupNorm) => self.group_norm_forward(module, args),
+            Some(TorchClass::Unflatten) => self.unflatten_forward(module, args),
             Some(kind) if kind.is_activation_module() => {
                 self.activation_forward(module, kind, args)
             }

@@ -33,6 +33,9 @@ impl Interpreter<'_> {
                 ObjKind::Tuple(items) if items.len() == 1 => format!("({},)", join(items)),
                 ObjKind::Tuple(items) => format!("({})", join(items)),
                 ObjKind::List(items) => format!("[{}]", join(items)),
+                ObjKind::StructSeq { ty, items } => {
+                    super::return_types::repr(ty, items, |v| self.repr_at(v, depth + 1))
+                }
                 ObjKind::Dict(entries) => format!(
                     "{{{}}}",
                     entries

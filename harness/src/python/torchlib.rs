@@ -90,6 +90,10 @@ pub(super) enum TorchClass {
     Sigmoid,
     Mish,
     Hardswish,
+    Softmax,
+    LogSoftmax,
+    Softmin,
+    Unflatten,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -225,6 +229,14 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::Sigmoid, "Sigmoid", Some(TorchClass::Module)),
     (TorchClass::Mish, "Mish", Some(TorchClass::Module)),
     (TorchClass::Hardswish, "Hardswish", Some(TorchClass::Module)),
+    (TorchClass::Softmax, "Softmax", Some(TorchClass::Module)),
+    (
+        TorchClass::LogSoftmax,
+        "LogSoftmax",
+        Some(TorchClass::Module),
+    ),
+    (TorchClass::Softmin, "Softmin", Some(TorchClass::Module)),
+    (TorchClass::Unflatten, "Unflatten", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -296,11 +308,12 @@ impl TorchClass {
                 | TorchClass::KlDivLoss
                 | TorchClass::Softplus
                 | TorchClass::GroupNorm
+                | TorchClass::Unflatten
         ) || self.is_activation_module()
     }
 
-    /// The elementwise activation modules (`nn.LeakyReLU`, `nn.Tanh`...): built and run by
-    /// `activations.rs`.
+    /// The elementwise activation modules (`nn.LeakyReLU`, `nn.Tanh`...) and the softmax
+    /// family (`nn.Softmax`, `nn.LogSoftmax`, `nn.Softmin`): built and run by `activations.rs`.
     pub(super) fn is_activation_module(self) -> bool {
         matches!(
             self,
@@ -314,6 +327,9 @@ impl TorchClass {
                 | TorchClass::Sigmoid
                 | TorchClass::Mish
                 | TorchClass::Hardswish
+                | TorchClass::Softmax
+                | TorchClass::LogSoftmax
+                | TorchClass::Softmin
         )
     }
 }
@@ -622,7 +638,11 @@ impl Interpreter<'_> {
             | TorchClass::Tanh
             | TorchClass::Sigmoid
             | TorchClass::Mish
-            | TorchClass::Hardswish => self.construct_activation(kind, args, kwargs)?,
+            | TorchClass::Hardswish
+            | TorchClass::Softmax
+            | TorchClass::LogSoftmax
+            | TorchClass::Softmin => self.construct_activation(kind, args, kwargs)?,
+            TorchClass::Unflatten => self.construct_unflatten(args, kwargs)?,
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,

@@ -89,7 +89,10 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::Float => matches!(v, Value::Float(_)),
         Native::Str => matches!(v, Value::Str(_)),
         Native::List => matches!(kind, Some(ObjKind::List(_))),
-        Native::Tuple => matches!(kind, Some(ObjKind::Tuple(_) | ObjKind::Size(_))),
+        Native::Tuple => matches!(
+            kind,
+            Some(ObjKind::Tuple(_) | ObjKind::Size(_) | ObjKind::StructSeq { .. })
+        ),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
         // `collections` types: a flavoured dict is a `dict` too; `deque` is its own type.
         Native::DefaultDictFn | Native::OrderedDictFn => {

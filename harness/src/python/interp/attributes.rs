@@ -126,6 +126,7 @@ impl<'a> Interpreter<'a> {
                     )),
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
+                ObjKind::StructSeq { .. } => crate::python::return_types::field(self, id, name),
                 ObjKind::Deque { .. } if self.names.name(name) == "maxlen" => {
                     Ok(self.deque_maxlen(id))
                 }
@@ -250,6 +251,10 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "Sigmoid") => C::Sigmoid,
             ("torch.nn", "Mish") => C::Mish,
             ("torch.nn", "Hardswish") => C::Hardswish,
+            ("torch.nn", "Softmax") => C::Softmax,
+            ("torch.nn", "LogSoftmax") => C::LogSoftmax,
+            ("torch.nn", "Softmin") => C::Softmin,
+            ("torch.nn", "Unflatten") => C::Unflatten,
             ("torch.autograd", "Function") => C::Function,
             ("torch.distributed", "P2POp") => C::P2POp,
             ("torch.optim", "SGD") => C::Sgd,

@@ -187,9 +187,12 @@ impl<'a> Interpreter<'a> {
     }
 
     fn unpack(&mut self, targets: &'a [Expr], value: Value) -> R<()> {
+        crate::python::return_types::unpack_iterator(self, value);
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Tuple(items) | ObjKind::List(items) => items.clone(),
+                ObjKind::Tuple(items) | ObjKind::List(items) | ObjKind::StructSeq { items, .. } => {
+                    items.clone()
+                }
                 // Any other iterable (`images, labels = zip(*batch)`) is read to its end,
                 // as CPython's `UNPACK_SEQUENCE` does.
                 _ => {

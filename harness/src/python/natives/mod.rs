@@ -322,6 +322,15 @@ natives!(
     ClipGradNorm,
     ClipGradValue,
     SysGetrefcount,
+    MaxFn,
+    MinFn,
+    MaximumFn,
+    MinimumFn,
+    SortFn,
+    TopkFn,
+    FSoftmin,
+    ParametersToVector,
+    VectorToParameters,
 );
 
 impl Native {
@@ -658,6 +667,15 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModNnUtils, "clip_grad_norm_") => ClipGradNorm,
         (ModNnUtils, "clip_grad_value_") => ClipGradValue,
         (ModSys, "getrefcount") => SysGetrefcount,
+        (ModTorch, "max") => MaxFn,
+        (ModTorch, "min") => MinFn,
+        (ModTorch, "maximum") => MaximumFn,
+        (ModTorch, "minimum") => MinimumFn,
+        (ModTorch, "sort") => SortFn,
+        (ModTorch, "topk") => TopkFn,
+        (ModFunctional, "softmin") => FSoftmin,
+        (ModNnUtils, "parameters_to_vector") => ParametersToVector,
+        (ModNnUtils, "vector_to_parameters") => VectorToParameters,
         _ => return None,
     };
     Some(native(n))

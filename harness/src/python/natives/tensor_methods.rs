@@ -83,7 +83,7 @@ pub(super) fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
 }
 
 /// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
-pub(super) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
+pub(in crate::python) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!("checked by caller")
     };
@@ -511,6 +511,7 @@ pub(super) fn tensor_method(
         "register_post_accumulate_grad_hook" => it.register_post_accumulate_grad_hook(id, p),
         "norm" => crate::python::ops_more::norm_method(it, id, a),
         "addcmul" => crate::python::ops_more::addcmul_method(it, id, a),
+        "unflatten" => crate::python::unflatten::method(it, id, a),
         m if crate::python::index_reductions::is_method(m) => {
             crate::python::index_reductions::method(it, id, m, a)
         }

@@ -676,6 +676,12 @@ pub(in crate::python) fn call_torch_native(
             crate::python::index_reductions::call(it, n, a)
         }
         ClipGradNorm | ClipGradValue => it.clip_grad(n, a),
+        FSoftmin => crate::python::activations::softmin(it, a),
+        ParametersToVector => it.parameters_to_vector(a),
+        VectorToParameters => it.vector_to_parameters(a),
+        MaxFn | MinFn | MaximumFn | MinimumFn | SortFn | TopkFn => {
+            crate::python::index_reductions::call(it, n, a)
+        }
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
@@ -756,9 +762,10 @@ pub(in crate::python) fn set_tensor_attr(
 pub(in crate::python) fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec<Value>> {
     match v {
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
-                Ok(items.clone())
-            }
+            ObjKind::List(items)
+            | ObjKind::Tuple(items)
+            | ObjKind::Deque { items, .. }
+            | ObjKind::StructSeq { items, .. } => Ok(items.clone()),
             ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
             ObjKind::Set { table, .. } => Ok(table.items().collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
@@ -783,9 +790,10 @@ pub(in crate::python) fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
     Ok(match v {
         Value::Str(s) => it.names.name(s).chars().count() as i64,
         Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
-                items.len() as i64
-            }
+            ObjKind::List(items)
+            | ObjKind::Tuple(items)
+            | ObjKind::Deque { items, .. }
+            | ObjKind::StructSeq { items, .. } => items.len() as i64,
             ObjKind::Dict(items) => items.len() as i64,
             ObjKind::Set { table, .. } => table.len() as i64,
             ObjKind::Size(dims) => dims.len() as i64,
