@@ -600,6 +600,45 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["self"])],
             true,
         ),
+        // maximum / minimum: both inputs' formulas compare self with other.
+        "maximum" => e(
+            "maximum",
+            "MaximumBackward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        "minimum" => e(
+            "minimum",
+            "MinimumBackward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        // sort / sort.stable / topk: value_selecting_reduction_backward reads `indices`
+        // (result1) and self's sizes.
+        "sort" => {
+            e("sort", "SortBackward0", &["self"], &[("self", &[])], false).reading_results(&[1])
+        }
+        "sort_stable" => e(
+            "sort.stable",
+            "SortBackward1",
+            &["self"],
+            &[("self", &[])],
+            false,
+        )
+        .reading_results(&[1]),
+        "topk" => {
+            e("topk", "TopkBackward0", &["self"], &[("self", &[])], false).reading_results(&[1])
+        }
+        // as_strided: as_strided_backward reads self's geometry only.
+        "as_strided" => e(
+            "as_strided",
+            "AsStridedBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
         // _thnn_fused_lstm_cell: one formula for all five inputs; its two branches together
         // read every operand, result1 (cy) and result2 (workspace).
         "lstm_cell" => {

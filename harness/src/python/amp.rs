@@ -149,6 +149,12 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("lstm_cell", Some(LowerPrecision)),
         ("gru_cell", Some(LowerPrecision)),
         ("addcdiv", Some(Promote)),
+        ("maximum", None),
+        ("minimum", None),
+        ("sort", None),
+        ("sort_stable", None),
+        ("topk", None),
+        ("as_strided", None),
     ]
 };
 

@@ -485,6 +485,26 @@ pub const OP_RULES: &[OpRule] = &[
     rule("min_dim", "MinBackward0", Compute, &[Result(1)]),
     rule("max", "MaxBackward1", Compute, &[Input(0), Output]),
     rule("min", "MinBackward1", Compute, &[Input(0), Output]),
+    // maximum / minimum (also `torch.max(a, b)`): both formulas compare self with other.
+    rule(
+        "maximum",
+        "MaximumBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    rule(
+        "minimum",
+        "MinimumBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    // sort / sort.stable / topk scatter the gradient back through result1 (indices).
+    rule("sort", "SortBackward0", Compute, &[Result(1)]),
+    rule("sort_stable", "SortBackward1", Compute, &[Result(1)]),
+    rule("topk", "TopkBackward0", Compute, &[Result(1)]),
+    // as_strided: the input's geometry (sizes, strides, offset) only. The model records no
+    // such node; PyTorch regenerates one for a strided view, which the version error names.
+    rule("as_strided", "AsStridedBackward0", Compute, &[]),
     // Fused recurrent cells (input_gates, hidden_gates, cx/hx, input_bias, hidden_bias): one
     // formula reads every operand; the LSTM's also result1 (cy) and result2 (workspace),
     // the GRU's result1 (workspace).
