@@ -259,6 +259,12 @@ impl Heap {
             self.set_collect_index(id, super::NO_LINK);
         }
 
+        // A class's cycle also holds objects the model does not keep (`class_cycles.rs`).
+        let hidden_garbage: u64 = s
+            .garbage
+            .iter()
+            .map(|&id| self.class_cycle_hidden_objects(id))
+            .sum();
         let closed_suspended_generator = s.garbage.iter().any(|&id| {
             matches!(self.kind(id), ObjKind::Generator(g) if g.state == super::GenState::Suspended)
         });
@@ -284,7 +290,7 @@ impl Heap {
                 self.move_to_generation(id, target);
             }
         }
-        let collected = s.garbage.len() as u64;
+        let collected = s.garbage.len() as u64 + hidden_garbage;
         s.relax(m);
         self.collect_scratch = s;
 

@@ -13,6 +13,7 @@
 
 mod builtin_type_calls;
 mod call_sites;
+mod class_cycles;
 mod collector;
 mod exception_objects;
 mod free_threaded;
@@ -504,6 +505,8 @@ pub struct Heap {
     pub weak: WeakRegistry,
     /// 3.13+: each call site's adaptive `CALL` for class calls (`call_sites.rs`).
     pub call_sites: call_sites::CallSites,
+    /// Classes in their own reference cycle, by id (`class_cycles.rs`).
+    class_cycles: rustc_hash::FxHashMap<u32, class_cycles::ClassCycle>,
 }
 
 impl Heap {
@@ -537,6 +540,7 @@ impl Heap {
             dict_flavours: Default::default(),
             weak: Default::default(),
             call_sites: Default::default(),
+            class_cycles: Default::default(),
         }
     }
 
@@ -654,6 +658,7 @@ impl Heap {
             self.weak_object_dies(id);
             if matches!(obj.kind, ObjKind::Class(_)) {
                 self.call_sites.class_gone(id);
+                self.class_cycle_freed(id);
             }
             let flavour = self.dict_flavours.remove(&id.0);
             if let ObjKind::Frame(f) = &obj.kind {
@@ -1023,6 +1028,9 @@ impl Heap {
                 if let Some(b) = c.base {
                     value(Value::Obj(b), Edge::Role("__base__"));
                 }
+                if self.class_self_reference(id) {
+                    value(Value::Obj(id), Edge::Role("__mro__"));
+                }
                 for (name, v) in &c.attrs {
                     value(*v, Edge::Attr(*name));
                 }
@@ -1121,6 +1129,9 @@ impl Heap {
 
     /// [`Heap::clear_references`] appending to `out`.
     pub fn clear_references_into(&mut self, id: ObjId, out: &mut Vec<Value>) {
+        if self.take_class_self_reference(id) {
+            out.push(Value::Obj(id));
+        }
         match &mut self.get_mut(id).kind {
             ObjKind::Instance { attrs, .. } => match attrs {
                 Attrs::Inline(items) => out.extend(items.drain(..).map(|(_, v)| v)),
