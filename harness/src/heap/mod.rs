@@ -244,6 +244,9 @@ pub enum WrapperKind {
     /// A `@contextlib.contextmanager` function: its closure tuple (a cell holding the
     /// generator function) and its `__dict__`.
     ContextManagerFunction,
+    /// A function decorated with `@torch.no_grad()` (or a sibling): its closure tuple (cells
+    /// holding the grad-mode manager and the function) and its `__dict__`.
+    GradModeFunction,
     /// `_GeneratorContextManager`: the generator, then the function, argument tuple and
     /// keyword dict of the call (`None` after `__enter__`).
     GeneratorContextManager,
@@ -350,6 +353,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
             ObjKind::Wrapper(WrapperKind::ContextManagerFunction, _) => "function",
+            ObjKind::Wrapper(WrapperKind::GradModeFunction, _) => "function",
             ObjKind::Wrapper(WrapperKind::GeneratorContextManager, _) => "_GeneratorContextManager",
             ObjKind::Wrapper(WrapperKind::Suppress, _) => "suppress",
             ObjKind::Wrapper(WrapperKind::RangeIter, _) => "range_iterator",

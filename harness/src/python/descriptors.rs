@@ -52,7 +52,10 @@ impl<'a> Interpreter<'a> {
             // The C lru_cache wrapper binds as a function does (`lru_cache_descr_get`).
             ObjKind::Function(_)
             | ObjKind::Wrapper(
-                WrapperKind::LruCache | WrapperKind::DataclassInit | WrapperKind::DataclassEq,
+                WrapperKind::LruCache
+                | WrapperKind::DataclassInit
+                | WrapperKind::DataclassEq
+                | WrapperKind::GradModeFunction,
                 _,
             ) if instance.is_some() => {
                 let receiver = instance.expect("checked");
@@ -182,6 +185,7 @@ impl<'a> Interpreter<'a> {
             }
             WrapperKind::StaticMethod => self.call(items[0], args, kwargs),
             WrapperKind::ContextManagerFunction => self.contextmanager_call(id, args, kwargs),
+            WrapperKind::GradModeFunction => self.grad_mode_function_call(id, args, kwargs),
             WrapperKind::WeakRef | WrapperKind::Finalize
                 if args.is_empty() && kwargs.is_empty() =>
             {

@@ -41,6 +41,7 @@ mod format_spec;
 mod frames;
 mod function_attrs;
 mod genexpr;
+mod grad_mode_functions;
 mod grad_scaler;
 mod group_norm;
 mod handlers;

@@ -142,6 +142,9 @@ impl<'a> Interpreter<'a> {
                     self.dataclass_field_attr(id, name)
                 }
                 ObjKind::Function(_) => self.function_attr(id, name),
+                ObjKind::Wrapper(crate::heap::WrapperKind::GradModeFunction, _) => {
+                    self.grad_mode_function_attr(id, name)
+                }
                 ObjKind::Wrapper(crate::heap::WrapperKind::BuiltinMethod, items) => {
                     let items = items.clone();
                     self.builtin_method_attr(&items, name)

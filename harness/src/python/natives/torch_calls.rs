@@ -11,18 +11,16 @@ pub(in crate::python) fn call_torch_native(
     use Native::*;
     let p = &a.pos;
     match n {
-        // `@torch.no_grad()` decorating a function is not modelled: refused, rather than
-        // replacing the function by the grad-mode manager.
+        // `@torch.no_grad()` and the bare `@torch.no_grad` (`torch.no_grad(f)` is
+        // `torch.no_grad()(f)`): the function wrapped so that each call runs in the mode.
+        NoGrad | EnableGrad | InferenceMode
+            if let [f @ (Value::Obj(_) | Value::Native(_))] = p.as_slice() =>
+        {
+            it.grad_mode_decorate(n, *f)
+        }
         NoGrad | EnableGrad | InferenceMode if p.iter().any(|v| !matches!(v, Value::Bool(_))) => {
-            let name = match n {
-                NoGrad => "no_grad",
-                EnableGrad => "enable_grad",
-                _ => "inference_mode",
-            };
-            it.unsupported(format!(
-                "`torch.{name}()` as a decorator; nearest supported: `with torch.{name}():` \
-                 around the function's body"
-            ))
+            let name = crate::python::grad_mode_functions::manager_name(n);
+            it.error(format!("TypeError: torch.{name}() got an unexpected argument"))
         }
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         Autocast | CudaAmpAutocast => {
