@@ -156,6 +156,13 @@ impl<'a> Interpreter<'a> {
             Value::Obj(id) if self.is_exception_class(id) => self.new_exception(id, Vec::new()),
             _ => return self.error("TypeError: exceptions must derive from BaseException"),
         };
-        Ok(self.raising(exception))
+        // Not chained to the caller's handled exception (CPython restores it as the error
+        // indicator without `_PyErr_SetObject`); from 3.9 the generator's own handled
+        // exception becomes its `__context__` when it resumes (`run_vm`).
+        Ok(Box::new(Exc::Raised {
+            exception,
+            tb_depth: None,
+            offset: self.offset,
+        }))
     }
 }
