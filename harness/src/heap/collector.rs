@@ -242,6 +242,26 @@ impl Heap {
                 .count() as u64;
         }
 
+        // PEP 442: garbage with a `__del__` not yet run is finalized before anything is
+        // cleared. The model cannot call into the workload here, so those finalizers are
+        // queued (run when the statement ends) and this garbage survives the collection
+        // like resurrected objects do; a later collection frees it (approximation: CPython
+        // frees it in this same collection unless a finalizer resurrected it).
+        let finalizing = s
+            .garbage
+            .iter()
+            .any(|&id| self.needs_instance_finalizer(id));
+        if finalizing {
+            for gi in 0..s.garbage.len() {
+                let id = s.garbage[gi];
+                if self.needs_instance_finalizer(id) {
+                    self.get_mut(id).refcount += 1;
+                    self.queue_instance_finalizer(id);
+                }
+                self.move_to_generation(id, target);
+            }
+            s.garbage.clear();
+        }
         // Report the tensors that the garbage holds (garbage themselves, or older tensors it
         // alone keeps alive) before it is torn down.
         if !s.garbage.is_empty() {

@@ -20,6 +20,7 @@ mod free_threaded;
 mod future_objects;
 mod generator_objects;
 mod incremental;
+mod instance_finalizers;
 mod profile;
 mod schedule;
 mod set_table;
@@ -507,6 +508,8 @@ pub struct Heap {
     dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
     /// Weak references and finalizers (`weak_refs.rs`).
     pub weak: WeakRegistry,
+    /// User `__del__` bookkeeping (`instance_finalizers.rs`).
+    pub instance_finalizers: instance_finalizers::InstanceFinalizers,
     /// 3.13+: each call site's adaptive `CALL` for class calls (`call_sites.rs`).
     pub call_sites: call_sites::CallSites,
     /// Classes in their own reference cycle, by id (`class_cycles.rs`).
@@ -543,6 +546,7 @@ impl Heap {
             pending_finalizers: Vec::new(),
             dict_flavours: Default::default(),
             weak: Default::default(),
+            instance_finalizers: Default::default(),
             call_sites: Default::default(),
             class_cycles: Default::default(),
         }
@@ -631,6 +635,12 @@ impl Heap {
         stack.push(first);
         let mut children = std::mem::take(&mut self.dealloc_children);
         while let Some(id) = stack.pop() {
+            if self.needs_instance_finalizer(id) {
+                // `__del__` runs once, before the object goes (PEP 442).
+                self.get_mut(id).refcount = 1;
+                self.queue_instance_finalizer(id);
+                continue;
+            }
             if let Some(Object {
                 kind: ObjKind::Generator(g),
                 refcount,
@@ -648,6 +658,7 @@ impl Heap {
                 .take()
                 .expect("dealloc of live object");
             self.free_slots.push(id.0);
+            self.instance_freed(id);
             if obj.generation != UNTRACKED {
                 self.unlink(id, obj.generation, obj.prev, obj.next);
             }

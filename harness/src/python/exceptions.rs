@@ -322,7 +322,7 @@ impl<'a> Interpreter<'a> {
 
     /// `_PyErr_SetObject`'s chaining: the handled exception becomes the new one's
     /// `__context__`, cutting the chain where it would loop back.
-    fn set_context(&mut self, exception: ObjId) {
+    pub(in crate::python) fn set_context(&mut self, exception: ObjId) {
         let Some(&handled) = self.exc.handling.last() else {
             return;
         };

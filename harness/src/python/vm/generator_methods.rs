@@ -125,7 +125,7 @@ impl<'a> Interpreter<'a> {
 
     /// PEP 442: runs the finalizer of each generator dropped while suspended in a `try` or
     /// `with` (`close()`: `GeneratorExit` at its `yield`, its `finally` blocks and exits
-    /// run), then drops the reference that kept it. CPython runs it inside the decref; the
+    /// run) and each user instance's `__del__`, then drops the reference that kept it. CPython runs it inside the decref; the
     /// model runs it when the statement that dropped it ends. An exception it raises is
     /// reported as CPython's "Exception ignored in" and swallowed.
     pub(in crate::python) fn run_pending_finalizers(&mut self) -> R<()> {
@@ -133,7 +133,11 @@ impl<'a> Interpreter<'a> {
             let id = self.heap.pending_finalizers.remove(0);
             // The finalizer's caller catches what it raises (`PyErr_WriteUnraisable`).
             self.exc.handler_depth += 1;
-            let r = self.close_generator(id);
+            let r = if matches!(self.heap.kind(id), ObjKind::Instance { .. }) {
+                self.run_user_del(id)
+            } else {
+                self.close_generator(id)
+            };
             self.exc.handler_depth -= 1;
             self.heap.decref_id(id);
             if let Err(e) = r {
@@ -146,6 +150,18 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
+    /// A user instance's `__del__` (queued by the heap when its count reached zero).
+    fn run_user_del(&mut self, id: ObjId) -> R<()> {
+        match self.call_special(Value::Obj(id), "__del__", Vec::new()) {
+            Ok(r) => {
+                let v = r?;
+                self.heap.decref(v);
+                Ok(())
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
     /// The exception `throw(e)` raises: an exception instance, or a class to instantiate.
     fn exception_to_throw(&mut self, e: Value) -> R<Box<Exc>> {
         let exception = match e {
@@ -156,6 +172,13 @@ impl<'a> Interpreter<'a> {
             Value::Obj(id) if self.is_exception_class(id) => self.new_exception(id, Vec::new()),
             _ => return self.error("TypeError: exceptions must derive from BaseException"),
         };
-        Ok(self.raising(exception))
+        // Not chained to the caller's handled exception (CPython restores it as the error
+        // indicator without `_PyErr_SetObject`); from 3.9 the generator's own handled
+        // exception becomes its `__context__` when it resumes (`run_vm`).
+        Ok(Box::new(Exc::Raised {
+            exception,
+            tb_depth: None,
+            offset: self.offset,
+        }))
     }
 }

@@ -352,6 +352,7 @@ impl<'a> Interpreter<'a> {
         }
         // A frame suspended while handling an exception handles it again (CPython pushes
         // the generator's `gi_exc_state` onto the thread's exception stack on resumption).
+        let saved_exception = *exc_state;
         let mut pending_exc: Option<Box<Exc>> = exc_state.take().map(|exception| {
             // The saved references become the handling entry's and the in-flight error's.
             self.exc.handling.push(exception);
@@ -361,6 +362,16 @@ impl<'a> Interpreter<'a> {
                 offset: self.offset,
             })
         });
+        // `gen.throw(e)` into a frame suspended while handling an exception: from 3.9 that
+        // exception becomes `e.__context__` (`_PyErr_ChainStackItem` in `_gen_throw`,
+        // bpo-29587; 3.8 leaves it unset).
+        if saved_exception.is_some()
+            && self.heap.profile.version.minor >= 9
+            && let Some(Resume::Throw(e)) = &resume
+            && let Some(thrown) = Self::raised_exception(e)
+        {
+            self.set_context(thrown);
+        }
         loop {
             match self.run_span(vm, ip, stack, resume.take(), &mut pending_exc, handlers) {
                 Ok(stop) => {
