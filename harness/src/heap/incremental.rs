@@ -1,6 +1,7 @@
-//! CPython 3.14.0 – 3.14.4's incremental collector, modelled from its source (`Python/gc.c`,
-//! the 3.14-era copy described in `reference/cpython-gc.md` §2b, with the function each rule
-//! comes from). Not measured: no binary of these releases could be run here.
+//! CPython 3.14.0 – 3.14.4's incremental collector, modelled from its source (`Python/gc.c`
+//! of the incremental era). Not measured: no binary of these releases could be run here. Each
+//! rule, with the function and line of the `gc.c` it was read from and what is approximated,
+//! is listed in `docs/incremental-collector.md`; the comments below name the functions.
 //!
 //! The heap's generation lists take these roles:
 //! - generation 0 is the young generation;
@@ -14,7 +15,7 @@
 use super::schedule::CollectorState;
 use super::{CollectionOutcome, CycleHit, Heap, NO_LINK, ObjId, UNTRACKED};
 
-/// `SCAN_RATE_DIVISOR` (gc.c): the increment grows by 1% of the heap at the default scale.
+/// `SCAN_RATE_DIVISOR` (gc.c): the work owed grows by 1% of the heap at the default scale.
 const SCAN_RATE_DIVISOR: i64 = 10;
 
 /// Whether the next increment is the pass's MARK step.
@@ -88,14 +89,27 @@ impl Heap {
     ) -> CollectionOutcome {
         let counts_before = self.counts;
         let scale = self.incremental_scale();
-        // `assess_work_to_do`: the new objects, plus 1% of the heap capped at 1.5 times them.
+        // `assess_work_to_do`: the new objects, plus the heap over `SCAN_RATE_DIVISOR` times
+        // the scale, capped at twice the new objects; the young count restarts from 0.
         let new_objects = self.counts[0] as i64;
         let heap_fraction =
-            (self.incremental_heap_size() / SCAN_RATE_DIVISOR / scale).min(new_objects * 3 / 2);
+            (self.incremental_heap_size() / SCAN_RATE_DIVISOR / scale).min(new_objects * 2);
         self.counts[0] = 0;
-        // Running the collection consumes the eval breaker's request, MARK step or not.
+        // Running the collection consumes the eval breaker's request, whatever it does.
         self.collection_scheduled = false;
         self.incremental_state().work_to_do += new_objects + heap_fraction;
+        // `gc_collect_increment`: while the work owed is negative (after a MARK step that
+        // marked more than the new objects pay for), the increment returns at once: no MARK,
+        // no collection, nothing freed, though callbacks still see a generation-1 collection.
+        if self.incremental_state().work_to_do < 0 {
+            return CollectionOutcome {
+                generation: 1,
+                collected: 0,
+                tensors_before: self.tensors_alive,
+                tensors_after: self.tensors_alive,
+                closed_suspended_generator: false,
+            };
+        }
 
         if self.incremental_state().phase == Phase::Mark {
             // `mark_at_start`: everything reachable from the global roots and the stacks
@@ -131,8 +145,8 @@ impl Heap {
         // An increment moves no count but the young one.
         self.counts[1] = counts_before[1];
         self.counts[2] = counts_before[2];
-        let heap_fraction = self.incremental_heap_size() / SCAN_RATE_DIVISOR / scale;
-        self.incremental_state().work_to_do += heap_fraction - increment_size;
+        // The increment's objects are the work done.
+        self.incremental_state().work_to_do -= increment_size;
         if self.generations[2].head == NO_LINK {
             self.completed_scavenge();
         }
