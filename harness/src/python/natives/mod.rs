@@ -780,6 +780,15 @@ fn builtin_type_call(n: Native) -> Option<crate::heap::BuiltinTypeCall> {
         Native::Tuple => Some(T::Tuple),
         Native::Float => Some(T::Float),
         Native::Bool => Some(T::Bool),
+        Native::Int => Some(T::Int),
+        Native::Str => Some(T::Str),
+        Native::SetFn => Some(T::Set),
+        Native::FrozenSetFn => Some(T::FrozenSet),
+        Native::Reversed => Some(T::Reversed),
+        Native::MapFn => Some(T::Map),
+        Native::FilterFn => Some(T::Filter),
+        Native::Enumerate => Some(T::Enumerate),
+        Native::Zip => Some(T::Zip),
         _ => None,
     }
 }
