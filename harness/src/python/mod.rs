@@ -40,6 +40,7 @@ mod exceptions;
 mod format_spec;
 mod frames;
 mod function_attrs;
+mod gc_module;
 mod genexpr;
 mod grad_mode_functions;
 mod grad_scaler;
