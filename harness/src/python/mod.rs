@@ -101,6 +101,7 @@ mod transformer;
 mod type_builtin;
 mod type_checks;
 mod unflatten;
+mod version_info;
 mod vm;
 mod weak_containers;
 mod weakrefs;
