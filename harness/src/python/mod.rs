@@ -77,6 +77,7 @@ mod optim;
 mod optim_groups;
 mod optim_state;
 mod optim_step_wrapper;
+mod ordering;
 mod parameter_containers;
 mod recurrent;
 mod recurrent_params;

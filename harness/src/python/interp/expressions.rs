@@ -329,6 +329,9 @@ impl<'a> Interpreter<'a> {
                 if op == CmpOp::Eq { eq } else { !eq }
             }
             CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
+                if let Some(b) = self.user_ordering(op, l, r) {
+                    return b;
+                }
                 let Some(o) = ordering(l, r).or_else(|| self.sequence_ordering(l, r)) else {
                     return self.error(
                         "TypeError: '<' not supported between these values in the workload model",
