@@ -488,6 +488,10 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             it.asyncio_call(n, p, &a.kw)
         }
         AsyncioQueue => it.asyncio_queue_new(p, &a.kw),
+        GcGetObjects => it.gc_get_objects(a),
+        GcGetReferrers => it.gc_get_referrers(a),
+        GcGetReferents => it.gc_get_referents(a),
+        GcIsTracked => it.gc_is_tracked(a),
         _ => super::natives::call_torch_native(it, n, a),
     }
 }

@@ -203,7 +203,7 @@ impl<'a> Interpreter<'a> {
                 r
             }
             WrapperKind::DataclassInit => self.dataclass_init(id, args, kwargs),
-            WrapperKind::DataclassEq if kwargs.is_empty() => self.dataclass_eq(args),
+            WrapperKind::DataclassEq if kwargs.is_empty() => self.dataclass_compare(id, args),
             WrapperKind::BuiltinMethod => self.call_builtin_method(&items, args, kwargs),
             _ => {
                 self.heap.decref_all(args);

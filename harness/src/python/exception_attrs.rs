@@ -152,6 +152,9 @@ impl<'a> Interpreter<'a> {
     /// `torch.OutOfMemoryError` and `torch.cuda.OutOfMemoryError`.
     pub(super) fn torch_exception_attr(&mut self, module: Value, name: Sym) -> Option<Value> {
         let m = super::natives::module_display_of(module);
+        if m == "sys" && self.names.name(name) == "version_info" {
+            return Some(self.sys_version_info());
+        }
         if m == "dataclasses" && self.names.name(name) == "FrozenInstanceError" {
             return Some(self.dataclasses_frozen_class());
         }

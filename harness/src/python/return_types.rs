@@ -79,7 +79,12 @@ pub(super) fn repr(
         .zip(items)
         .map(|(f, v)| format!("{f}={}", item_repr(*v)))
         .collect();
-    format!("{}(\n{})", ty.name, fields.join(",\n"))
+    if ty.name.starts_with("torch.") {
+        format!("{}(\n{})", ty.name, fields.join(",\n"))
+    } else {
+        // CPython's `structseq_repr` (`sys.version_info(major=3, ...)`).
+        format!("{}({})", ty.name, fields.join(", "))
+    }
 }
 
 /// The `tuple_iterator` that `UNPACK_SEQUENCE` makes for a tuple subclass: allocated (it

@@ -329,7 +329,10 @@ impl<'a> Interpreter<'a> {
                 if op == CmpOp::Eq { eq } else { !eq }
             }
             CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE => {
-                let Some(o) = ordering(l, r) else {
+                if let Some(b) = self.user_ordering(op, l, r) {
+                    return b;
+                }
+                let Some(o) = ordering(l, r).or_else(|| self.sequence_ordering(l, r)) else {
                     return self.error(
                         "TypeError: '<' not supported between these values in the workload model",
                     );
@@ -394,6 +397,7 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Tuple(items) => Some((false, items.clone())),
                 ObjKind::List(items) => Some((true, items.clone())),
                 ObjKind::Size(dims) => Some((false, dims.iter().map(|&d| Value::Int(d)).collect())),
+                ObjKind::StructSeq { items, .. } => Some((false, items.clone())),
                 _ => None,
             }
         };

@@ -331,6 +331,10 @@ natives!(
     FSoftmin,
     ParametersToVector,
     VectorToParameters,
+    GcGetObjects,
+    GcGetReferrers,
+    GcGetReferents,
+    GcIsTracked,
 );
 
 impl Native {
@@ -676,6 +680,10 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModFunctional, "softmin") => FSoftmin,
         (ModNnUtils, "parameters_to_vector") => ParametersToVector,
         (ModNnUtils, "vector_to_parameters") => VectorToParameters,
+        (ModGc, "get_objects") => GcGetObjects,
+        (ModGc, "get_referrers") => GcGetReferrers,
+        (ModGc, "get_referents") => GcGetReferents,
+        (ModGc, "is_tracked") => GcIsTracked,
         _ => return None,
     };
     Some(native(n))
