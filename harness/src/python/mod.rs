@@ -89,6 +89,7 @@ mod source;
 mod state_loading;
 pub mod static_check;
 mod stdlib;
+mod str_indexing;
 mod str_methods;
 mod str_text_methods;
 mod syntax_check;
