@@ -17,6 +17,7 @@ mod attention_masks;
 mod autograd;
 pub mod budget;
 mod builtin_calls;
+mod builtin_conversions;
 mod builtins_iter;
 mod call_binding;
 mod checkpoint;

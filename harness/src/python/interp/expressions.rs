@@ -511,6 +511,12 @@ impl<'a> Interpreter<'a> {
                 }
                 ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
                 ObjKind::Exception(_) => self.exception_text(id),
+                // `str()` of a container is its `repr()`.
+                ObjKind::List(_)
+                | ObjKind::Tuple(_)
+                | ObjKind::Dict(_)
+                | ObjKind::StructSeq { .. }
+                | ObjKind::Size(_) => self.repr_text(v),
                 other => format!("<{}>", other.type_name()),
             },
             Value::Dtype(d) => format!("torch.{}", d.name()),

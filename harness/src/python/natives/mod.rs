@@ -331,6 +331,13 @@ natives!(
     FSoftmin,
     ParametersToVector,
     VectorToParameters,
+    FormatFn,
+    HexFn,
+    BinFn,
+    OctFn,
+    ChrFn,
+    OrdFn,
+    PowFn,
 );
 
 impl Native {
@@ -485,6 +492,13 @@ pub fn builtin(name: &str) -> Option<Value> {
         "type" => TypeFn,
         "round" => Round,
         "divmod" => DivMod,
+        "format" => FormatFn,
+        "hex" => HexFn,
+        "bin" => BinFn,
+        "oct" => OctFn,
+        "chr" => ChrFn,
+        "ord" => OrdFn,
+        "pow" => PowFn,
         _ => return None,
     }))
 }

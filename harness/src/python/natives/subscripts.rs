@@ -166,7 +166,7 @@ pub(in crate::python) fn subscript<'a>(
     result
 }
 
-pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
     if it.is_weak_container(Value::Obj(id)).is_some() {
         return match it.weak_get(id, key)? {
             Some(v) => Ok(v),
