@@ -184,7 +184,7 @@ fn unmodelled_forms_are_refused_located() {
         ),
         (
             "print(\"{0.real}\".format(3))\n",
-            "unsupported: attribute or index access in a str.format field",
+            "unsupported: attribute 'real' of 3",
         ),
         ("print(\"%*d\" % (5, 3))\n", "unsupported: a `*` width"),
     ] {

@@ -292,6 +292,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             None => Ok(Value::Bool(false)),
         },
         Round => it.round_builtin(p, a.kw(it, "ndigits")),
+        FormatFn | HexFn | BinFn | OctFn | ChrFn | OrdFn | PowFn => {
+            it.call_conversion_builtin(n, p)
+        }
         DivMod => match p.as_slice() {
             [x, y] => it.divmod_builtin(*x, *y),
             _ => it.error("TypeError: divmod expected 2 arguments"),

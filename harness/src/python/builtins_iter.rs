@@ -47,7 +47,11 @@ impl<'a> Interpreter<'a> {
                         ObjKind::List(items) | ObjKind::Tuple(items) => items.len(),
                         _ => return self.unsupported("reversed() of this object"),
                     },
-                    _ => return self.error("TypeError: argument to reversed() must be a sequence"),
+                    Value::Str(text) => self.names.name(*text).chars().count(),
+                    other => {
+                        let name = self.value_type_name(*other);
+                        return self.error(format!("TypeError: '{name}' object is not reversible"));
+                    }
                 };
                 self.heap.incref(*seq);
                 vec![*seq, Value::Int(len as i64)]
@@ -197,6 +201,11 @@ impl<'a> Interpreter<'a> {
                         ObjKind::List(v) | ObjKind::Tuple(v) => v.get(next as usize - 1).copied(),
                         _ => None,
                     },
+                    // A string's code points, last first.
+                    Value::Str(text) => {
+                        let c = self.names.name(text).chars().nth(next as usize - 1);
+                        c.map(|c| Value::Str(self.names.intern(&c.to_string())))
+                    }
                     _ => None,
                 };
                 if let Some(v) = item {

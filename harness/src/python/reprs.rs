@@ -33,6 +33,13 @@ impl Interpreter<'_> {
                 ObjKind::Tuple(items) if items.len() == 1 => format!("({},)", join(items)),
                 ObjKind::Tuple(items) => format!("({})", join(items)),
                 ObjKind::List(items) => format!("[{}]", join(items)),
+                ObjKind::Size(dims) => format!(
+                    "torch.Size([{}])",
+                    dims.iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 ObjKind::StructSeq { ty, items } => {
                     super::return_types::repr(ty, items, |v| self.repr_at(v, depth + 1))
                 }

@@ -69,23 +69,46 @@ impl<'a> Interpreter<'a> {
                 _ => return Some(self.error("TypeError: replace() arguments must be str")),
             },
             ("join", 1) => {
-                let items = match args[0] {
+                // Lists and tuples are read in place; any other iterable (`map`, `zip`,
+                // a generator, a string) is drained first, as `PySequence_Fast` does.
+                let (items, owned) = match args[0] {
                     Value::Obj(o) => match self.heap.kind(o) {
-                        ObjKind::List(items) | ObjKind::Tuple(items) => items.clone(),
-                        _ => return Some(self.unsupported("str.join() of this iterable")),
+                        ObjKind::List(items) | ObjKind::Tuple(items) => (items.clone(), false),
+                        _ => match self.collect_items(args[0]) {
+                            Ok(items) => (items, true),
+                            Err(e) => return Some(Err(e)),
+                        },
                     },
-                    _ => return Some(self.error("TypeError: can only join an iterable")),
+                    Value::Str(s) => {
+                        let chars: Vec<char> = self.names.name(s).chars().collect();
+                        let items = chars.iter().map(|c| self.new_str(&c.to_string())).collect();
+                        (items, false)
+                    }
+                    other => {
+                        let name = self.value_type_name(other);
+                        return Some(self.error(format!(
+                            "TypeError: can only join an iterable, not '{name}'"
+                        )));
+                    }
                 };
                 let mut parts = Vec::with_capacity(items.len());
-                for v in items {
+                let mut bad = None;
+                for (at, v) in items.iter().enumerate() {
                     match v {
-                        Value::Str(p) => parts.push(self.names.name_rc(p)),
-                        _ => {
-                            return Some(
-                                self.error("TypeError: sequence item: expected str instance"),
-                            );
+                        Value::Str(p) => parts.push(self.names.name_rc(*p)),
+                        other => {
+                            bad = Some((at, self.value_type_name(*other)));
+                            break;
                         }
                     }
+                }
+                if owned {
+                    self.heap.decref_all(items);
+                }
+                if let Some((at, name)) = bad {
+                    return Some(self.error(format!(
+                        "TypeError: sequence item {at}: expected str instance, {name} found"
+                    )));
                 }
                 let joined = parts.iter().map(|p| &**p).collect::<Vec<_>>().join(&text);
                 self.new_str(&joined)
@@ -114,8 +137,8 @@ impl<'a> Interpreter<'a> {
         Value::Str(self.names.intern(s))
     }
 
-    /// `str.format`: `{}`, `{0}`, `{name}`, `{{`/`}}`, conversions (`!r`, `!s`, `!a`) and
-    /// format specs; attribute and index fields (`{0.x}`, `{d[k]}`) are refused.
+    /// `str.format`: `{}`, `{0}`, `{name}`, `{{`/`}}`, attribute and index fields
+    /// (`{0.x}`, `{d[k]}`, `{0[1].y}`), conversions (`!r`, `!s`, `!a`) and format specs.
     fn format_str(&mut self, text: &str, args: &[Value], kwargs: &[(Sym, Value)]) -> R<String> {
         let mut out = String::new();
         let mut auto = 0usize;
@@ -151,9 +174,10 @@ impl<'a> Interpreter<'a> {
                         Some((n, c)) => (n, c.chars().next()),
                         None => (head, None),
                     };
-                    if name.contains(['.', '[']) {
-                        return self.unsupported("attribute or index access in a str.format field");
-                    }
+                    let (name, accessors) = match name.find(['.', '[']) {
+                        Some(at) => name.split_at(at),
+                        None => (name, ""),
+                    };
                     let v = if name.is_empty() {
                         auto += 1;
                         args.get(auto - 1).copied()
@@ -169,14 +193,92 @@ impl<'a> Interpreter<'a> {
                         return self
                             .error(format!("IndexError: Replacement index {name} out of range"));
                     };
-                    let piece = self.format_field(v, conversion, spec)?;
-                    out.push_str(&piece);
+                    if accessors.is_empty() {
+                        let piece = self.format_field(v, conversion, spec)?;
+                        out.push_str(&piece);
+                    } else {
+                        let v = self.format_field_access(v, accessors)?;
+                        let piece = self.format_field(v, conversion, spec);
+                        self.heap.decref(v);
+                        out.push_str(&piece?);
+                    }
                 }
                 '}' => return self.error("ValueError: Single '}' encountered in format string"),
                 other => out.push(other),
             }
         }
         Ok(out)
+    }
+
+    /// `v.attr[key]...` of a replacement field (`accessors` starts at the first `.` or `[`),
+    /// as `string.Formatter.get_field` resolves it: a key of digits is an int, any other key
+    /// a string. A new reference.
+    fn format_field_access(&mut self, v: Value, accessors: &str) -> R<Value> {
+        self.heap.incref(v);
+        let mut current = v;
+        let mut rest = accessors;
+        while !rest.is_empty() {
+            let step = if let Some(after) = rest.strip_prefix('.') {
+                let end = after.find(['.', '[']).unwrap_or(after.len());
+                let (attr, tail) = after.split_at(end);
+                rest = tail;
+                if attr.is_empty() {
+                    self.error("ValueError: Empty attribute in format string")
+                } else {
+                    let sym = self.names.intern(attr);
+                    self.get_attr(current, sym)
+                }
+            } else if let Some(after) = rest.strip_prefix('[') {
+                let Some(end) = after.find(']') else {
+                    self.heap.decref(current);
+                    return self.error("ValueError: Missing ']' in format string");
+                };
+                let (key, tail) = after.split_at(end);
+                rest = &tail[1..];
+                if !(rest.is_empty() || rest.starts_with(['.', '['])) {
+                    self.heap.decref(current);
+                    return self.error(
+                        "ValueError: Only '.' or '[' may follow ']' in format field specifier",
+                    );
+                }
+                let key = match key.parse::<i64>() {
+                    Ok(i) if key.bytes().all(|b| b.is_ascii_digit()) => Value::Int(i),
+                    _ => self.new_str(key),
+                };
+                self.format_field_item(current, key)
+            } else {
+                unreachable!("accessors start at '.' or '['")
+            };
+            self.heap.decref(current);
+            current = step?;
+        }
+        Ok(current)
+    }
+
+    /// `obj[key]` for a `{x[key]}` field: containers, strings and user `__getitem__`.
+    fn format_field_item(&mut self, obj: Value, key: Value) -> R<Value> {
+        if self.user_special(obj, "__getitem__").is_some() {
+            return self
+                .call_special(obj, "__getitem__", vec![key])
+                .unwrap_or_else(|_| unreachable!("checked above"));
+        }
+        match obj {
+            Value::Obj(id) => super::natives::item(self, id, key),
+            Value::Str(text) => {
+                let Value::Int(i) = key else {
+                    return self.error("TypeError: string indices must be integers, not 'str'");
+                };
+                let chars: Vec<char> = self.names.name(text).chars().collect();
+                match chars.get(i as usize) {
+                    Some(c) => Ok(self.new_str(&c.to_string())),
+                    None => self.error("IndexError: string index out of range"),
+                }
+            }
+            other => {
+                let name = self.value_type_name(other);
+                self.error(format!("TypeError: '{name}' object is not subscriptable"))
+            }
+        }
     }
 
     /// One replacement field: `v`, converted by `!r`/`!s`/`!a`, formatted with `spec` as

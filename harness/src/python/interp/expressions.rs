@@ -465,11 +465,12 @@ impl<'a> Interpreter<'a> {
         r: Value,
         in_place: bool,
     ) -> R<Value> {
-        if self.is_tensor(l) || self.is_tensor(r) {
-            return natives::tensor_binary(self, op, l, r, in_place);
-        }
+        // `str % x` is `str.__mod__`, which formats any right operand (a tensor too).
         if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
             return self.percent_format(fmt, r);
+        }
+        if self.is_tensor(l) || self.is_tensor(r) {
+            return natives::tensor_binary(self, op, l, r, in_place);
         }
         if let Some(result) = self.set_binary(op, l, r) {
             return result;
@@ -514,6 +515,12 @@ impl<'a> Interpreter<'a> {
                 }
                 ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
                 ObjKind::Exception(_) => self.exception_text(id),
+                // `str()` of a container is its `repr()`.
+                ObjKind::List(_)
+                | ObjKind::Tuple(_)
+                | ObjKind::Dict(_)
+                | ObjKind::StructSeq { .. }
+                | ObjKind::Size(_) => self.repr_text(v),
                 other => format!("<{}>", other.type_name()),
             },
             Value::Dtype(d) => format!("torch.{}", d.name()),

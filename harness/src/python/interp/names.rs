@@ -66,6 +66,13 @@ impl<'a> Interpreter<'a> {
         };
         let v = match found.or_else(|| self.builtin(name)) {
             Some(v) => v,
+            None if crate::python::builtin_conversions::is_python_builtin(
+                self.names.name(name),
+            ) =>
+            {
+                let text = format!("the builtin `{}`", self.names.name(name));
+                return self.unsupported(text);
+            }
             None => {
                 return self.error(format!(
                     "NameError: name '{}' is not defined",

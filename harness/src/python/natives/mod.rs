@@ -335,6 +335,13 @@ natives!(
     GcGetReferrers,
     GcGetReferents,
     GcIsTracked,
+    FormatFn,
+    HexFn,
+    BinFn,
+    OctFn,
+    ChrFn,
+    OrdFn,
+    PowFn,
 );
 
 impl Native {
@@ -489,6 +496,13 @@ pub fn builtin(name: &str) -> Option<Value> {
         "type" => TypeFn,
         "round" => Round,
         "divmod" => DivMod,
+        "format" => FormatFn,
+        "hex" => HexFn,
+        "bin" => BinFn,
+        "oct" => OctFn,
+        "chr" => ChrFn,
+        "ord" => OrdFn,
+        "pow" => PowFn,
         _ => return None,
     }))
 }

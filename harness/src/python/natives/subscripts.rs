@@ -13,7 +13,7 @@ pub(super) enum IndexItem {
     Tensor(Vec<i64>),
 }
 
-pub(super) fn eval_opt_int<'a>(
+pub(in crate::python) fn eval_opt_int<'a>(
     it: &mut Interpreter<'a>,
     e: &'a Option<Box<Expr>>,
 ) -> R<Option<i64>> {
@@ -74,7 +74,7 @@ pub(super) fn index_items<'a>(it: &mut Interpreter<'a>, index: &'a Expr) -> R<Ve
 }
 
 /// Python's `slice.indices(len)` and the resulting length.
-pub(super) fn slice_len(
+pub(in crate::python) fn slice_len(
     len: i64,
     start: Option<i64>,
     stop: Option<i64>,
@@ -120,7 +120,11 @@ pub(in crate::python) fn subscript<'a>(
             .unwrap_or_else(|_| unreachable!("checked above"));
     }
     let Value::Obj(id) = obj else {
-        return it.error("TypeError: object is not subscriptable");
+        if let Value::Str(text) = obj {
+            return crate::python::str_indexing::subscript(it, text, index);
+        }
+        let name = it.value_type_name(obj);
+        return it.error(format!("TypeError: '{name}' object is not subscriptable"));
     };
     if let Some(kind) = it.container_kind(obj) {
         return it.container_subscript(id, kind, index);
@@ -162,7 +166,7 @@ pub(in crate::python) fn subscript<'a>(
     result
 }
 
-pub(super) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
     if it.is_weak_container(Value::Obj(id)).is_some() {
         return match it.weak_get(id, key)? {
             Some(v) => Ok(v),

@@ -136,6 +136,11 @@ pub(in crate::python) fn call_method(
         Value::Obj(id) => match it.heap.kind(id) {
             // The check's function name is formatted only when there are keywords to check.
             ObjKind::Tensor(_) if args.kw.is_empty() => tensor_method(it, id, method, &args),
+            // A method the model lacks is named as such, not as a keyword it does not know.
+            ObjKind::Tensor(_) if !tensor_method_known(method) => it.unsupported(format!(
+                "tensor method '{method}'{}",
+                crate::python::alternatives::for_tensor_method(method)
+            )),
             ObjKind::Tensor(_) => crate::python::keywords::check(
                 it,
                 &format!("Tensor.{method}"),
@@ -522,6 +527,15 @@ pub(super) fn tensor_method(
     }
 }
 
+/// Whether `method` is a tensor method the model implements (by its listing, its keyword
+/// table, or its family).
+fn tensor_method_known(method: &str) -> bool {
+    crate::python::alternatives::TENSOR_METHODS.contains(&method)
+        || crate::python::keywords::for_tensor_method(method).is_some()
+        || crate::python::inplace::is_in_place_method(method)
+        || crate::python::index_reductions::is_method(method)
+}
+
 pub(super) fn reduce(
     it: &mut Interpreter<'_>,
     id: ObjId,
@@ -581,7 +595,18 @@ fn concat_as_given(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: b
     if tensors.len() != items.len() || tensors.is_empty() {
         return it.error("TypeError: expected a non-empty sequence of tensors");
     }
-    let first = &tensors[0];
+    // ATen's `cat` skips 1-D empty inputs (the legacy `torch.Tensor()` accumulator) when
+    // sizing the result, and refuses 0-dim inputs.
+    let legacy_empty = |t: &torch::TensorData| !stack && t.shape == [0];
+    if !stack && let Some(at) = tensors.iter().position(|t| t.shape.is_empty()) {
+        return it.error(format!(
+            "RuntimeError: zero-dimensional tensor (at position {at}) cannot be concatenated"
+        ));
+    }
+    let first = tensors
+        .iter()
+        .find(|t| !legacy_empty(t))
+        .unwrap_or(&tensors[0]);
     let mut shape = first.shape.clone();
     if stack {
         let n = shape.len() as i64 + 1;
@@ -594,6 +619,7 @@ fn concat_as_given(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: b
         let d = norm_dim(it, dim, shape.len())?;
         shape[d] = tensors
             .iter()
+            .filter(|t| !legacy_empty(t) || first.shape == [0])
             .map(|t| t.shape.get(d).copied().unwrap_or(0))
             .sum();
     }

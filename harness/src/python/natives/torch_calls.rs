@@ -588,6 +588,8 @@ pub(in crate::python) fn call_torch_native(
                 [Value::Obj(o)] if matches!(it.heap.kind(*o), ObjKind::List(_) | ObjKind::Tuple(_)) => {
                     nested_shape(it, p[0], 0)?.0
                 }
+                // `torch.Tensor()` with no size is a 1-D tensor of 0 elements.
+                [] => vec![0],
                 _ => shape_args(it, p)?,
             };
             it.new_tensor(shape, dtype, device, None)
