@@ -184,7 +184,7 @@ impl<'a> Interpreter<'a> {
         Ok(Flow::Normal)
     }
 
-    fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
+    pub(in crate::python) fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
         // `a, b = x, y` with up to three names is compiled without building a tuple.
         if let ([Expr::Tuple(targets)], Expr::Tuple(values)) = (a.targets.as_slice(), &*a.value)
             && targets.elts.len() == values.elts.len()

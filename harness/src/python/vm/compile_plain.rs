@@ -39,6 +39,18 @@ impl<'a> Compiler<'a> {
             }
             Stmt::While(w) => self.plain_while(s, w),
             Stmt::For(f) if !f.is_async => self.plain_for(s, f),
+            Stmt::Expr(e) => {
+                self.instrs.push(Instr::ExprStmt(s, &e.value));
+                Ok(())
+            }
+            Stmt::Assign(a) => {
+                self.instrs.push(Instr::AssignStmt(s, a));
+                Ok(())
+            }
+            Stmt::Return(r) => {
+                self.instrs.push(Instr::ReturnStmt(s, r.value.as_deref()));
+                Ok(())
+            }
             _ => self.leaf(s),
         }
     }

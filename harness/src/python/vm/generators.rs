@@ -795,7 +795,10 @@ impl<'a> Interpreter<'a> {
                 | Instr::LoopStart { .. }
                 | Instr::LoopNext { .. }
                 | Instr::WhileTest { .. }
-                | Instr::LoopEnd { .. } => {
+                | Instr::LoopEnd { .. }
+                | Instr::ExprStmt(..)
+                | Instr::AssignStmt(..)
+                | Instr::ReturnStmt(..) => {
                     unreachable!("only plain bodies compile their loops to these")
                 }
                 Instr::Return(value) => {

@@ -144,10 +144,16 @@ pub(in crate::python) enum Instr<'a> {
         exit: u32,
         depth: u32,
     },
-    /// The loop at `depth` ends (exhausted after its `else` block, or left by `break`).
+    /// The loop at `depth` ends (exhausted, before its `else` block, or left by `break`).
     LoopEnd {
         depth: u32,
     },
+    /// The commonest simple statements of a plain body, run without the evaluator's
+    /// statement dispatch (each is a whole statement: line, step, and the per-statement
+    /// work after it): an expression statement, an assignment, a `return`.
+    ExprStmt(&'a Stmt, &'a Expr),
+    AssignStmt(&'a Stmt, &'a ast::StmtAssign),
+    ReturnStmt(&'a Stmt, Option<&'a Expr>),
 }
 
 /// Where the result of a `yield from`/`await` goes.

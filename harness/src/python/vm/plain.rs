@@ -93,6 +93,7 @@ impl<'a> Interpreter<'a> {
             match vm.instrs[ip as usize] {
                 Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
                     Flow::Normal => ip += 1,
+                    Flow::Return(v) if self.plain_loops.len() == base => return Ok(v),
                     Flow::Return(v) => return self.return_from_loops(v, base),
                     Flow::Break if exit != NO_LOOP => ip = exit,
                     Flow::Continue if head != NO_LOOP => {
@@ -103,6 +104,34 @@ impl<'a> Interpreter<'a> {
                         return self.error("SyntaxError: 'break' outside loop");
                     }
                 },
+                Instr::ExprStmt(stmt, e) => {
+                    self.statement_start(stmt)?;
+                    let v = self.eval(e)?;
+                    self.heap.decref(v);
+                    self.statement_end()?;
+                    ip += 1;
+                }
+                Instr::AssignStmt(stmt, a) => {
+                    self.statement_start(stmt)?;
+                    self.exec_assign(a)?;
+                    self.statement_end()?;
+                    ip += 1;
+                }
+                Instr::ReturnStmt(stmt, value) => {
+                    self.statement_start(stmt)?;
+                    let v = match value {
+                        Some(e) => self.eval(e)?,
+                        None => Value::None,
+                    };
+                    if let Err(e) = self.statement_end() {
+                        self.heap.decref(v);
+                        return Err(e);
+                    }
+                    if self.plain_loops.len() == base {
+                        return Ok(v);
+                    }
+                    return self.return_from_loops(v, base);
+                }
                 Instr::StmtStart(stmt) => {
                     self.statement_start(stmt)?;
                     ip += 1;
