@@ -1,7 +1,7 @@
 //! Function objects, calls and frames, instantiation, and call expressions
 //! (`f(...)`, `obj.method(...)`).
 
-use super::{Flow, Frame, Interpreter, R, RECURSION_LIMIT};
+use super::{Frame, Interpreter, R, RECURSION_LIMIT};
 use crate::heap::{Attrs, Function, ObjId, ObjKind, Sym, Value};
 use crate::python::natives::{self, Native};
 use crate::python::scope::{Body, symbol};
@@ -207,10 +207,9 @@ impl<'a> Interpreter<'a> {
         self.frames.push(frame);
         self.eval_breaker();
         let result = match &code.body {
-            Body::Def(d) => self.exec_block(&d.body).map(|flow| match flow {
-                Flow::Return(v) => v,
-                _ => Value::None,
-            }),
+            Body::Def(d) => self
+                .plain_code(code_index, &d.body)
+                .and_then(|vm| self.run_plain(&vm)),
             Body::Lambda(l) => self.eval(&l.body),
         };
         let result = result.map_err(|e| self.unwinding(e));

@@ -159,6 +159,10 @@ pub struct Interpreter<'a> {
     pub(super) budget: super::budget::Budget,
     /// Compiled bodies of generator functions by code index (`vm/`).
     pub(super) vm_codes: FxHashMap<u32, Rc<super::vm::VmCode<'a>>>,
+    /// Compiled plain function bodies, by code index (`vm/plain.rs`).
+    pub(super) plain_codes: Vec<Option<Rc<super::vm::VmCode<'a>>>>,
+    /// The loops of the plain bodies running (`vm/plain.rs`).
+    pub(super) plain_loops: Vec<super::vm::PlainLoop>,
     /// Constant tuples by AST node address, kept for the run like `co_consts`.
     pub(super) constants: FxHashMap<usize, crate::heap::ObjId>,
     /// The asyncio event loop while `asyncio.run` runs (`vm/event_loop.rs`).
@@ -224,6 +228,8 @@ impl<'a> Interpreter<'a> {
             data_depth: Default::default(),
             autocast: Default::default(),
             vm_codes: FxHashMap::default(),
+            plain_codes: Vec::new(),
+            plain_loops: Vec::new(),
             constants: FxHashMap::default(),
             event_loop: None,
             vm_iteration_loop: None,
@@ -290,7 +296,7 @@ impl<'a> Interpreter<'a> {
 
     /// Runs the workload to its end, or to an out-of-memory error.
     pub fn run(&mut self) -> Result<RunEnd, Error> {
-        let result = self.exec_block(self.module);
+        let result = self.run_module_body(self.module);
         self.release_dropped_storages(None);
         let end = match result {
             Ok(_) => RunEnd::Completed,

@@ -21,20 +21,34 @@ impl<'a> Interpreter<'a> {
     }
 
     pub(in crate::python) fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
+        self.statement_start(stmt)?;
+        let flow = self.exec_inner(stmt)?;
+        self.statement_end()?;
+        Ok(flow)
+    }
+
+    /// A statement begins: its offset and line become current; it counts one step.
+    #[inline]
+    pub(in crate::python) fn statement_start(&mut self, stmt: &'a Stmt) -> R<()> {
         let start = stmt.range().start().to_u32();
         self.offset = start;
         let line = self.map.file_line(start);
         if let Some(f) = self.frames.last_mut() {
             f.line = line;
         }
-        self.budget_step()?;
-        let flow = self.exec_inner(stmt)?;
+        self.budget_step()
+    }
+
+    /// A statement ended: pending finalizers and weak callbacks run, storages whose last
+    /// tensor died are released.
+    #[inline]
+    pub(in crate::python) fn statement_end(&mut self) -> R<()> {
         self.run_pending_finalizers()?;
         if !self.heap.weak.pending.is_empty() {
             self.run_weak_callbacks()?;
         }
         self.release_dropped_storages(None);
-        Ok(flow)
+        Ok(())
     }
 
     fn exec_inner(&mut self, stmt: &'a Stmt) -> R<Flow> {
@@ -170,7 +184,7 @@ impl<'a> Interpreter<'a> {
         Ok(Flow::Normal)
     }
 
-    fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
+    pub(in crate::python) fn exec_assign(&mut self, a: &'a ast::StmtAssign) -> R<()> {
         // `a, b = x, y` with up to three names is compiled without building a tuple.
         if let ([Expr::Tuple(targets)], Expr::Tuple(values)) = (a.targets.as_slice(), &*a.value)
             && targets.elts.len() == values.elts.len()

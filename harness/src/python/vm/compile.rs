@@ -8,125 +8,7 @@ use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 
-/// Jump targets of the loop around an instruction; `NO_LOOP` outside any loop.
-pub(in crate::python) const NO_LOOP: u32 = u32::MAX;
-
-/// One instruction. Expressions are borrowed from the workload's AST and evaluated by the
-/// evaluator; control flow is resolved to instruction indices.
-pub(in crate::python) enum Instr<'a> {
-    /// A statement with no suspension point, run by the evaluator. A `break`/`continue`
-    /// it ends with jumps to the enclosing compiled loop's `exit`/`head`.
-    Exec {
-        stmt: &'a Stmt,
-        exit: u32,
-        head: u32,
-    },
-    /// Suspends with the value (`None` when absent); on resumption the sent value is
-    /// stored to `target`, dropped or pushed (`Dest::Push`; never `Dest::Return`).
-    Yield {
-        value: Option<&'a Expr>,
-        target: Dest<'a>,
-        at: u32,
-    },
-    /// Evaluates an operand that comes before a suspension point of its expression and
-    /// pushes it: the frame holds it across the suspension, as CPython's value stack does.
-    Push(&'a Expr),
-    /// Pops the `len` values pushed for an expression split at its suspension points
-    /// (nodes `start..start + len` of [`VmCode::bound`]) and lets the next instruction's
-    /// evaluation take them in place of evaluating those nodes again.
-    Bind {
-        start: u32,
-        len: u32,
-    },
-    /// `yield from`: pushes the sub-iterator and its position.
-    YieldFromStart(&'a Expr),
-    /// `await`: pushes the awaitable's iterator (a coroutine, a future, or what a user
-    /// `__await__` returns) and its position; `YieldFromStep` then delegates to it.
-    GetAwaitable(&'a Expr),
-    /// Takes the next item of the sub-iterator on the stack (a sub-generator receives the
-    /// sent value) and suspends with it, staying on this instruction; when it is exhausted,
-    /// pops it and stores its return value to `target`.
-    YieldFromStep {
-        target: Dest<'a>,
-        at: u32,
-    },
-    /// Evaluates the test and jumps when it is false.
-    JumpIfFalse(&'a Expr, u32),
-    Jump(u32),
-    /// Pushes the iterable of a `for` loop and its position.
-    GetIter(&'a Expr),
-    /// Stores the loop's next item to `target`, or jumps to `exit` when it is exhausted.
-    ForIter {
-        target: &'a Expr,
-        exit: u32,
-    },
-    /// Pops a finished `for` loop's iterable and position.
-    PopIter,
-    /// Finishes the generator with the value (`StopIteration.value`).
-    Return(Option<&'a Expr>),
-    /// Enters a `try` whose `finally` starts at `handler` when an exception is raised.
-    SetupFinally {
-        handler: u32,
-    },
-    /// Leaves the `try` body normally.
-    PopFinally,
-    /// Ends a `finally` block entered by an exception: re-raises it.
-    EndFinally,
-    /// An `except` clause: when the exception being handled matches `class` (any when
-    /// absent) it is bound to `name` and the clause runs; otherwise jumps to `next`.
-    MatchExcept {
-        class: Option<&'a Expr>,
-        name: Option<&'a ast::Identifier>,
-        next: u32,
-    },
-    /// Ends an `except` clause: the exception is handled (`name = None; del name`).
-    EndExcept {
-        name: Option<&'a ast::Identifier>,
-    },
-    /// `with` around a suspension point (`BEFORE_WITH`): evaluates the manager, enters it,
-    /// pushes what its exit needs and stores the entered value to the item's target.
-    WithEnter(&'a ast::WithItem),
-    /// The `with` body ended normally: pops the exit and calls it with no exception.
-    WithExit,
-    /// The handler of a `with` body (`WITH_EXCEPT_START`): pops the exit and calls it with
-    /// the exception; a true result suppresses it, otherwise it is re-raised.
-    WithExitExc,
-    /// `async with` (`BEFORE_ASYNC_WITH`): evaluates the manager, pushes its bound
-    /// `__aexit__`, then the awaitable iterator of `__aenter__()` and its position for the
-    /// `YieldFromStep` that follows.
-    AsyncWithEnter(&'a ast::WithItem),
-    /// The `async with` body ended normally: pops the exit, calls it with no exception and
-    /// pushes its awaitable iterator and position (awaited by the next `YieldFromStep`).
-    AsyncWithExit,
-    /// The handler of an `async with` body: pops the exit, calls it with the exception and
-    /// awaits the result to its end; a true result suppresses the exception.
-    AsyncWithExitExc,
-    /// `async for` (`GET_AITER`): pushes the iterable's `__aiter__()`.
-    GetAIter(&'a Expr),
-    /// `GET_ANEXT`: pushes the awaitable iterator of `__anext__()` of the async iterator on
-    /// the stack, and its position.
-    GetANext,
-    /// Awaits `__anext__()`'s awaitable (as `YieldFromStep`); its result goes to `target`,
-    /// and `StopAsyncIteration` ends the loop at `exit`.
-    AnextStep {
-        target: &'a Expr,
-        exit: u32,
-        at: u32,
-    },
-    /// Pops and drops the top of the stack (a finished `async for`'s iterator).
-    PopTop,
-}
-
-/// Where the result of a `yield from`/`await` goes.
-#[derive(Clone, Copy)]
-pub(in crate::python) enum Dest<'a> {
-    Drop,
-    Store(&'a Expr),
-    /// `return await x`: the frame returns it.
-    Return,
-    /// Inside a larger expression: the value goes on the stack for a later [`Instr::Bind`].
-    Push,
-}
+pub(in crate::python) use super::instructions::{Dest, Instr, NO_LOOP};
 
 /// A compiled body.
 pub(in crate::python) struct VmCode<'a> {
@@ -221,6 +103,8 @@ pub(in crate::python) fn compile<'a>(
         bound: Vec::new(),
         loops: Vec::new(),
         coroutine,
+        plain: false,
+        plain_depth: 0,
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -245,6 +129,11 @@ pub(super) struct Compiler<'a> {
     pub(super) loops: Vec<LoopCtx>,
     /// Compiling a coroutine: `await`s are suspension points.
     pub(super) coroutine: bool,
+    /// Compiling a body that never suspends: compound statements become instructions too
+    /// (`compile_plain.rs`).
+    pub(super) plain: bool,
+    /// Plain loops around the statement being compiled.
+    pub(super) plain_depth: u32,
 }
 
 pub(super) fn offset(node: &impl Ranged) -> u32 {
@@ -344,7 +233,11 @@ impl<'a> Compiler<'a> {
 
     fn stmt(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
         if !self.suspends(s) {
-            return self.leaf(s);
+            return if self.plain {
+                self.plain_stmt(s)
+            } else {
+                self.leaf(s)
+            };
         }
         match s {
             Stmt::Expr(e) if self.is_suspension(&e.value) => self.suspension(&e.value, Dest::Drop),
@@ -635,7 +528,7 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    fn if_stmt(&mut self, i: &'a ast::StmtIf) -> Result<(), Refusal> {
+    pub(super) fn if_stmt(&mut self, i: &'a ast::StmtIf) -> Result<(), Refusal> {
         if self.suspends_expr(&i.test) {
             self.split_bind(&i.test)?;
         }
@@ -685,7 +578,7 @@ impl<'a> Compiler<'a> {
 
     /// A statement without a suspension point. A bare `break`/`continue` of a compiled
     /// loop becomes a jump; any other statement is run by the evaluator.
-    fn leaf(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
+    pub(super) fn leaf(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
         let Some(l) = self.loops.last() else {
             self.instrs.push(Instr::Exec {
                 stmt: s,
@@ -696,8 +589,9 @@ impl<'a> Compiler<'a> {
         };
         let head = l.head;
         match s {
-            Stmt::Break(_) => self.emit_break(),
-            Stmt::Continue(_) => self.instrs.push(Instr::Jump(head)),
+            // In a plain body they stay statements (each counts a step, as the evaluator's).
+            Stmt::Break(_) if !self.plain => self.emit_break(),
+            Stmt::Continue(_) if !self.plain => self.instrs.push(Instr::Jump(head)),
             _ => {
                 // A `break` inside the statement (in an `if`) is reported as a flow and
                 // taken by the VM: the exit is patched with the loop's other breaks.

@@ -789,6 +789,18 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
+                Instr::StmtStart(_)
+                | Instr::StmtEnd
+                | Instr::LoopIter { .. }
+                | Instr::LoopStart { .. }
+                | Instr::LoopNext { .. }
+                | Instr::WhileTest { .. }
+                | Instr::LoopEnd { .. }
+                | Instr::ExprStmt(..)
+                | Instr::AssignStmt(..)
+                | Instr::ReturnStmt(..) => {
+                    unreachable!("only plain bodies compile their loops to these")
+                }
                 Instr::Return(value) => {
                     let v = match value {
                         Some(e) => self.eval(e)?,

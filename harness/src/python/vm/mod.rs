@@ -1,13 +1,22 @@
-//! The workload VM, first stage: function bodies that suspend (`yield`, `yield from`) are
-//! compiled to instructions (`compile.rs`) and run by a VM loop whose frame is data that a
-//! generator object owns while it is suspended (`generators.rs`).
+//! The workload VM. Every function body and the module body are compiled to instructions
+//! (`compile.rs`, `compile_plain.rs`; the instruction set: `instructions.rs`), once per code
+//! object. Bodies that suspend (`yield`, `yield from`, `await`) run on a VM loop whose frame
+//! is data that a generator object owns while it is suspended (`generators.rs`); plain
+//! function bodies and the module body run on a VM loop whose frame lives for the call
+//! (`plain.rs`).
 //!
-//! A tree walker cannot suspend in the middle of a body, so suspension is where the VM
-//! starts. For now statements without a suspension point are leaf instructions run by the
-//! tree-walking evaluator, and expressions are evaluated by it; control flow around a
-//! suspension point (`if`, `while`, `for`, `break`, `continue`, `return`) is real
-//! instructions with resolved jump targets. Later stages move expressions and every
-//! function body onto instructions, so that the evaluator's statement walker goes away.
+//! Stage reached: in plain bodies `if`, `while` and `for` (with `else`, `break`,
+//! `continue`, `return` out of loops) are instructions; `try`, `with` and class bodies are
+//! still leaf statements run by the tree walker (`interp/statements.rs`, `handlers.rs`),
+//! which therefore keeps its compound-statement arms for them. Simple statements are leaf
+//! instructions ([`compile::Instr::Exec`]) and expressions are evaluated by the evaluator;
+//! the next stages move `try`/`with` of plain bodies onto the instructions the generator
+//! compiler already emits (`SetupFinally`, `MatchExcept`, `WithEnter`...), which removes the
+//! walker, then expressions.
+//!
+//! In generator and coroutine bodies, control flow around a suspension point (`if`,
+//! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
+//! resolved jump targets; statements without a suspension point are leaves.
 //! Coroutines (`async def`) are compiled the same way: `await` is a suspension point that
 //! delegates as `yield from` does (`coroutines.rs`), and the asyncio
 //! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`;
@@ -23,11 +32,14 @@ mod async_blocks;
 mod cancellation;
 mod compile;
 mod compile_async;
+mod compile_plain;
 mod contextlib;
 mod coroutines;
 mod event_loop;
 mod generator_methods;
 mod generators;
+mod instructions;
+mod plain;
 mod queues;
 mod split;
 mod substitutes;
@@ -36,5 +48,6 @@ mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub(super) use event_loop::EventLoop;
+pub(super) use plain::PlainLoop;
 pub(super) use queues::QUEUE_TYPE;
 pub(super) use substitutes::Substitute;
