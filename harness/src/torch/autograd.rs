@@ -554,7 +554,7 @@ pub const OP_RULES: &[OpRule] = &[
     ),
     // index.Tensor: self: index_backward(grad.new_zeros(self.sizes(), self.options()),
     // indices, grad): the index tensors (a bool mask as given), self's sizes only.
-    rule("index", "IndexBackward0", Compute, &[InputIf(1, 0)]),
+    rule("index", "IndexBackward0", Compute, &[Input(1)]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch

@@ -327,7 +327,7 @@ pub(super) fn tensor_index(
         let mut inputs = vec![Value::Obj(id)];
         inputs.extend(masks.iter().copied());
         let out = op_output(it, shape, t.dtype, t.device, &inputs)?;
-        let saves: Vec<Save> = (1..inputs.len()).map(|i| Save::InputIf(i, 0)).collect();
+        let saves: Vec<Save> = (1..inputs.len()).map(Save::Input).collect();
         autograd::record(
             it,
             out,
