@@ -542,6 +542,10 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "lstm_cell: ThnnFusedLstmCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1, result2]",
         "gru_cell: ThnnFusedGruCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1]",
         "addcdiv: AddcdivBackward0 saves [other if operand 2 requires grad, operand 2 if any of operand 1, operand 2 requires grad]",
+        "addcdiv_: AddcdivBackward0 saves [other if operand 2 requires grad, operand 2 if any of operand 1, operand 2 requires grad]",
+        "remainder.Scalar: RemainderBackward0 saves []",
+        "remainder: RemainderBackward1 saves [self if other requires grad, other if other requires grad]",
+        "index: IndexBackward0 saves [other]",
     ];
     assert_eq!(table, expected);
 }

@@ -701,6 +701,31 @@ fn facts(op: &str) -> Option<Entry> {
             ],
             false,
         ),
+        // remainder.Scalar: self: grad. remainder.Tensor: self: grad; other: -grad *
+        // self.div(other, rounding_mode="floor"), reading both.
+        "remainder.Scalar" => e(
+            "remainder.Scalar",
+            "RemainderBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "remainder" => e(
+            "remainder.Tensor",
+            "RemainderBackward1",
+            &["self", "other"],
+            &[("self", &[]), ("other", &["self", "other"])],
+            false,
+        ),
+        // index.Tensor: index_backward(grad.new_zeros(self.sizes(), self.options()),
+        // indices, grad): the indices; self's sizes and options only.
+        "index" => e(
+            "index.Tensor",
+            "IndexBackward0",
+            &["self", "indices"],
+            &[("self", &["indices"])],
+            false,
+        ),
         _ => return None,
     })
 }

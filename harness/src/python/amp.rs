@@ -155,6 +155,10 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("sort_stable", None),
         ("topk", None),
         ("as_strided", None),
+        // remainder and index are on no autocast list.
+        ("remainder.Scalar", None),
+        ("remainder", None),
+        ("index", None),
     ]
 };
 

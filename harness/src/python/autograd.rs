@@ -587,6 +587,11 @@ fn execute(
     let Some(incoming) = first else {
         return Ok(Vec::new());
     };
+    if node.name == "NotImplemented" {
+        // The only op the model gives this node is `floor_divide` (python/ops_more.rs).
+        drop_buffer(it, incoming);
+        return it.error("RuntimeError: derivative for floor_divide is not implemented");
+    }
     // A node that saved tensors cannot run after they were released; one that saved only
     // sizes can (a custom Function's check is `ctx.saved_tensors`).
     if node.released && node.had_saved && node.flow != GradFlow::Python {

@@ -235,6 +235,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             [v] => match it.user_len(*v) {
                 Some(n) => Ok(Value::Int(n?)),
                 None if let Some(w) = it.is_weak_container(*v) => Ok(Value::Int(it.weak_len(w))),
+                None if let Some(t) = it.ndarray_tensor(*v) => it.ndarray_len(t),
                 None => Ok(Value::Int(length(it, *v)?)),
             },
             _ => it.error("TypeError: len() takes exactly one argument"),

@@ -136,6 +136,71 @@ impl<'a> Interpreter<'a> {
     }
 }
 
+impl Interpreter<'_> {
+    /// `torch.is_grad_enabled()`, `torch.set_grad_enabled(mode)` and calls of the manager it
+    /// returns (as a decorator), `torch.is_inference_mode_enabled()`.
+    ///
+    /// `set_grad_enabled.__init__` (`torch/autograd/grad_mode.py`) records the mode in force
+    /// as `prev` and switches to `mode` at once, so a plain call switches grad mode until
+    /// switched back; `__enter__` sets `mode` again and `__exit__` restores `prev`
+    /// ([`natives::grad_mode_restored`]); `__call__(func)` restores `prev` and decorates
+    /// `func` so that each call runs in `mode`. The manager object itself is not counted as
+    /// an allocation (as `torch.no_grad()`'s is not).
+    pub(in crate::python) fn grad_mode_call(&mut self, n: Native, a: &natives::Args) -> R<Value> {
+        match n {
+            Native::IsGradEnabled => Ok(Value::Bool(self.grad_enabled)),
+            Native::IsInferenceModeEnabled => self.unsupported(
+                "torch.is_inference_mode_enabled() (the model tracks grad mode, not inference \
+                 mode apart from it); nearest supported: torch.is_grad_enabled()",
+            ),
+            Native::SetGradEnabled => {
+                let mode = a.kw(self, "mode").or(a.pos.first().copied());
+                let mode = match mode {
+                    Some(Value::Bool(b)) => b,
+                    Some(other) => {
+                        return self.error(format!(
+                            "TypeError: enabled must be a bool (got {})",
+                            self.type_name_of(other)
+                        ));
+                    }
+                    None => {
+                        return self.error(
+                            "TypeError: set_grad_enabled.__init__() missing 1 required positional argument: 'mode'",
+                        );
+                    }
+                };
+                let manager = match (mode, self.grad_enabled) {
+                    (false, true) => Native::GradModeOffWasOn,
+                    (false, false) => Native::GradModeOffWasOff,
+                    (true, true) => Native::GradModeOnWasOn,
+                    (true, false) => Native::GradModeOnWasOff,
+                };
+                self.grad_enabled = mode;
+                Ok(Value::Native(manager.id()))
+            }
+            _ => {
+                // The manager called: `@torch.set_grad_enabled(mode)` on a function.
+                let [func @ (Value::Obj(_) | Value::Native(_))] = a.pos.as_slice() else {
+                    return self.error(
+                        "TypeError: set_grad_enabled.__call__() takes the function to decorate",
+                    );
+                };
+                let (mode, prev) = (
+                    natives::grad_mode_of(n.id()).expect("a set_grad_enabled manager"),
+                    natives::grad_mode_restored(n.id()).expect("a set_grad_enabled manager"),
+                );
+                self.grad_enabled = prev;
+                let manager = if mode {
+                    Native::EnableGrad
+                } else {
+                    Native::NoGrad
+                };
+                self.grad_mode_decorate(manager, *func)
+            }
+        }
+    }
+}
+
 /// The `torch.*` name of a grad-mode manager, for messages.
 pub(in crate::python) fn manager_name(n: Native) -> &'static str {
     match n {

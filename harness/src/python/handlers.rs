@@ -251,7 +251,7 @@ impl<'a> Interpreter<'a> {
             if item.optional_vars.is_some() {
                 return self.unsupported("`with ... as` on a grad-mode context manager");
             }
-            let saved = self.grad_enabled;
+            let saved = natives::grad_mode_restored(n).unwrap_or(self.grad_enabled);
             self.grad_enabled = mode;
             let flow = self.with_items(rest, body);
             self.grad_enabled = saved;

@@ -131,6 +131,8 @@ const KNOWN_UNMODELLED: &[&str] = &[
     "copy",
     "proj_size",
     "enable_gqa",
+    // isclose/allclose: the extra isnan temporaries of equal_nan=True.
+    "equal_nan",
 ];
 
 const FACTORY: &[&str] = &[
@@ -748,6 +750,26 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
             "torch.nn.utils.vector_to_parameters",
             &["vec", "parameters"],
         ),
+        EqFn => ("torch.eq", &["input", "other"]),
+        NeFn => ("torch.ne", &["input", "other"]),
+        LtFn => ("torch.lt", &["input", "other"]),
+        LeFn => ("torch.le", &["input", "other"]),
+        GtFn => ("torch.gt", &["input", "other"]),
+        GeFn => ("torch.ge", &["input", "other"]),
+        AnyFn => ("torch.any", &["input", "dim", "keepdim"]),
+        AllFn => ("torch.all", &["input", "dim", "keepdim"]),
+        LogicalNotFn => ("torch.logical_not", &["input"]),
+        LogicalAndFn => ("torch.logical_and", &["input", "other"]),
+        LogicalOrFn => ("torch.logical_or", &["input", "other"]),
+        IscloseFn => ("torch.isclose", &["input", "other", "rtol", "atol"]),
+        AllcloseFn => ("torch.allclose", &["input", "other", "rtol", "atol"]),
+        EqualFn => ("torch.equal", &["input", "other"]),
+        RemainderFn => ("torch.remainder", &["input", "other"]),
+        FloorDivideFn => ("torch.floor_divide", &["input", "other"]),
+        AddcdivFn => ("torch.addcdiv", &["input", "tensor1", "tensor2", "value"]),
+        IsTensorFn => ("torch.is_tensor", &["obj"]),
+        IsFloatingPointFn => ("torch.is_floating_point", &["input"]),
+        SetGradEnabled => ("torch.set_grad_enabled", &["mode"]),
         _ => return None,
     })
 }
@@ -782,6 +804,11 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "sort" => &["dim", "descending", "stable"],
         "topk" => &["k", "dim", "largest", "sorted"],
         "unflatten" => &["dim", "sizes"],
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "remainder"
+        | "floor_divide" | "equal" => &["other"],
+        "any" | "all" => &["dim", "keepdim"],
+        "isclose" | "allclose" => &["other", "rtol", "atol"],
+        "addcdiv" | "addcdiv_" => &["value"],
         _ => &[],
     }
 }
@@ -978,6 +1005,10 @@ const MODELLED: &[&str] = &[
     "sizes",
     // vector_to_parameters: the vector whose slices become the parameters' data.
     "vec",
+    // isclose/allclose: zero tolerances skip the error temporaries; is_tensor's object.
+    "rtol",
+    "atol",
+    "obj",
 ];
 
 #[cfg(test)]

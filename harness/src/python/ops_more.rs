@@ -1,6 +1,7 @@
 //! More `torch` functions that leak reports use: `F.kl_div` (see `kl_div.rs`),
 //! `F.softplus`, `torch.norm` / `Tensor.norm` / `torch.linalg.vector_norm`, and
-//! `torch.addcmul` / `Tensor.addcmul(_)`.
+//! `torch.addcmul` / `Tensor.addcmul(_)`, `torch.addcdiv` / `Tensor.addcdiv(_)`, and
+//! `torch.remainder` / `torch.floor_divide` (the `%` and `//` operators).
 //!
 //! | function                       | what runs (PyTorch)                                   | node, saves |
 //! |--------------------------------|-------------------------------------------------------|-------------|
@@ -8,6 +9,15 @@
 //! | `torch.norm`, `Tensor.norm`    | `torch/functional.py`'s `norm` calls `linalg.vector_norm` for `p='fro'` and numeric `p` | `LinalgVectorNormBackward0`: `self` and the result |
 //! | `torch.linalg.vector_norm`     | `linalg_vector_norm` (autocast's `fp32_set_opt_dtype`) | as above |
 //! | `torch.addcmul`                | `addcmul` (autocast's promote list)                   | `AddcmulBackward0`: `tensor2` if `tensor1` requires grad, `tensor1` if `tensor2` does |
+//!
+//! | `torch.addcdiv`                | `addcdiv` (autocast's promote list); integer `tensor1` and `tensor2` are PyTorch's error | `AddcdivBackward0`: `tensor1` if `tensor2` requires grad, `tensor2` if either does |
+//! | `a % b` (tensors), `torch.remainder` | `remainder.Tensor`                              | `RemainderBackward1`: `self` and `other` if `other` requires grad |
+//! | `t % 2`                        | `remainder.Scalar` (`remainder` takes no number as a tensor) | `RemainderBackward0`: nothing |
+//! | `a // b`, `torch.floor_divide` | `floor_divide` (a number is wrapped into a tensor)    | `NotImplemented`: no formula in `derivatives.yaml`; backward through it raises |
+//!
+//! The deprecated positional order `addcmul(input, value, tensor1, tensor2)` (and the same
+//! for `addcdiv` and the methods' `(value, tensor1, tensor2)`) still runs in PyTorch with a
+//! deprecation warning; the model runs it and records the warning. `value` only scales.
 //!
 //! `p='nuc'` (a matrix norm) is not modelled.
 
@@ -17,6 +27,7 @@ use super::interp::{Interpreter, R};
 use super::natives::{Args, Native, op_output, sequence_items, tensor_unary};
 use crate::heap::{ObjId, Value};
 use crate::torch::{Dtype, broadcast};
+use ruff_python_ast::Operator;
 
 /// `torch.*`/`F.*` entry points of this file.
 pub(super) fn call(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
@@ -78,15 +89,102 @@ pub(super) fn call(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
                 a.kw(it, "dtype"),
             )
         }
+        Native::RemainderFn | Native::FloorDivideFn => {
+            let op = if n == Native::RemainderFn {
+                Operator::Mod
+            } else {
+                Operator::FloorDiv
+            };
+            let (x, y) = (arg(it, 0, "input"), arg(it, 1, "other"));
+            let (Some(x), Some(y)) = (x, y) else {
+                return it.error(format!(
+                    "TypeError: {}() missing required arguments 'input', 'other'",
+                    if op == Operator::Mod {
+                        "remainder"
+                    } else {
+                        "floor_divide"
+                    }
+                ));
+            };
+            if !it.is_tensor(x) && !it.is_tensor(y) {
+                return it.error("TypeError: expected a tensor operand");
+            }
+            super::natives::tensor_binary(it, op, x, y, false)
+        }
         _ => {
-            let operands = [
-                arg(it, 0, "input").unwrap_or(Value::None),
-                arg(it, 1, "tensor1").unwrap_or(Value::None),
-                arg(it, 2, "tensor2").unwrap_or(Value::None),
-            ];
-            addcmul(it, operands)
+            let op = if n == Native::AddcdivFn {
+                "addcdiv"
+            } else {
+                "addcmul"
+            };
+            let (input, rest) = match a.pos.split_first() {
+                Some((&input, rest)) => (input, rest),
+                None => (a.kw(it, "input").unwrap_or(Value::None), &[][..]),
+            };
+            let [t1, t2] = factors(it, op, rest, a, "input, ")?;
+            pointwise(it, op, [input, t1, t2])
         }
     }
+}
+
+/// `tensor1` and `tensor2` of `addcmul`/`addcdiv` after `self`: `(tensor1, tensor2)` or
+/// the deprecated `(value, tensor1, tensor2)`, which PyTorch still accepts with a warning.
+fn factors(
+    it: &mut Interpreter<'_>,
+    op: &str,
+    pos: &[Value],
+    a: &Args,
+    input: &str,
+) -> R<[Value; 2]> {
+    match pos {
+        [value, t1, t2] if super::natives::float_of(*value).is_some() => {
+            it.recorder.approximation(format!(
+                "PyTorch warns: UserWarning: This overload of {op} is deprecated:\n\t{op}({input}Number value, Tensor tensor1, Tensor tensor2)\nConsider using one of the following signatures instead:\n\t{op}({input}Tensor tensor1, Tensor tensor2, *, Number value)"
+            ));
+            Ok([*t1, *t2])
+        }
+        [t1, t2] => Ok([*t1, *t2]),
+        [t1] => match a.kw(it, "tensor2") {
+            Some(t2) => Ok([*t1, t2]),
+            None => it.error(format!(
+                "TypeError: {op}() missing required argument 'tensor2'"
+            )),
+        },
+        [] => match (a.kw(it, "tensor1"), a.kw(it, "tensor2")) {
+            (Some(t1), Some(t2)) => Ok([t1, t2]),
+            _ => it.error(format!(
+                "TypeError: {op}() missing required arguments 'tensor1', 'tensor2'"
+            )),
+        },
+        _ => it.error(format!(
+            "TypeError: {op}() received an invalid combination of arguments"
+        )),
+    }
+}
+
+/// `Tensor.remainder(other)`, `Tensor.floor_divide(other)`, `Tensor.addcdiv(tensor1,
+/// tensor2, *, value=1)`.
+pub(super) fn binary_method(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    method: &str,
+    a: &Args,
+) -> R<Value> {
+    if method == "addcdiv" {
+        let [t1, t2] = factors(it, method, &a.pos, a, "")?;
+        return pointwise(it, "addcdiv", [Value::Obj(id), t1, t2]);
+    }
+    let Some(other) = a.kw(it, "other").or(a.pos.first().copied()) else {
+        return it.error(format!(
+            "TypeError: {method}() missing required argument 'other'"
+        ));
+    };
+    let op = if method == "remainder" {
+        Operator::Mod
+    } else {
+        Operator::FloorDiv
+    };
+    super::natives::tensor_binary(it, op, Value::Obj(id), other, false)
 }
 
 /// `Tensor.norm(p='fro', dim=None, keepdim=False, dtype=None)`: `torch.norm(self, ...)`.
@@ -104,10 +202,8 @@ pub(super) fn norm_method(it: &mut Interpreter<'_>, id: ObjId, a: &Args) -> R<Va
 
 /// `Tensor.addcmul(tensor1, tensor2, *, value=1)`.
 pub(super) fn addcmul_method(it: &mut Interpreter<'_>, id: ObjId, a: &Args) -> R<Value> {
-    let (Some(&t1), Some(&t2)) = (a.pos.first(), a.pos.get(1)) else {
-        return it.error("TypeError: addcmul() missing required arguments 'tensor1', 'tensor2'");
-    };
-    addcmul(it, [Value::Obj(id), t1, t2])
+    let [t1, t2] = factors(it, "addcmul", &a.pos, a, "")?;
+    pointwise(it, "addcmul", [Value::Obj(id), t1, t2])
 }
 
 /// `torch.norm`: `'fro'` and numeric orders are `linalg.vector_norm` over `dim`.
@@ -200,25 +296,29 @@ fn vector_norm(
     Ok(out)
 }
 
-/// `addcmul(self, tensor1, tensor2)`: on autocast's promote list; a new tensor of the
-/// three operands' broadcast shape and promoted dtype.
-fn addcmul(it: &mut Interpreter<'_>, operands: [Value; 3]) -> R<Value> {
+/// `addcmul`/`addcdiv(self, tensor1, tensor2)`: on autocast's promote list; a new tensor
+/// of the three operands' broadcast shape and promoted dtype.
+fn pointwise(it: &mut Interpreter<'_>, op: &'static str, operands: [Value; 3]) -> R<Value> {
     let cast = it.autocast_inputs(&operands, CastPolicy::Promote)?;
-    let r = addcmul_as_given(it, &cast);
+    let r = pointwise_as_given(it, op, &cast);
     it.heap.decref_all(cast);
     r
 }
 
-fn addcmul_as_given(it: &mut Interpreter<'_>, operands: &[Value]) -> R<Value> {
+fn pointwise_as_given(it: &mut Interpreter<'_>, op: &'static str, operands: &[Value]) -> R<Value> {
     let mut tensors = Vec::new();
     for &v in operands {
         let Some(t) = it.tensor_data(v) else {
             return it.error(format!(
-                "TypeError: addcmul(): arguments must be tensors, not {}",
+                "TypeError: {op}(): arguments must be tensors, not {}",
                 it.type_name_of(v)
             ));
         };
         tensors.push(t);
+    }
+    if op == "addcdiv" && !tensors[1].dtype.is_floating() && !tensors[2].dtype.is_floating() {
+        // `addcdiv_meta` (PointwiseOps.cpp) refuses integer division.
+        return it.error(ADDCDIV_INTEGER_MESSAGE);
     }
     let mut shape = tensors[0].shape.clone();
     let mut dtype = tensors[0].dtype;
@@ -230,10 +330,12 @@ fn addcmul_as_given(it: &mut Interpreter<'_>, operands: &[Value]) -> R<Value> {
         dtype = Dtype::promote(dtype, t.dtype);
     }
     let out = op_output(it, shape, dtype, tensors[0].device, operands)?;
-    let rule = crate::torch::op_rule("addcmul").expect("a row of the autograd table");
-    autograd::record(it, out, rule.node, rule.flow, operands, rule.saves);
+    autograd::record_op(it, out, op, operands);
     Ok(out)
 }
+
+/// PyTorch's error for `addcdiv` of two integer tensors.
+const ADDCDIV_INTEGER_MESSAGE: &str = "RuntimeError: Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.";
 
 fn dim_index(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
     let n = ndim.max(1) as i64;

@@ -137,3 +137,30 @@ pub(super) fn legacy_tensor_type(t: Native) -> Option<(Dtype, DeviceKind)> {
         _ => return None,
     })
 }
+
+impl Interpreter<'_> {
+    /// `torch.is_tensor(obj)` (`isinstance(obj, torch.Tensor)`, so a `Parameter` is one) and
+    /// `torch.is_floating_point(input)` (a tensor of a floating dtype; anything else is the
+    /// argument parser's `TypeError`).
+    pub(super) fn torch_predicate(&mut self, n: Native, a: &super::natives::Args) -> R<Value> {
+        let name = if n == Native::IsTensorFn {
+            "obj"
+        } else {
+            "input"
+        };
+        let Some(v) = a.kw(self, name).or(a.pos.first().copied()) else {
+            return self.error(format!(
+                "TypeError: missing 1 required positional argument: '{name}'"
+            ));
+        };
+        let tensor = self.tensor_data(v);
+        match (n, tensor) {
+            (Native::IsTensorFn, t) => Ok(Value::Bool(t.is_some())),
+            (_, Some(t)) => Ok(Value::Bool(t.dtype.is_floating())),
+            (_, None) => self.error(format!(
+                "TypeError: is_floating_point(): argument 'input' (position 1) must be Tensor, not {}",
+                self.type_name_of(v)
+            )),
+        }
+    }
+}

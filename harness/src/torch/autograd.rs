@@ -537,6 +537,24 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[InputIf(1, 2), InputIfAny(2, &[1, 2])],
     ),
+    rule(
+        "addcdiv_",
+        "AddcdivBackward0",
+        Compute,
+        &[InputIf(1, 2), InputIfAny(2, &[1, 2])],
+    ),
+    // remainder.Scalar: self: grad. remainder.Tensor: self: grad; other: -grad *
+    // self.div(other, rounding_mode="floor"), which reads both operands.
+    rule("remainder.Scalar", "RemainderBackward0", PassThrough, &[]),
+    rule(
+        "remainder",
+        "RemainderBackward1",
+        Compute,
+        &[InputIf(0, 1), InputIf(1, 1)],
+    ),
+    // index.Tensor: self: index_backward(grad.new_zeros(self.sizes(), self.options()),
+    // indices, grad): the index tensors (a bool mask as given), self's sizes only.
+    rule("index", "IndexBackward0", Compute, &[Input(1)]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch
@@ -566,6 +584,10 @@ pub const HAND_WRITTEN_NODES: &[(&str, &str)] = &[
     (
         "CheckpointFunctionBackward",
         "torch/utils/checkpoint.py's CheckpointFunction (a Python Function), see python/checkpoint.rs",
+    ),
+    (
+        "NotImplemented",
+        "an op with no derivatives.yaml formula (floor_divide): the generated code gives its result a NotImplemented node (torch/csrc/autograd/functions/basic_ops.h) whose backward raises; keeps nothing",
     ),
 ];
 

@@ -68,6 +68,9 @@ impl<'a> Interpreter<'a> {
 
     /// `obj.name` (new reference).
     pub(in crate::python) fn get_attr(&mut self, obj: Value, name: Sym) -> R<Value> {
+        if let Some(tensor) = self.ndarray_tensor(obj) {
+            return self.ndarray_attr(tensor, name);
+        }
         match obj {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Instance { class, .. } => {

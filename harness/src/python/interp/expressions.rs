@@ -279,6 +279,25 @@ impl<'a> Interpreter<'a> {
         for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
             let right = self.eval(right_expr)?;
             self.offset = c.range.start().to_u32();
+            // A tensor comparison is a bool tensor; in a chain, its truth decides.
+            let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
+            if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
+                let result = crate::python::comparisons::compare(self, *op, left, right);
+                self.heap.decref(left);
+                if c.ops.len() == 1 || result.is_err() {
+                    self.heap.decref(right);
+                    return result;
+                }
+                let value = result?;
+                let truth = self.truth(value);
+                self.heap.decref(value);
+                if !truth.inspect_err(|_| self.heap.decref(right))? {
+                    self.heap.decref(right);
+                    return Ok(Value::Bool(false));
+                }
+                left = right;
+                continue;
+            }
             let result = self
                 .compare(*op, left, right)
                 .and_then(|ok| self.data_depth_checked(ok));
@@ -450,6 +469,9 @@ impl<'a> Interpreter<'a> {
             (UnaryOp::USub, Value::Float(f)) => Value::Float(-f),
             (UnaryOp::UAdd, Value::Int(_) | Value::Float(_)) => v,
             (UnaryOp::Invert, Value::Int(i)) => Value::Int(!i),
+            (UnaryOp::Invert, Value::Obj(id)) if self.is_tensor(v) => {
+                return crate::python::comparisons::invert(self, id);
+            }
             (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
                 return natives::tensor_unary(self, id, "neg");
             }
@@ -468,6 +490,11 @@ impl<'a> Interpreter<'a> {
         // `str % x` is `str.__mod__`, which formats any right operand (a tensor too).
         if let (Operator::Mod, Value::Str(fmt)) = (op, l) {
             return self.percent_format(fmt, r);
+        }
+        if (self.is_tensor(l) || self.is_tensor(r))
+            && matches!(op, Operator::BitAnd | Operator::BitOr | Operator::BitXor)
+        {
+            return crate::python::comparisons::bitwise(self, op, l, r, in_place);
         }
         if self.is_tensor(l) || self.is_tensor(r) {
             return natives::tensor_binary(self, op, l, r, in_place);

@@ -342,6 +342,32 @@ natives!(
     ChrFn,
     OrdFn,
     PowFn,
+    EqFn,
+    NeFn,
+    LtFn,
+    LeFn,
+    GtFn,
+    GeFn,
+    AnyFn,
+    AllFn,
+    LogicalNotFn,
+    LogicalAndFn,
+    LogicalOrFn,
+    IscloseFn,
+    AllcloseFn,
+    EqualFn,
+    RemainderFn,
+    FloorDivideFn,
+    AddcdivFn,
+    IsTensorFn,
+    IsFloatingPointFn,
+    IsGradEnabled,
+    SetGradEnabled,
+    IsInferenceModeEnabled,
+    GradModeOffWasOn,
+    GradModeOffWasOff,
+    GradModeOnWasOn,
+    GradModeOnWasOff,
 );
 
 impl Native {
@@ -449,6 +475,19 @@ pub fn grad_mode_of(n: NativeId) -> Option<bool> {
     match Native::from_id(n)? {
         Native::NoGrad | Native::InferenceMode => Some(false),
         Native::EnableGrad => Some(true),
+        Native::GradModeOffWasOn | Native::GradModeOffWasOff => Some(false),
+        Native::GradModeOnWasOn | Native::GradModeOnWasOff => Some(true),
+        _ => None,
+    }
+}
+
+/// The grad mode a `with` item restores on exit when it is not the mode at entry:
+/// `torch.set_grad_enabled(mode)` switches the mode when it is called, and its `__exit__`
+/// restores the mode from before that call (`self.prev`).
+pub fn grad_mode_restored(n: NativeId) -> Option<bool> {
+    match Native::from_id(n)? {
+        Native::GradModeOffWasOn | Native::GradModeOnWasOn => Some(true),
+        Native::GradModeOffWasOff | Native::GradModeOnWasOff => Some(false),
         _ => None,
     }
 }
@@ -698,6 +737,28 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModGc, "get_referrers") => GcGetReferrers,
         (ModGc, "get_referents") => GcGetReferents,
         (ModGc, "is_tracked") => GcIsTracked,
+        (ModTorch, "eq") => EqFn,
+        (ModTorch, "ne") => NeFn,
+        (ModTorch, "lt") => LtFn,
+        (ModTorch, "le") => LeFn,
+        (ModTorch, "gt") => GtFn,
+        (ModTorch, "ge") => GeFn,
+        (ModTorch, "any") => AnyFn,
+        (ModTorch, "all") => AllFn,
+        (ModTorch, "logical_not") => LogicalNotFn,
+        (ModTorch, "logical_and") => LogicalAndFn,
+        (ModTorch, "logical_or") => LogicalOrFn,
+        (ModTorch, "isclose") => IscloseFn,
+        (ModTorch, "allclose") => AllcloseFn,
+        (ModTorch, "equal") => EqualFn,
+        (ModTorch, "remainder") => RemainderFn,
+        (ModTorch, "floor_divide") => FloorDivideFn,
+        (ModTorch, "addcdiv") => AddcdivFn,
+        (ModTorch, "is_tensor") => IsTensorFn,
+        (ModTorch, "is_floating_point") => IsFloatingPointFn,
+        (ModTorch, "is_grad_enabled") => IsGradEnabled,
+        (ModTorch | ModAutograd, "set_grad_enabled") => SetGradEnabled,
+        (ModTorch, "is_inference_mode_enabled") => IsInferenceModeEnabled,
         _ => return None,
     };
     Some(native(n))

@@ -9,8 +9,23 @@ pub(super) enum IndexItem {
     Slice(Option<i64>, Option<i64>, Option<i64>),
     NewAxis,
     Ellipsis,
-    /// Advanced indexing by an index tensor of this shape.
-    Tensor(Vec<i64>),
+    /// Advanced indexing by an index tensor of this shape (the tensor, a reference the item
+    /// owns, when it is one; a list index has none).
+    Tensor(Vec<i64>, Option<Value>),
+    /// Advanced indexing by a bool (or uint8) mask of this shape: it stands for as many
+    /// dimensions as it has, which become one dimension of its `True` count. The tensor
+    /// (a reference the item owns; see [`release_index_items`]) is what `IndexBackward0`
+    /// saves.
+    Mask(Vec<i64>, Value),
+}
+
+/// Drops the references the items of an index hold.
+pub(super) fn release_index_items(it: &mut Interpreter<'_>, items: Vec<IndexItem>) {
+    for item in items {
+        if let IndexItem::Mask(_, v) | IndexItem::Tensor(_, Some(v)) = item {
+            it.heap.decref(v);
+        }
+    }
 }
 
 pub(in crate::python) fn eval_opt_int<'a>(
@@ -54,9 +69,16 @@ pub(super) fn index_items<'a>(it: &mut Interpreter<'a>, index: &'a Expr) -> R<Ve
                     Value::Int(i) => IndexItem::Int(i),
                     Value::Bool(b) => IndexItem::Int(b as i64),
                     Value::Obj(_) => match tensor_of(it, v) {
-                        Some(t) => IndexItem::Tensor(t.shape.clone()),
+                        Some(t) if matches!(t.dtype, Dtype::Bool | Dtype::UInt8) => {
+                            out.push(IndexItem::Mask(t.shape.clone(), v));
+                            continue;
+                        }
+                        Some(t) => {
+                            out.push(IndexItem::Tensor(t.shape.clone(), Some(v)));
+                            continue;
+                        }
                         None => match sequence_items(it, v) {
-                            Ok(items) => IndexItem::Tensor(vec![items.len() as i64]),
+                            Ok(items) => IndexItem::Tensor(vec![items.len() as i64], None),
                             Err(e) => {
                                 it.heap.decref(v);
                                 return Err(e);
@@ -132,7 +154,9 @@ pub(in crate::python) fn subscript<'a>(
     if let ObjKind::Tensor(t) = it.heap.kind(id) {
         let t = t.clone();
         let items = index_items(it, index)?;
-        return tensor_index(it, id, &t, &items);
+        let r = tensor_index(it, id, &t, &items);
+        release_index_items(it, items);
+        return r;
     }
     if let Expr::Slice(s) = index {
         let (lower, upper, step) = (
@@ -226,10 +250,14 @@ pub(super) fn tensor_index(
     t: &torch::TensorData,
     items: &[IndexItem],
 ) -> R<Value> {
-    let consumed = items
+    let consumed: usize = items
         .iter()
-        .filter(|i| !matches!(i, IndexItem::NewAxis | IndexItem::Ellipsis))
-        .count();
+        .map(|i| match i {
+            IndexItem::NewAxis | IndexItem::Ellipsis => 0,
+            IndexItem::Mask(s, _) => s.len(),
+            _ => 1,
+        })
+        .sum();
     if consumed > t.shape.len() {
         return it.error(format!(
             "IndexError: too many indices for tensor of dimension {}",
@@ -239,6 +267,7 @@ pub(super) fn tensor_index(
     let mut shape = Vec::new();
     let mut dim = 0usize;
     let mut advanced: Option<Vec<i64>> = None;
+    let mut masks: Vec<Value> = Vec::new();
     for item in items {
         match item {
             IndexItem::Int(i) => {
@@ -265,18 +294,53 @@ pub(super) fn tensor_index(
                 shape.extend_from_slice(&t.shape[dim..dim + skip]);
                 dim += skip;
             }
-            IndexItem::Tensor(s) => {
+            IndexItem::Tensor(s, v) => {
                 if advanced.is_none() {
                     advanced = Some(s.clone());
                     shape.extend_from_slice(s);
                 }
+                masks.extend(*v);
                 dim += 1;
+            }
+            IndexItem::Mask(s, v) => {
+                for (k, &size) in s.iter().enumerate() {
+                    if t.shape[dim + k] != size {
+                        return it.error(format!(
+                            "IndexError: The shape of the mask {s:?} at index {k} does not match the shape of the indexed tensor {:?} at index {}",
+                            t.shape,
+                            dim + k
+                        ));
+                    }
+                }
+                // The count of `True` elements depends on values the model does not hold:
+                // the upper bound, every element selected.
+                let selected: i64 = s.iter().product();
+                if advanced.is_none() {
+                    advanced = Some(vec![selected]);
+                    shape.push(selected);
+                }
+                masks.push(*v);
+                dim += s.len();
             }
         }
     }
     shape.extend_from_slice(&t.shape[dim..]);
     if advanced.is_some() {
-        return it.new_tensor(shape, t.dtype, t.device, None);
+        // `index.Tensor`: a copy; `IndexBackward0` keeps the index tensors and masks as
+        // given (and self's sizes).
+        let mut inputs = vec![Value::Obj(id)];
+        inputs.extend(masks.iter().copied());
+        let out = op_output(it, shape, t.dtype, t.device, &inputs)?;
+        let saves: Vec<Save> = (1..inputs.len()).map(Save::Input).collect();
+        autograd::record(
+            it,
+            out,
+            "IndexBackward0",
+            GradFlow::Compute,
+            &inputs,
+            &saves,
+        );
+        return Ok(out);
     }
     view(it, id, shape)
 }
@@ -322,8 +386,10 @@ pub(in crate::python) fn store_subscript<'a>(
     if it.is_tensor(obj) {
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.
-        let r = index_items(it, index)
-            .and_then(|_| crate::python::inplace::copy_into_index(it, id, value));
+        let r = index_items(it, index).and_then(|items| {
+            release_index_items(it, items);
+            crate::python::inplace::copy_into_index(it, id, value)
+        });
         it.heap.decref(value);
         return r;
     }

@@ -166,6 +166,12 @@ pub(in crate::python) fn call_method(
             ObjKind::CppHandle { type_name, .. } if *type_name == crate::python::vm::QUEUE_TYPE => {
                 it.queue_method(id, method, &args.pos)
             }
+            ObjKind::CppHandle { type_name, held }
+                if *type_name == crate::python::numpy_arrays::NDARRAY =>
+            {
+                let tensor = held[0].obj().expect("an array's tensor");
+                it.ndarray_method(tensor, method, &args.pos)
+            }
             ObjKind::CppHandle { .. } if method == "wait" || method == "is_completed" => {
                 if method == "wait" {
                     // The work completed: it drops its tensors.
@@ -400,7 +406,12 @@ pub(super) fn tensor_method(
             if t.numel() != 1 {
                 return it.error("RuntimeError: a Tensor with more than one element cannot be converted to Scalar");
             }
-            Ok(Value::Float(0.0))
+            // The model holds no values: a placeholder of the Python type `item()` gives.
+            Ok(match t.dtype {
+                d if d.is_floating() => Value::Float(0.0),
+                Dtype::Bool => Value::Bool(false),
+                _ => Value::Int(0),
+            })
         }
         "contiguous" if t.contiguous => same(it),
         "contiguous" => {
@@ -520,6 +531,14 @@ pub(super) fn tensor_method(
         m if crate::python::index_reductions::is_method(m) => {
             crate::python::index_reductions::method(it, id, m, a)
         }
+        m if crate::python::comparisons::is_method(m) => {
+            crate::python::comparisons::method(it, id, m, a)
+        }
+        "remainder" | "floor_divide" | "addcdiv" => {
+            crate::python::ops_more::binary_method(it, id, method, a)
+        }
+        "is_floating_point" => Ok(Value::Bool(t.dtype.is_floating())),
+        "numpy" => it.tensor_numpy(id, a),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)
@@ -558,11 +577,20 @@ pub(super) fn reduce(
         }
     };
     let with_dim = !matches!(dim, None | Some(Value::None));
-    // `sum` is on autocast's `fp32_set_opt_dtype` list (a float32 result, no cast copy).
+    // `sum` is on autocast's `fp32_set_opt_dtype` list (a float32 result, no cast copy);
+    // the sum of a bool or integer tensor is int64 (`get_dtype_from_self`, promoting
+    // integral types); `mean` infers no dtype for those.
     let dtype = match op {
+        "sum" if !t.dtype.is_floating() => Dtype::Int64,
         "sum" => it
             .autocast_float32_output(Value::Obj(id))
             .unwrap_or(t.dtype),
+        _ if !t.dtype.is_floating() => {
+            return it.error(format!(
+                "RuntimeError: mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                crate::python::comparisons::aten_name(t.dtype)
+            ));
+        }
         _ => t.dtype,
     };
     let out = op_output(it, shape, dtype, t.device, &[Value::Obj(id)])?;
@@ -807,6 +835,19 @@ fn tensor_binary_as_given(
     }
     let out = op_output(it, shape, dtype, device, &[l, r])?;
     let both = lt.is_some() && rt.is_some();
+    if op == Operator::FloorDiv || (op == Operator::Mod && lt.is_none()) {
+        if op == Operator::Mod && it.grad_enabled && autograd::requires_grad(it, r) {
+            it.heap.decref(out);
+            return it.unsupported(
+                "`number % tensor` on a tensor that requires grad (`remainder.Scalar_Tensor`, \
+                 whose backward PyTorch does not implement); nearest supported: `tensor % number`",
+            );
+        }
+        // `floor_divide` has no `derivatives.yaml` formula: the generated code gives the
+        // result a `NotImplemented` node, whose backward raises.
+        autograd::record(it, out, "NotImplemented", GradFlow::Compute, &[l, r], &[]);
+        return Ok(out);
+    }
     let key = match op {
         Operator::Add => "add",
         Operator::Sub => "sub",
@@ -816,6 +857,10 @@ fn tensor_binary_as_given(
         Operator::Div => "div_scalar",
         Operator::Pow => "pow",
         Operator::MatMult => "matmul",
+        // `remainder` is not among the ops that take a Python number as a tensor
+        // (`should_allow_numbers_as_tensors`): `t % 2` is `remainder.Scalar`.
+        Operator::Mod if both => "remainder",
+        Operator::Mod => "remainder.Scalar",
         _ => "",
     };
     let (name, flow, saves): (&'static str, GradFlow, &[Save]) = match torch::op_rule(key) {

@@ -679,6 +679,14 @@ pub(in crate::python) fn call_torch_native(
         FSoftmin => crate::python::activations::softmin(it, a),
         ParametersToVector => it.parameters_to_vector(a),
         VectorToParameters => it.vector_to_parameters(a),
+        EqFn | NeFn | LtFn | LeFn | GtFn | GeFn | AnyFn | AllFn | LogicalNotFn | LogicalAndFn
+        | LogicalOrFn | IscloseFn | AllcloseFn | EqualFn => {
+            crate::python::comparisons::call(it, n, a)
+        }
+        RemainderFn | FloorDivideFn | AddcdivFn => crate::python::ops_more::call(it, n, a),
+        IsTensorFn | IsFloatingPointFn => it.torch_predicate(n, a),
+        IsGradEnabled | SetGradEnabled | IsInferenceModeEnabled | GradModeOffWasOn
+        | GradModeOffWasOff | GradModeOnWasOn | GradModeOnWasOff => it.grad_mode_call(n, a),
         MaxFn | MinFn | MaximumFn | MinimumFn | SortFn | TopkFn => {
             crate::python::index_reductions::call(it, n, a)
         }

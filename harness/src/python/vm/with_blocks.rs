@@ -15,7 +15,7 @@ impl<'a> Interpreter<'a> {
         if let Value::Native(n) = manager
             && let Some(mode) = natives::grad_mode_of(n)
         {
-            let saved = self.grad_enabled;
+            let saved = natives::grad_mode_restored(n).unwrap_or(self.grad_enabled);
             self.grad_enabled = mode;
             return Ok((Value::Bool(saved), Value::None));
         }
