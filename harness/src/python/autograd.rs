@@ -632,6 +632,16 @@ fn execute(
             drop_buffer(it, incoming);
         }
         GradFlow::Compute => {
+            // `CopySlices` calls its `fn` on a contiguous clone of the gradient's slice and
+            // copies `fn`'s gradient for the view back into that slice: two view-sized
+            // temporaries while its outputs are allocated.
+            let slice_temporaries = match copy_slices_view(it, &node) {
+                Ok(t) => t,
+                Err(e) => {
+                    drop_buffer(it, incoming);
+                    return Err(e);
+                }
+            };
             let graph = if options.create_graph {
                 Some(double_backward_node(it, &node, &incoming))
             } else {
@@ -649,6 +659,9 @@ fn execute(
             }
             if let Some(g) = graph {
                 it.heap.decref_id(g);
+            }
+            for st in slice_temporaries {
+                it.heap.dropped_storage_refs.push(st);
             }
             drop_buffer(it, incoming);
         }
@@ -685,13 +698,45 @@ fn execute(
     }
     let retain = options.retain_graph || options.create_graph;
     if !retain && node.flow != GradFlow::Accumulate {
-        let saved = match it.heap.kind_mut(n) {
-            ObjKind::GradNode(node) => node.take_saved(),
-            _ => Vec::new(),
+        let (saved, wrapped) = match it.heap.kind_mut(n) {
+            ObjKind::GradNode(node) => (node.take_saved(), node.wrapped.take()),
+            _ => (Vec::new(), None),
         };
         release_saved(it, saved);
+        // `CopySlices::release_variables` drops `fn`, and with it what `fn` saved.
+        if let Some(w) = wrapped {
+            it.heap.decref_id(w);
+        }
     }
     Ok(out)
+}
+
+/// For a `CopySlices` node, checks what its `fn` saved (the version check of `fn`'s own
+/// unpacking) and allocates the clone of the gradient's slice it is called on and `fn`'s
+/// gradient for the view; nothing for other nodes.
+fn copy_slices_view(it: &mut Interpreter<'_>, node: &GradNode) -> R<Vec<StorageId>> {
+    let Some(w) = node.wrapped else {
+        return Ok(Vec::new());
+    };
+    let ObjKind::GradNode(f) = it.heap.kind(w) else {
+        return Ok(Vec::new());
+    };
+    let f = (**f).clone();
+    check_versions(it, &f)?;
+    let Some(view) = f.inputs.first() else {
+        return Ok(Vec::new());
+    };
+    let mut temporaries = Vec::new();
+    for _ in 0..2 {
+        match it.new_storage(&view.shape, view.dtype, view.device, Category::Temporary) {
+            Ok(st) => temporaries.push(st),
+            Err(e) => {
+                it.heap.dropped_storage_refs.extend(temporaries);
+                return Err(e);
+            }
+        }
+    }
+    Ok(temporaries)
 }
 
 /// With `create_graph`, the gradients a node computes are themselves recorded: a node

@@ -121,6 +121,11 @@ pub struct GradNode {
     /// closures `register_full_backward_(pre_)hook` registers on the node (C++ references
     /// to Python functions that close over it) call the module's hooks.
     pub module_hook: Option<(ObjId, ModuleHookSide)>,
+    /// `CopySlices`' `fn`: the node of the in-place op written through a view, which it
+    /// owns (one reference) and calls itself on the slice of the base's gradient; the
+    /// engine never reaches it through an edge. Dropped by `release_variables`, after which
+    /// the node cannot run again (`ERR_BACKWARD_TWICE`).
+    pub wrapped: Option<ObjId>,
 }
 
 /// Which side of a module call a `BackwardHookFunctionBackward` node wraps.
@@ -147,6 +152,7 @@ impl GradNode {
             py_object: None,
             hook_dicts: Vec::new(),
             module_hook: None,
+            wrapped: None,
         }
     }
 
@@ -185,6 +191,9 @@ impl GradNode {
         }
         if let Some((h, _)) = self.module_hook {
             drop_ref(Value::Obj(h));
+        }
+        if let Some(w) = self.wrapped {
+            drop_ref(Value::Obj(w));
         }
     }
 }
