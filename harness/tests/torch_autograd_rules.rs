@@ -542,6 +542,15 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "lstm_cell: ThnnFusedLstmCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1, result2]",
         "gru_cell: ThnnFusedGruCellBackward0 saves [self, other, operand 2, operand 3, operand 4, result1]",
         "addcdiv: AddcdivBackward0 saves [other if operand 2 requires grad, operand 2 if any of operand 1, operand 2 requires grad]",
+        "permute: PermuteBackward0 saves []",
+        "transpose: TransposeBackward0 saves []",
+        "expand: ExpandBackward0 saves []",
+        "squeeze: SqueezeBackward0 saves []",
+        "squeeze_dim: SqueezeBackward1 saves []",
+        "unsqueeze: UnsqueezeBackward0 saves []",
+        "slice: SliceBackward0 saves []",
+        "select: SelectBackward0 saves []",
+        "alias: AliasBackward0 saves []",
     ];
     assert_eq!(table, expected);
 }

@@ -701,6 +701,72 @@ fn facts(op: &str) -> Option<Entry> {
             ],
             false,
         ),
+        // Views: each formula reads sizes, dims or indices of `self`, never its values
+        // (permute_backwards, grad.transpose, sum_to, unsqueeze_to, grad.squeeze,
+        // slice_backward_wrapper, select_backward, grad).
+        "permute" => e(
+            "permute",
+            "PermuteBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "transpose" => e(
+            "transpose.int",
+            "TransposeBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "expand" => e(
+            "expand",
+            "ExpandBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "squeeze" => e(
+            "squeeze",
+            "SqueezeBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "squeeze_dim" => e(
+            "squeeze.dim",
+            "SqueezeBackward1",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "unsqueeze" => e(
+            "unsqueeze",
+            "UnsqueezeBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "slice" => e(
+            "slice.Tensor",
+            "SliceBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "select" => e(
+            "select.int",
+            "SelectBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "alias" => e(
+            "alias",
+            "AliasBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
         _ => return None,
     })
 }

@@ -155,6 +155,16 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("sort_stable", None),
         ("topk", None),
         ("as_strided", None),
+        // Views run in their input's dtype: on no autocast list.
+        ("permute", None),
+        ("transpose", None),
+        ("expand", None),
+        ("squeeze", None),
+        ("squeeze_dim", None),
+        ("unsqueeze", None),
+        ("slice", None),
+        ("select", None),
+        ("alias", None),
     ]
 };
 

@@ -28,7 +28,7 @@
 //! | `log`, `abs`, `sqrt`, `gelu`... | `*Backward0`      | its input (`sqrt` its output)                           |
 //! | `pow(s)`                        | `PowBackward0`    | its input                                               |
 //! | `sum`, `mean`, `clone`, `to`    | `*Backward0/1`    | nothing (`*Backward1`: the `dim=` overloads)            |
-//! | views (`view`, `t`, ...)        | `ViewBackward0`...| nothing                                                 |
+//! | views (`view`, `t`, `permute`...)| `ViewBackward0`, `TBackward0`, `PermuteBackward0`... (one per view op) | nothing |
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
 //! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
 //! | `embedding`                     | `EmbeddingBackward0` | the indices                                          |
@@ -546,6 +546,18 @@ pub const OP_RULES: &[OpRule] = &[
         Compute,
         &[InputIf(1, 2), InputIfAny(2, &[1, 2])],
     ),
+    // View ops, each its own node class as PyTorch names it (the formulas read sizes and
+    // dims only): permute, transpose.int, expand, squeeze / squeeze.dim, unsqueeze,
+    // slice.Tensor and select.int (basic indexing), alias (`x[...]`).
+    rule("permute", "PermuteBackward0", PassThrough, &[]),
+    rule("transpose", "TransposeBackward0", PassThrough, &[]),
+    rule("expand", "ExpandBackward0", PassThrough, &[]),
+    rule("squeeze", "SqueezeBackward0", PassThrough, &[]),
+    rule("squeeze_dim", "SqueezeBackward1", PassThrough, &[]),
+    rule("unsqueeze", "UnsqueezeBackward0", PassThrough, &[]),
+    rule("slice", "SliceBackward0", PassThrough, &[]),
+    rule("select", "SelectBackward0", PassThrough, &[]),
+    rule("alias", "AliasBackward0", PassThrough, &[]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch
