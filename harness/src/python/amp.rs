@@ -10,7 +10,7 @@
 use super::autograd;
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value, WrapperKind};
-use crate::torch::{Category, DeviceKind, Dtype, GradFlow, StorageId};
+use crate::torch::{Category, DeviceKind, Dtype, StorageId};
 
 /// The autocast state of the CUDA device type (`at::autocast`'s thread-locals).
 #[derive(Default)]
@@ -387,7 +387,7 @@ impl Interpreter<'_> {
             Category::Temporary
         };
         let cast = self.new_tensor_as(t.shape.clone(), dtype, t.device, None, category)?;
-        autograd::record(self, cast, "ToCopyBackward0", GradFlow::Compute, &[v], &[]);
+        autograd::record_op(self, cast, "to", &[v]);
         if cacheable {
             self.heap.incref(cast);
             self.autocast.cache.push((id, t.storage, cast));

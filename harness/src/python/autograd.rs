@@ -414,7 +414,7 @@ fn run_graph(
 
 /// A new node (one reference) over the given gradient nodes (their references handed over).
 fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> ObjId {
-    let mut node = GradNode::new("AddBackward0", GradFlow::PassThrough);
+    let mut node = GradNode::new(row("add").node, GradFlow::PassThrough);
     for n in nodes {
         node.inputs.push(InputEdge {
             node: n,
@@ -516,7 +516,7 @@ fn saved_grad_fn(
 ) -> Option<(&'static str, u32)> {
     let name = node_name(it, td.grad_fn?)?;
     if td.base.is_some() {
-        return Some(("AsStridedBackward0", 0));
+        return Some((row("as_strided").node, 0));
     }
     Some((name, td.output_nr))
 }

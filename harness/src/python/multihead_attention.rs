@@ -364,7 +364,7 @@ impl Interpreter<'_> {
                         let edges = vec![w.edge(self)];
                         mean.node = Some(autograd::new_node(
                             self,
-                            "MeanBackward1",
+                            autograd::row("mean_dim").node,
                             GradFlow::Compute,
                             edges,
                             Vec::new(),
@@ -559,10 +559,11 @@ impl Interpreter<'_> {
         let mut out = Internal::new(self, shape, t.dtype, t.device, category)?;
         if recording && t.requires_grad() {
             let edges = vec![t.edge(self)];
+            let row = autograd::row("clone");
             out.node = Some(autograd::new_node(
                 self,
-                "CloneBackward0",
-                GradFlow::Compute,
+                row.node,
+                row.flow,
                 edges,
                 Vec::new(),
             ));
@@ -781,7 +782,7 @@ impl Interpreter<'_> {
             )?;
             // `baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))` with a mask.
             if masks.attn.is_some() {
-                super::attention_masks::rename_node(self, &scores, "BaddbmmBackward0");
+                super::attention_masks::rename_node(self, &scores, autograd::row("baddbmm").node);
             }
             let probs = self.softmax_of_scores(scores, recording, category)?;
             let weights = if dropout > 0.0 {

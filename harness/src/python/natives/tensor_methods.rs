@@ -418,7 +418,7 @@ pub(super) fn tensor_method(
             autograd::record(
                 it,
                 out,
-                "CloneBackward0",
+                autograd::row("clone").node,
                 GradFlow::PassThrough,
                 &[Value::Obj(id)],
                 &[],
@@ -430,7 +430,7 @@ pub(super) fn tensor_method(
             autograd::record(
                 it,
                 out,
-                "CloneBackward0",
+                autograd::row("clone").node,
                 GradFlow::PassThrough,
                 &[Value::Obj(id)],
                 &[],
@@ -480,7 +480,7 @@ pub(super) fn tensor_method(
                 autograd::record(
                     it,
                     out,
-                    "ToCopyBackward0",
+                    autograd::row("to").node,
                     GradFlow::Compute,
                     &[Value::Obj(id)],
                     &[],
@@ -573,7 +573,7 @@ pub(super) fn reduce(
         (_, false) => "sum",
         (_, true) => "sum_dim",
     };
-    let node = torch::op_rule(key).map_or("SumBackward0", |r| r.node);
+    let node = torch::op_rule(key).map_or(autograd::row("sum").node, |r| r.node);
     autograd::record(it, out, node, GradFlow::Compute, &[Value::Obj(id)], &[]);
     Ok(out)
 }
@@ -616,9 +616,9 @@ fn concat_as_given(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: b
     // `CatBackward0`/`StackBackward0` save the inputs' sizes only; backward hands each
     // input a slice of the incoming gradient.
     let name = if stack {
-        "StackBackward0"
+        autograd::row("stack").node
     } else {
-        "CatBackward0"
+        autograd::row("cat").node
     };
     autograd::record(it, out, name, GradFlow::Split, items, &[]);
     Ok(out)
@@ -667,7 +667,7 @@ fn tensor_unary_as_given(
     // The autograd table's row; an op without one records a node that saves nothing.
     let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
         Some(r) => (r.node, r.saves),
-        None => ("NegBackward0", &[]),
+        None => (autograd::row("neg").node, &[]),
     };
     autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], saves);
     Ok(out)
