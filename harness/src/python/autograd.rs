@@ -199,6 +199,10 @@ pub(super) struct GradBuffer {
     pub dtype: Dtype,
     pub device: DeviceKind,
     pub node: Option<ObjId>,
+    /// Which output of `node` the gradient is (its `output_nr`): a gradient that is one
+    /// output of a multi-output node (a module's backward-hook node) keeps its slot when
+    /// its graph is back-propagated.
+    pub output_nr: u32,
 }
 
 type Buffer = GradBuffer;
@@ -286,6 +290,7 @@ fn run_graph(
                     dtype: g.dtype,
                     device: g.device,
                     node,
+                    output_nr: g.output_nr,
                 }
             }
             None => {
@@ -301,6 +306,7 @@ fn run_graph(
                     dtype: t.dtype,
                     device: t.device,
                     node: None,
+                    output_nr: 0,
                 }
             }
         };
@@ -397,7 +403,7 @@ fn run_graph(
                 )?;
                 it.heap.dropped_storage_refs.push(b.storage);
                 if let (Some(n), Value::Obj(g)) = (b.node, v) {
-                    set_history(it, g, n);
+                    set_history_at(it, g, n, b.output_nr);
                 }
                 out.push(v);
             }
@@ -413,12 +419,12 @@ fn run_graph(
 }
 
 /// A new node (one reference) over the given gradient nodes (their references handed over).
-fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> ObjId {
+fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [(Option<ObjId>, u32); 2]) -> ObjId {
     let mut node = GradNode::new(row("add").node, GradFlow::PassThrough);
-    for n in nodes {
+    for (n, input_nr) in nodes {
         node.inputs.push(InputEdge {
             node: n,
-            input_nr: 0,
+            input_nr,
             shape: a.shape.clone(),
             dtype: a.dtype,
             device: a.device,
@@ -460,8 +466,13 @@ fn add_to_buffer(
         Some(first) => {
             if options.create_graph && (first.node.is_some() || buffer.node.is_some()) {
                 let taken = first.node.take();
-                let sum = sum_node(it, first, [taken, buffer.node]);
+                let sum = sum_node(
+                    it,
+                    first,
+                    [(taken, first.output_nr), (buffer.node, buffer.output_nr)],
+                );
                 first.node = Some(sum);
+                first.output_nr = 0;
                 it.heap.dropped_storage_refs.push(buffer.storage);
             } else {
                 drop_buffer(it, buffer);
@@ -626,6 +637,7 @@ fn execute(
                 if let Some(g) = incoming.node {
                     it.heap.incref(Value::Obj(g));
                     b.node = Some(g);
+                    b.output_nr = incoming.output_nr;
                 }
                 out.push(((next, e.input_nr), b));
             }
@@ -688,6 +700,7 @@ fn execute(
                             dtype: e.dtype,
                             device: e.device,
                             node: None,
+                            output_nr: 0,
                         },
                     )),
                     (None, Some(storage)) => it.heap.dropped_storage_refs.push(storage),
@@ -750,7 +763,7 @@ fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Bu
     }
     g.inputs.push(InputEdge {
         node: incoming.node,
-        input_nr: 0,
+        input_nr: incoming.output_nr,
         shape: incoming.shape.clone(),
         dtype: incoming.dtype,
         device: incoming.device,
@@ -786,6 +799,7 @@ fn buffer_for(storage: StorageId, e: &InputEdge) -> Buffer {
         dtype: e.dtype,
         device: e.device,
         node: None,
+        output_nr: 0,
     }
 }
 
@@ -796,6 +810,7 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
         dtype: b.dtype,
         device: b.device,
         node: None,
+        output_nr: 0,
     }
 }
 
@@ -856,11 +871,16 @@ fn accumulate_grad(
             drop_buffer(it, buffer);
             return Ok(());
         }
-        let old_node = tensor(it, Value::Obj(old)).and_then(|g| g.grad_fn);
+        let old_grad = tensor(it, Value::Obj(old)).map(|g| (g.grad_fn, g.output_nr));
+        let (old_node, old_nr) = old_grad.unwrap_or((None, 0));
         if let Some(n) = old_node {
             it.heap.incref(Value::Obj(n));
         }
-        let sum = sum_node(it, &buffer, [old_node, buffer.node]);
+        let sum = sum_node(
+            it,
+            &buffer,
+            [(old_node, old_nr), (buffer.node, buffer.output_nr)],
+        );
         it.heap.dropped_storage_refs.push(buffer.storage);
         let g = it.new_tensor_as(t.shape, t.dtype, t.device, None, Category::Gradient)?;
         if let Value::Obj(gid) = g {
@@ -894,7 +914,7 @@ fn accumulate_grad(
     // `new_tensor_as` took its own storage reference; the buffer's is handed over.
     it.heap.dropped_storage_refs.push(storage);
     if let (Some(n), Value::Obj(gid)) = (buffer.node, g) {
-        set_history(it, gid, n);
+        set_history_at(it, gid, n, buffer.output_nr);
     }
     replace_grad(it, leaf, g);
     Ok(())
@@ -932,7 +952,7 @@ fn python_backward(
     )?;
     it.heap.dropped_storage_refs.push(incoming.storage);
     if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
-        set_history(it, g, n);
+        set_history_at(it, g, n, incoming.output_nr);
     }
     let backward = it.custom_function_method(ctx, "backward")?;
     it.heap.incref(Value::Obj(ctx));
@@ -968,6 +988,7 @@ fn python_backward(
                     dtype: t.dtype,
                     device: t.device,
                     node: graph,
+                    output_nr: t.output_nr,
                 },
             ));
         }
