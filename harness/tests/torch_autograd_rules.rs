@@ -546,6 +546,15 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "remainder.Scalar: RemainderBackward0 saves []",
         "remainder: RemainderBackward1 saves [self if other requires grad, other if other requires grad]",
         "index: IndexBackward0 saves [other]",
+        "permute: PermuteBackward0 saves []",
+        "transpose: TransposeBackward0 saves []",
+        "expand: ExpandBackward0 saves []",
+        "squeeze: SqueezeBackward0 saves []",
+        "squeeze_dim: SqueezeBackward1 saves []",
+        "unsqueeze: UnsqueezeBackward0 saves []",
+        "slice: SliceBackward0 saves []",
+        "select: SelectBackward0 saves []",
+        "alias: AliasBackward0 saves []",
     ];
     assert_eq!(table, expected);
 }

@@ -10,7 +10,7 @@
 use super::autograd;
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value, WrapperKind};
-use crate::torch::{Category, DeviceKind, Dtype, GradFlow, StorageId};
+use crate::torch::{Category, DeviceKind, Dtype, StorageId};
 
 /// The autocast state of the CUDA device type (`at::autocast`'s thread-locals).
 #[derive(Default)]
@@ -159,6 +159,16 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("remainder.Scalar", None),
         ("remainder", None),
         ("index", None),
+        // Views run in their input's dtype: on no autocast list.
+        ("permute", None),
+        ("transpose", None),
+        ("expand", None),
+        ("squeeze", None),
+        ("squeeze_dim", None),
+        ("unsqueeze", None),
+        ("slice", None),
+        ("select", None),
+        ("alias", None),
     ]
 };
 
@@ -381,7 +391,7 @@ impl Interpreter<'_> {
             Category::Temporary
         };
         let cast = self.new_tensor_as(t.shape.clone(), dtype, t.device, None, category)?;
-        autograd::record(self, cast, "ToCopyBackward0", GradFlow::Compute, &[v], &[]);
+        autograd::record_op(self, cast, "to", &[v]);
         if cacheable {
             self.heap.incref(cast);
             self.autocast.cache.push((id, t.storage, cast));

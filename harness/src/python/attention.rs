@@ -217,7 +217,13 @@ impl Interpreter<'_> {
             && (scores.requires_grad() || held[mi].requires_grad())
         {
             let edges = vec![scores.edge(self), held[mi].edge(self)];
-            let node = autograd::new_node(self, "AddBackward0", GradFlow::Split, edges, Vec::new());
+            let node = autograd::new_node(
+                self,
+                super::autograd::row("add").node,
+                GradFlow::Split,
+                edges,
+                Vec::new(),
+            );
             if let Some(old) = scores.node.replace(node) {
                 self.heap.decref_id(old);
             }
@@ -283,7 +289,7 @@ impl Interpreter<'_> {
             let saved = vec![probs.saved(self)];
             probs.node = Some(autograd::new_node(
                 self,
-                "SoftmaxBackward0",
+                super::autograd::row("softmax").node,
                 GradFlow::Compute,
                 edges,
                 saved,
@@ -308,7 +314,7 @@ impl Interpreter<'_> {
             let edges = vec![x.edge(self)];
             out.node = Some(autograd::new_node(
                 self,
-                "MulBackward1",
+                super::autograd::row("mul.Scalar").node,
                 GradFlow::Compute,
                 edges,
                 Vec::new(),
@@ -339,7 +345,7 @@ impl Interpreter<'_> {
             let edges = vec![a.edge(self), b.edge(self)];
             out.node = Some(autograd::new_node(
                 self,
-                "BmmBackward0",
+                super::autograd::row("bmm").node,
                 GradFlow::Compute,
                 edges,
                 saved,

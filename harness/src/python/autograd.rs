@@ -199,6 +199,10 @@ pub(super) struct GradBuffer {
     pub dtype: Dtype,
     pub device: DeviceKind,
     pub node: Option<ObjId>,
+    /// Which output of `node` the gradient is (its `output_nr`): a gradient that is one
+    /// output of a multi-output node (a module's backward-hook node) keeps its slot when
+    /// its graph is back-propagated.
+    pub output_nr: u32,
 }
 
 type Buffer = GradBuffer;
@@ -286,6 +290,7 @@ fn run_graph(
                     dtype: g.dtype,
                     device: g.device,
                     node,
+                    output_nr: g.output_nr,
                 }
             }
             None => {
@@ -301,6 +306,7 @@ fn run_graph(
                     dtype: t.dtype,
                     device: t.device,
                     node: None,
+                    output_nr: 0,
                 }
             }
         };
@@ -397,7 +403,7 @@ fn run_graph(
                 )?;
                 it.heap.dropped_storage_refs.push(b.storage);
                 if let (Some(n), Value::Obj(g)) = (b.node, v) {
-                    set_history(it, g, n);
+                    set_history_at(it, g, n, b.output_nr);
                 }
                 out.push(v);
             }
@@ -413,12 +419,12 @@ fn run_graph(
 }
 
 /// A new node (one reference) over the given gradient nodes (their references handed over).
-fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [Option<ObjId>; 2]) -> ObjId {
-    let mut node = GradNode::new("AddBackward0", GradFlow::PassThrough);
-    for n in nodes {
+fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [(Option<ObjId>, u32); 2]) -> ObjId {
+    let mut node = GradNode::new(row("add").node, GradFlow::PassThrough);
+    for (n, input_nr) in nodes {
         node.inputs.push(InputEdge {
             node: n,
-            input_nr: 0,
+            input_nr,
             shape: a.shape.clone(),
             dtype: a.dtype,
             device: a.device,
@@ -460,8 +466,13 @@ fn add_to_buffer(
         Some(first) => {
             if options.create_graph && (first.node.is_some() || buffer.node.is_some()) {
                 let taken = first.node.take();
-                let sum = sum_node(it, first, [taken, buffer.node]);
+                let sum = sum_node(
+                    it,
+                    first,
+                    [(taken, first.output_nr), (buffer.node, buffer.output_nr)],
+                );
                 first.node = Some(sum);
+                first.output_nr = 0;
                 it.heap.dropped_storage_refs.push(buffer.storage);
             } else {
                 drop_buffer(it, buffer);
@@ -516,7 +527,7 @@ fn saved_grad_fn(
 ) -> Option<(&'static str, u32)> {
     let name = node_name(it, td.grad_fn?)?;
     if td.base.is_some() {
-        return Some(("AsStridedBackward0", 0));
+        return Some((row("as_strided").node, 0));
     }
     Some((name, td.output_nr))
 }
@@ -631,12 +642,23 @@ fn execute(
                 if let Some(g) = incoming.node {
                     it.heap.incref(Value::Obj(g));
                     b.node = Some(g);
+                    b.output_nr = incoming.output_nr;
                 }
                 out.push(((next, e.input_nr), b));
             }
             drop_buffer(it, incoming);
         }
         GradFlow::Compute => {
+            // `CopySlices` calls its `fn` on a contiguous clone of the gradient's slice and
+            // copies `fn`'s gradient for the view back into that slice: two view-sized
+            // temporaries while its outputs are allocated.
+            let slice_temporaries = match copy_slices_view(it, &node) {
+                Ok(t) => t,
+                Err(e) => {
+                    drop_buffer(it, incoming);
+                    return Err(e);
+                }
+            };
             let graph = if options.create_graph {
                 Some(double_backward_node(it, &node, &incoming))
             } else {
@@ -654,6 +676,9 @@ fn execute(
             }
             if let Some(g) = graph {
                 it.heap.decref_id(g);
+            }
+            for st in slice_temporaries {
+                it.heap.dropped_storage_refs.push(st);
             }
             drop_buffer(it, incoming);
         }
@@ -680,6 +705,7 @@ fn execute(
                             dtype: e.dtype,
                             device: e.device,
                             node: None,
+                            output_nr: 0,
                         },
                     )),
                     (None, Some(storage)) => it.heap.dropped_storage_refs.push(storage),
@@ -690,13 +716,45 @@ fn execute(
     }
     let retain = options.retain_graph || options.create_graph;
     if !retain && node.flow != GradFlow::Accumulate {
-        let saved = match it.heap.kind_mut(n) {
-            ObjKind::GradNode(node) => node.take_saved(),
-            _ => Vec::new(),
+        let (saved, wrapped) = match it.heap.kind_mut(n) {
+            ObjKind::GradNode(node) => (node.take_saved(), node.wrapped.take()),
+            _ => (Vec::new(), None),
         };
         release_saved(it, saved);
+        // `CopySlices::release_variables` drops `fn`, and with it what `fn` saved.
+        if let Some(w) = wrapped {
+            it.heap.decref_id(w);
+        }
     }
     Ok(out)
+}
+
+/// For a `CopySlices` node, checks what its `fn` saved (the version check of `fn`'s own
+/// unpacking) and allocates the clone of the gradient's slice it is called on and `fn`'s
+/// gradient for the view; nothing for other nodes.
+fn copy_slices_view(it: &mut Interpreter<'_>, node: &GradNode) -> R<Vec<StorageId>> {
+    let Some(w) = node.wrapped else {
+        return Ok(Vec::new());
+    };
+    let ObjKind::GradNode(f) = it.heap.kind(w) else {
+        return Ok(Vec::new());
+    };
+    let f = (**f).clone();
+    check_versions(it, &f)?;
+    let Some(view) = f.inputs.first() else {
+        return Ok(Vec::new());
+    };
+    let mut temporaries = Vec::new();
+    for _ in 0..2 {
+        match it.new_storage(&view.shape, view.dtype, view.device, Category::Temporary) {
+            Ok(st) => temporaries.push(st),
+            Err(e) => {
+                it.heap.dropped_storage_refs.extend(temporaries);
+                return Err(e);
+            }
+        }
+    }
+    Ok(temporaries)
 }
 
 /// With `create_graph`, the gradients a node computes are themselves recorded: a node
@@ -710,7 +768,7 @@ fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Bu
     }
     g.inputs.push(InputEdge {
         node: incoming.node,
-        input_nr: 0,
+        input_nr: incoming.output_nr,
         shape: incoming.shape.clone(),
         dtype: incoming.dtype,
         device: incoming.device,
@@ -746,6 +804,7 @@ fn buffer_for(storage: StorageId, e: &InputEdge) -> Buffer {
         dtype: e.dtype,
         device: e.device,
         node: None,
+        output_nr: 0,
     }
 }
 
@@ -756,6 +815,7 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
         dtype: b.dtype,
         device: b.device,
         node: None,
+        output_nr: 0,
     }
 }
 
@@ -816,11 +876,16 @@ fn accumulate_grad(
             drop_buffer(it, buffer);
             return Ok(());
         }
-        let old_node = tensor(it, Value::Obj(old)).and_then(|g| g.grad_fn);
+        let old_grad = tensor(it, Value::Obj(old)).map(|g| (g.grad_fn, g.output_nr));
+        let (old_node, old_nr) = old_grad.unwrap_or((None, 0));
         if let Some(n) = old_node {
             it.heap.incref(Value::Obj(n));
         }
-        let sum = sum_node(it, &buffer, [old_node, buffer.node]);
+        let sum = sum_node(
+            it,
+            &buffer,
+            [(old_node, old_nr), (buffer.node, buffer.output_nr)],
+        );
         it.heap.dropped_storage_refs.push(buffer.storage);
         let g = it.new_tensor_as(t.shape, t.dtype, t.device, None, Category::Gradient)?;
         if let Value::Obj(gid) = g {
@@ -854,7 +919,7 @@ fn accumulate_grad(
     // `new_tensor_as` took its own storage reference; the buffer's is handed over.
     it.heap.dropped_storage_refs.push(storage);
     if let (Some(n), Value::Obj(gid)) = (buffer.node, g) {
-        set_history(it, gid, n);
+        set_history_at(it, gid, n, buffer.output_nr);
     }
     replace_grad(it, leaf, g);
     Ok(())
@@ -892,7 +957,7 @@ fn python_backward(
     )?;
     it.heap.dropped_storage_refs.push(incoming.storage);
     if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
-        set_history(it, g, n);
+        set_history_at(it, g, n, incoming.output_nr);
     }
     let backward = it.custom_function_method(ctx, "backward")?;
     it.heap.incref(Value::Obj(ctx));
@@ -928,6 +993,7 @@ fn python_backward(
                     dtype: t.dtype,
                     device: t.device,
                     node: graph,
+                    output_nr: t.output_nr,
                 },
             ));
         }

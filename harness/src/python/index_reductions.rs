@@ -180,9 +180,9 @@ fn run(
             let indices = it.new_tensor_as(out_shape, Dtype::Int64, device, None, category)?;
             if recorded && let (Value::Obj(v), Value::Obj(i)) = (values, indices) {
                 let name = if op == "max" {
-                    "MaxBackward0"
+                    super::autograd::row("max_dim").node
                 } else {
-                    "MinBackward0"
+                    super::autograd::row("min_dim").node
                 };
                 // The node keeps `indices` (to scatter the gradient back), not the values.
                 let node = autograd::build_node(
@@ -218,9 +218,9 @@ fn run(
             };
             let out = it.new_tensor_as(vec![], dtype, device, None, category)?;
             let name = if op == "max" {
-                "MaxBackward1"
+                super::autograd::row("max").node
             } else {
-                "MinBackward1"
+                super::autograd::row("min").node
             };
             // `max()`/`min()` save the input and the result (to find the ties).
             autograd::record(
@@ -294,9 +294,9 @@ fn sort(
         it.truth(v)?;
     }
     let name = if stable.is_some() {
-        "SortBackward1"
+        super::autograd::row("sort_stable").node
     } else {
-        "SortBackward0"
+        super::autograd::row("sort").node
     };
     values_and_indices(it, id, shape, name, &return_types::SORT)
 }
@@ -325,7 +325,13 @@ fn topk(it: &mut Interpreter<'_>, id: ObjId, k: Option<Value>, dim: Option<Value
     if let Some(s) = out.get_mut(d) {
         *s = k;
     }
-    values_and_indices(it, id, out, "TopkBackward0", &return_types::TOPK)
+    values_and_indices(
+        it,
+        id,
+        out,
+        super::autograd::row("topk").node,
+        &return_types::TOPK,
+    )
 }
 
 /// `torch.maximum(a, b)` / `torch.max(a, b)` (ATen's `max.other` calls `maximum`) and the
@@ -371,9 +377,9 @@ fn elementwise(it: &mut Interpreter<'_>, a: Value, b: Option<Value>, op: &str) -
     let dtype = Dtype::promote(ta.dtype, tb.dtype);
     let out = it.new_tensor_as(shape, dtype, device, None, category)?;
     let node = if name == "maximum" {
-        "MaximumBackward0"
+        super::autograd::row("maximum").node
     } else {
-        "MinimumBackward0"
+        super::autograd::row("minimum").node
     };
     autograd::record(
         it,

@@ -14,7 +14,7 @@
 use super::autograd::{self, Save};
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
-use crate::torch::{Category, GradFlow, Saved};
+use crate::torch::{Category, GradFlow, GradNode, InputEdge, Saved};
 use ruff_python_ast::Operator;
 
 /// What an in-place op's node is called and what it saves, by method name. `Save::Input(0)`
@@ -132,8 +132,9 @@ pub(super) fn apply(
     Ok(Value::Obj(target))
 }
 
-/// `target[index] = value`: a copy into a view of `target`. Its history is rebased onto a
-/// `CopySlices` node (edges: the old history and `value`'s), which saves nothing.
+/// `target[index] = value`: `target[index].copy_(value)`, a copy into a view of `target`.
+/// The copy's node (`CopyBackwards`, keeping sizes and options only) is wrapped by the
+/// `CopySlices` node the view's base (`target`, or its own base) is rebased onto.
 pub(super) fn copy_into_index(it: &mut Interpreter<'_>, target: ObjId, value: Value) -> R<()> {
     let Some(t) = tensor(it, Value::Obj(target)) else {
         return Ok(());
@@ -145,8 +146,14 @@ pub(super) fn copy_into_index(it: &mut Interpreter<'_>, target: ObjId, value: Va
     }
     it.storages.bump_version(t.storage);
     if records {
-        let node = autograd::build_node(it, "CopySlices", GradFlow::Compute, &operands, &[], None);
-        rebase(it, target, &t, node);
+        let row = autograd::row("copy_");
+        // Edge 0 stands for the slice's history (a view node over `target`'s): never run.
+        let copy = autograd::build_node(it, row.node, row.flow, &operands, row.saves, None);
+        let base = t.base.unwrap_or(target);
+        rebase_base(it, base, copy);
+        if t.base.is_some() {
+            regenerate_view_node(it, target, base);
+        }
     }
     Ok(())
 }
@@ -183,30 +190,51 @@ fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData) -> R<()> {
     Ok(())
 }
 
-/// Makes `node` (one reference, handed over) the history of `target`; a view's base gets a
-/// `CopySlices` node over its old history and `node`.
+/// PyTorch's `rebase_history`: makes `node` (one reference, handed over) the history of
+/// `target`. Written through a view, the view's base is rebased instead (`CopySlices`) and
+/// the view's own `grad_fn` is regenerated over it.
 fn rebase(it: &mut Interpreter<'_>, target: ObjId, t: &crate::torch::TensorData, node: ObjId) {
-    if let Some(base) = t.base {
-        it.heap.incref(Value::Obj(node));
-        let view_edge = crate::torch::InputEdge {
-            node: Some(node),
-            input_nr: 0,
-            shape: t.shape.clone(),
-            dtype: t.dtype,
-            device: t.device,
-        };
-        let copy = autograd::build_node(
-            it,
-            "CopySlices",
-            GradFlow::Compute,
-            &[Value::Obj(base)],
-            &[],
-            None,
-        );
-        if let ObjKind::GradNode(n) = it.heap.kind_mut(copy) {
-            n.inputs.push(view_edge);
+    match t.base {
+        Some(base) => {
+            rebase_base(it, base, node);
+            regenerate_view_node(it, target, base);
         }
-        autograd::set_history(it, base, copy);
+        None => autograd::set_history(it, target, node),
     }
-    autograd::set_history(it, target, node);
+}
+
+/// `CopySlices(base, view, fn)` (torch/csrc/autograd/functions/tensor.cpp): the node owns
+/// `node` (handed over) and takes its edges as its own, except edge 0 (the view's old
+/// history), which becomes the base's current gradient edge with its output number. So the
+/// base's old history gets one gradient, the whole base's, of which backward has replaced
+/// the slice by what `fn` computed.
+fn rebase_base(it: &mut Interpreter<'_>, base: ObjId, node: ObjId) {
+    let mut copy = GradNode::new("CopySlices", GradFlow::Compute);
+    if let Some(e) = autograd::edge_to(it, Value::Obj(base)) {
+        copy.inputs.push(e);
+    }
+    let rest: Vec<InputEdge> = match it.heap.kind(node) {
+        ObjKind::GradNode(n) => n.inputs.iter().skip(1).cloned().collect(),
+        _ => Vec::new(),
+    };
+    for e in rest {
+        if let Some(n) = e.node {
+            it.heap.incref(Value::Obj(n));
+        }
+        copy.inputs.push(e);
+    }
+    copy.wrapped = Some(node);
+    // Without `fn` (released by a backward) it cannot run again, whatever `fn` saved.
+    copy.had_saved = true;
+    let copy = it.heap.insert(ObjKind::GradNode(Box::new(copy)));
+    autograd::set_history(it, base, copy);
+}
+
+/// The view's `grad_fn` after its base was rebased: `VariableHooks::grad_fn` sees the
+/// version moved and builds `AsStridedBackward0` over the base (strided tensors carry no
+/// `view_fn` to replay), keeping the view's geometry only.
+fn regenerate_view_node(it: &mut Interpreter<'_>, view: ObjId, base: ObjId) {
+    let row = autograd::row("as_strided");
+    let node = autograd::build_node(it, row.node, row.flow, &[Value::Obj(base)], row.saves, None);
+    autograd::set_history(it, view, node);
 }

@@ -66,7 +66,7 @@ impl Interpreter<'_> {
         autograd::record(
             self,
             out,
-            "EmbeddingBackward0",
+            super::autograd::row("embedding").node,
             GradFlow::Compute,
             &[weight, indices],
             &[Save::Input(1)],
@@ -135,7 +135,7 @@ impl Interpreter<'_> {
             let saved = log_probs.saved(self);
             log_probs.node = Some(autograd::new_node(
                 self,
-                "LogSoftmaxBackward0",
+                super::autograd::row("log_softmax").node,
                 GradFlow::Compute,
                 vec![edge],
                 vec![saved],
@@ -163,9 +163,9 @@ impl Interpreter<'_> {
             }
             saved.push(total_weight.saved(self));
             let name = if probabilities {
-                "SumBackward1"
+                super::autograd::row("sum_dim").node
             } else {
-                "NllLossBackward0"
+                super::autograd::row("nll_loss").node
             };
             loss.node = Some(autograd::new_node(
                 self,
@@ -191,7 +191,12 @@ impl Interpreter<'_> {
         };
         let (out_features, k) = (wt.shape[0], wt.shape[1]);
         let category = self.output_category(&[x, weight]);
-        let weight_t = self.alias(weight, vec![k, out_features], true, "TBackward0")?;
+        let weight_t = self.alias(
+            weight,
+            vec![k, out_features],
+            true,
+            super::autograd::row("t").node,
+        )?;
         let rows: i64 = xt.shape[..xt.shape.len().saturating_sub(1)]
             .iter()
             .product();
@@ -199,19 +204,24 @@ impl Interpreter<'_> {
             self.heap.incref(x);
             x
         } else if xt.contiguous {
-            self.alias(x, vec![rows, k], true, "ViewBackward0")?
+            self.alias(x, vec![rows, k], true, super::autograd::row("view").node)?
         } else {
             // `reshape` of a non-viewable tensor: `_unsafe_view(clone())`.
             let copy = self.new_tensor_as(xt.shape.clone(), xt.dtype, xt.device, None, category)?;
             autograd::record(
                 self,
                 copy,
-                "CloneBackward0",
+                super::autograd::row("clone").node,
                 GradFlow::PassThrough,
                 &[x],
                 &[],
             );
-            let flat = self.alias(copy, vec![rows, k], false, "UnsafeViewBackward0");
+            let flat = self.alias(
+                copy,
+                vec![rows, k],
+                false,
+                super::autograd::row("unsafe_view").node,
+            );
             self.heap.decref(copy);
             flat?
         };
@@ -229,7 +239,7 @@ impl Interpreter<'_> {
             autograd::record(
                 self,
                 p,
-                "MmBackward0",
+                super::autograd::row("matmul").node,
                 GradFlow::Compute,
                 &[folded, weight_t],
                 &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
@@ -241,7 +251,12 @@ impl Interpreter<'_> {
         if xt.shape.len() <= 2 {
             return Ok(product);
         }
-        let out = self.alias(product, shape, false, "UnsafeViewBackward0");
+        let out = self.alias(
+            product,
+            shape,
+            false,
+            super::autograd::row("unsafe_view").node,
+        );
         self.heap.decref(product);
         out
     }

@@ -331,6 +331,7 @@ impl Interpreter<'_> {
                 dtype: e.dtype,
                 device: e.device,
                 node: None,
+                output_nr: 0,
             });
         }
         Ok(grads)
@@ -403,6 +404,7 @@ impl Interpreter<'_> {
                     dtype: t.dtype,
                     device: t.device,
                     node: graph,
+                    output_nr: t.output_nr,
                 })
             })
             .collect();
@@ -592,6 +594,7 @@ impl Interpreter<'_> {
                     dtype: t.dtype,
                     device: t.device,
                     node: graph,
+                    output_nr: t.output_nr,
                 },
             ));
         }

@@ -252,7 +252,7 @@ impl Interpreter<'_> {
             autograd::record(
                 self,
                 out,
-                "AddmmBackward0",
+                super::autograd::row("linear").node,
                 GradFlow::Compute,
                 &inputs,
                 &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
@@ -269,7 +269,7 @@ impl Interpreter<'_> {
         autograd::record(
             self,
             flat,
-            "AddmmBackward0",
+            super::autograd::row("linear").node,
             GradFlow::Compute,
             &inputs,
             &[Save::InputIf(0, 1), Save::InputIf(1, 0)],
@@ -295,7 +295,7 @@ impl Interpreter<'_> {
         autograd::record(
             self,
             out,
-            "ViewBackward0",
+            super::autograd::row("view").node,
             GradFlow::PassThrough,
             &[flat],
             &[],
@@ -335,7 +335,7 @@ impl Interpreter<'_> {
         autograd::record(
             self,
             out,
-            "MseLossBackward0",
+            super::autograd::row("mse_loss").node,
             GradFlow::Compute,
             &[a, b],
             &[Save::Input(0), Save::Input(1)],

@@ -20,7 +20,12 @@
 //! Masks (`key_padding_mask`, `attn_mask`, `is_causal`): see `attention_masks.rs`.
 //! Unbatched (2-D) inputs run the batched path on `unsqueeze`d views with a batch of one and
 //! `squeeze` the results, as `multi_head_attention_forward` does.
-//! `add_bias_kv`/`add_zero_attn` are refused as unsupported. The fast path (`torch._native_multi_head_attention`, taken
+//! `add_bias_kv`: parameters `bias_k`/`bias_v` `[1, 1, E]`; after the in-projection
+//! `k = cat([k, bias_k.repeat(1, N, 1)])` (and `v`): a `[1, N, E]` repeat, freed once the
+//! cat `[(S+1)·N, E]` copied it, which replaces `k` (`RepeatBackward0` and `CatBackward0`
+//! keep sizes only). `add_zero_attn`: after the heads split, `k = cat([k, zeros(N·h, 1, hd)],
+//! dim=1)` (and `v`): one more key again. Either with a mask is refused as unsupported (the
+//! masks' `pad(..., (0, 1))` is not modelled). The fast path (`torch._native_multi_head_attention`, taken
 //! in eval mode without grad for batch-first self-attention) is not modelled: the run's
 //! notes say so when its conditions hold.
 
@@ -39,6 +44,8 @@ struct MhaConfig {
     dropout: f64,
     batch_first: bool,
     training: bool,
+    /// `add_zero_attn`: a zero key and value appended per head.
+    zero_attn: bool,
 }
 
 impl Interpreter<'_> {
@@ -78,10 +85,8 @@ impl Interpreter<'_> {
             }
         };
         let bias = flag(self, 3, "bias", true)?;
-        if flag(self, 4, "add_bias_kv", false)? || flag(self, 5, "add_zero_attn", false)? {
-            return self
-                .unsupported("nn.MultiheadAttention(add_bias_kv=True / add_zero_attn=True)");
-        }
+        let add_bias_kv = flag(self, 4, "add_bias_kv", false)?;
+        let add_zero_attn = flag(self, 5, "add_zero_attn", false)?;
         let dim_of = |it: &Self, i: usize, name: &str| -> R<i64> {
             match arg(it, i, name) {
                 None | Some(Value::None) => Ok(embed_dim),
@@ -101,7 +106,9 @@ impl Interpreter<'_> {
             ("batch_first".into(), Value::Bool(batch_first)),
             ("head_dim".into(), Value::Int(embed_dim / heads)),
         ];
-        if kdim == embed_dim && vdim == embed_dim {
+        let same_dims = kdim == embed_dim && vdim == embed_dim;
+        attrs.push(("_qkv_same_embed_dim".into(), Value::Bool(same_dims)));
+        if same_dims {
             let w = self.new_parameter(vec![3 * embed_dim, embed_dim], dtype, device)?;
             attrs.push(("in_proj_weight".into(), w));
         } else {
@@ -130,8 +137,15 @@ impl Interpreter<'_> {
         let out_proj =
             self.new_torch_instance(TorchClass::Linear, vec![("weight", out_w), ("bias", out_b)])?;
         attrs.push(("out_proj".into(), Value::Obj(out_proj)));
-        attrs.push(("bias_k".into(), Value::None));
-        attrs.push(("bias_v".into(), Value::None));
+        for name in ["bias_k", "bias_v"] {
+            let b = if add_bias_kv {
+                self.new_parameter(vec![1, 1, embed_dim], dtype, device)?
+            } else {
+                Value::None
+            };
+            attrs.push((name.into(), b));
+        }
+        attrs.push(("add_zero_attn".into(), Value::Bool(add_zero_attn)));
         let borrowed: Vec<(&str, Value)> = attrs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
         self.new_torch_instance(TorchClass::MultiheadAttention, borrowed)
     }
@@ -210,6 +224,7 @@ impl Interpreter<'_> {
             dropout: self.module_float(module, "dropout")?,
             batch_first: int(self, "batch_first")? != 0 && !unbatched,
             training: self.module_training(module)?,
+            zero_attn: int(self, "add_zero_attn")? != 0,
         };
         let (Some(q), Some(k), Some(v)) = (
             self.tensor_data(query),
@@ -257,6 +272,19 @@ impl Interpreter<'_> {
         let self_attention = query == key && key == value;
         if !cfg.training && !self.grad_enabled && cfg.batch_first && self_attention {
             self.recorder.approximation(FAST_PATH_NOTE);
+        }
+        let bias_kv = {
+            let s = self.sym("bias_k");
+            let b = self.get_attr(Value::Obj(module), s)?;
+            self.heap.decref(b);
+            b != Value::None
+        };
+        if (bias_kv || cfg.zero_attn)
+            && (key_padding_mask != Value::None || attn_mask != Value::None)
+        {
+            return self.unsupported(
+                "nn.MultiheadAttention(add_bias_kv=True / add_zero_attn=True) with attn_mask or key_padding_mask",
+            );
         }
         let masks = self.mha_masks(
             key_padding_mask,
@@ -323,6 +351,8 @@ impl Interpreter<'_> {
         let weights = match weights {
             None => Value::None,
             Some(w) => {
+                // `add_bias_kv` / `add_zero_attn` lengthen the keys inside the call.
+                let s = w.shape.last().copied().unwrap_or(s);
                 let shape = if average {
                     vec![n, l, s]
                 } else {
@@ -334,7 +364,7 @@ impl Interpreter<'_> {
                         let edges = vec![w.edge(self)];
                         mean.node = Some(autograd::new_node(
                             self,
-                            "MeanBackward1",
+                            autograd::row("mean_dim").node,
                             GradFlow::Compute,
                             edges,
                             Vec::new(),
@@ -466,6 +496,12 @@ impl Interpreter<'_> {
             self.heap.decref(v);
         }
         self.heap.decref(proj);
+        for name in ["bias_k", "bias_v"] {
+            let s = self.sym(name);
+            let v = self.get_attr(Value::Obj(module), s)?;
+            out.push(Internal::of(self, v));
+            self.heap.decref(v);
+        }
         Ok(out)
     }
 }
@@ -523,10 +559,11 @@ impl Interpreter<'_> {
         let mut out = Internal::new(self, shape, t.dtype, t.device, category)?;
         if recording && t.requires_grad() {
             let edges = vec![t.edge(self)];
+            let row = autograd::row("clone");
             out.node = Some(autograd::new_node(
                 self,
-                "CloneBackward0",
-                GradFlow::Compute,
+                row.node,
+                row.flow,
                 edges,
                 Vec::new(),
             ));
@@ -702,6 +739,8 @@ impl Interpreter<'_> {
             t.release(self);
         }
         self.release_dropped_storages(None);
+        let (k, v, d) = self.mha_extra_keys(held, [k, v], cfg, d, recording, category)?;
+        let d = &d;
         let mask_dims = super::attention_masks::MaskDims {
             l: d.l,
             s: d.s,
@@ -743,7 +782,7 @@ impl Interpreter<'_> {
             )?;
             // `baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))` with a mask.
             if masks.attn.is_some() {
-                super::attention_masks::rename_node(self, &scores, "BaddbmmBackward0");
+                super::attention_masks::rename_node(self, &scores, autograd::row("baddbmm").node);
             }
             let probs = self.softmax_of_scores(scores, recording, category)?;
             let weights = if dropout > 0.0 {
@@ -822,5 +861,130 @@ impl Interpreter<'_> {
                 Err(err)
             }
         }
+    }
+
+    /// `add_bias_kv` and `add_zero_attn`: `k` and `v` each get one more key row per
+    /// option, by a `cat` that copies them (see the module's table); returns them with the
+    /// new source length.
+    fn mha_extra_keys(
+        &mut self,
+        held: &[Option<Internal>],
+        [k, v]: [Internal; 2],
+        cfg: &MhaConfig,
+        d: &MhaDims,
+        recording: bool,
+        category: Category,
+    ) -> R<(Internal, Internal, MhaDims)> {
+        let mut s = d.s;
+        let (mut k, mut v) = (k, v);
+        let biases = [held.get(7), held.get(8)].map(|b| b.and_then(Option::as_ref));
+        if let [Some(bk), Some(bv)] = biases {
+            let (bk, bv) = (bk.share(self), bv.share(self));
+            let rows = (s + 1) * d.n;
+            let k2 = self.mha_append(k, Some(&bk), vec![1, d.n, d.e], rows, recording, category);
+            bk.release(self);
+            let k2 = match k2 {
+                Ok(t) => t,
+                Err(e) => {
+                    bv.release(self);
+                    v.release(self);
+                    return Err(e);
+                }
+            };
+            let v2 = self.mha_append(v, Some(&bv), vec![1, d.n, d.e], rows, recording, category);
+            bv.release(self);
+            (k, v) = match v2 {
+                Ok(t) => (k2, t),
+                Err(e) => {
+                    k2.release(self);
+                    return Err(e);
+                }
+            };
+            s += 1;
+        }
+        if cfg.zero_attn {
+            let hd = d.e / d.h;
+            let rows = (s + 1) * d.n;
+            let k2 =
+                match self.mha_append(k, None, vec![d.n * d.h, 1, hd], rows, recording, category) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        v.release(self);
+                        return Err(e);
+                    }
+                };
+            (k, v) =
+                match self.mha_append(v, None, vec![d.n * d.h, 1, hd], rows, recording, category) {
+                    Ok(t) => (k2, t),
+                    Err(e) => {
+                        k2.release(self);
+                        return Err(e);
+                    }
+                };
+            s += 1;
+        }
+        let dims = MhaDims {
+            l: d.l,
+            s,
+            n: d.n,
+            e: d.e,
+            h: d.h,
+        };
+        Ok((k, v, dims))
+    }
+
+    /// `cat([t, extra])` with `extra` of `extra_shape`: `bias.repeat(...)` (with its
+    /// `RepeatBackward0`) or, without a bias, `torch.zeros(...)`; the result has `rows`
+    /// rows of `t`'s width. `t` and the extra tensor are dropped (nothing saves them).
+    fn mha_append(
+        &mut self,
+        t: Internal,
+        bias: Option<&Internal>,
+        extra_shape: Vec<i64>,
+        rows: i64,
+        recording: bool,
+        category: Category,
+    ) -> R<Internal> {
+        let mut extra = match Internal::new(self, extra_shape, t.dtype, t.device, category) {
+            Ok(x) => x,
+            Err(e) => {
+                t.release(self);
+                return Err(e);
+            }
+        };
+        if let Some(b) = bias
+            && recording
+            && b.requires_grad()
+        {
+            let row = autograd::row("repeat");
+            let edges = vec![b.edge(self)];
+            extra.node = Some(autograd::new_node(
+                self,
+                row.node,
+                row.flow,
+                edges,
+                Vec::new(),
+            ));
+        }
+        let width = t.shape.last().copied().unwrap_or(0);
+        let out = Internal::new(self, vec![rows, width], t.dtype, t.device, category);
+        let out = out.map(|mut out| {
+            if recording && (t.requires_grad() || extra.requires_grad()) {
+                let row = autograd::row("cat");
+                let edges = vec![t.edge(self), extra.edge(self)];
+                out.node = Some(autograd::new_node(
+                    self,
+                    row.node,
+                    row.flow,
+                    edges,
+                    Vec::new(),
+                ));
+            }
+            out
+        });
+        t.release(self);
+        extra.release(self);
+        self.release_dropped_storages(None);
+        out
     }
 }

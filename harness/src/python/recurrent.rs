@@ -64,10 +64,10 @@ impl CellKind {
 
     pub(super) fn node_name(self) -> &'static str {
         match self {
-            CellKind::Lstm => "ThnnFusedLstmCellBackward0",
-            CellKind::Gru => "ThnnFusedGruCellBackward0",
-            CellKind::RnnTanh => "TanhBackward0",
-            CellKind::RnnRelu => "ReluBackward0",
+            CellKind::Lstm => super::autograd::row("lstm_cell").node,
+            CellKind::Gru => super::autograd::row("gru_cell").node,
+            CellKind::RnnTanh => super::autograd::row("tanh").node,
+            CellKind::RnnRelu => super::autograd::row("relu").node,
         }
     }
 
@@ -460,7 +460,7 @@ impl Interpreter<'_> {
             let edges = parts.iter().map(|p| p.edge(self)).collect();
             out.node = Some(autograd::new_node(
                 self,
-                "CatBackward0",
+                super::autograd::row("cat").node,
                 GradFlow::Split,
                 edges,
                 Vec::new(),
@@ -484,7 +484,7 @@ impl Interpreter<'_> {
             let edge = whole.edge(self);
             Some(autograd::new_node(
                 self,
-                "UnbindBackward0",
+                super::autograd::row("unbind").node,
                 GradFlow::Compute,
                 vec![edge],
                 Vec::new(),
@@ -533,7 +533,7 @@ impl Interpreter<'_> {
             let edges = parts.iter().map(|p| p.edge(self)).collect();
             out.node = Some(autograd::new_node(
                 self,
-                "StackBackward0",
+                super::autograd::row("stack").node,
                 GradFlow::Split,
                 edges,
                 Vec::new(),
@@ -568,7 +568,7 @@ impl Interpreter<'_> {
             let edges = vec![a.edge(self), w.edge(self)];
             out.node = Some(autograd::new_node(
                 self,
-                "MmBackward0",
+                super::autograd::row("matmul").node,
                 GradFlow::Compute,
                 edges,
                 saved,

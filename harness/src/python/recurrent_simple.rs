@@ -52,7 +52,13 @@ impl Interpreter<'_> {
         // `hh.add_(ih)`: in place, so `hh`'s history becomes `AddBackward0`.
         if recording && (hh.requires_grad() || ih.requires_grad()) {
             let edges = vec![hh.edge(self), ih.edge(self)];
-            let node = autograd::new_node(self, "AddBackward0", GradFlow::Split, edges, Vec::new());
+            let node = autograd::new_node(
+                self,
+                super::autograd::row("add").node,
+                GradFlow::Split,
+                edges,
+                Vec::new(),
+            );
             if let Some(old) = hh.node.replace(node) {
                 self.heap.decref_id(old);
             }
@@ -110,9 +116,9 @@ impl Interpreter<'_> {
             edges.push(a.edge(self));
             edges.push(w.edge(self));
             let name = if b.is_some() {
-                "AddmmBackward0"
+                super::autograd::row("linear").node
             } else {
-                "MmBackward0"
+                super::autograd::row("matmul").node
             };
             out.node = Some(autograd::new_node(
                 self,
@@ -142,9 +148,13 @@ impl Interpreter<'_> {
             }
         };
         let (saved_shape, saved_dtype, name) = if p < 1.0 {
-            (x.shape.clone(), Dtype::Bool, "NativeDropoutBackward0")
+            (
+                x.shape.clone(),
+                Dtype::Bool,
+                super::autograd::row("dropout").node,
+            )
         } else {
-            (Vec::new(), x.dtype, "MulBackward0")
+            (Vec::new(), x.dtype, super::autograd::row("mul").node)
         };
         let saved = match Internal::new(self, saved_shape, saved_dtype, x.device, category) {
             Ok(m) => m,

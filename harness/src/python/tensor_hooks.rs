@@ -133,6 +133,7 @@ impl Interpreter<'_> {
                     dtype: t.dtype,
                     device: t.device,
                     node,
+                    output_nr: t.output_nr,
                 },
             );
             old.release(self);
@@ -155,7 +156,7 @@ impl Interpreter<'_> {
         )?;
         if let (Some(n), Value::Obj(gid)) = (grad.node, g) {
             self.heap.incref(Value::Obj(n));
-            super::autograd::set_history(self, gid, n);
+            super::autograd::set_history_at(self, gid, n, grad.output_nr);
         }
         Ok(g)
     }

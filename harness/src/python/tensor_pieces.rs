@@ -49,7 +49,13 @@ pub(super) fn call(
             let size = t.shape[d];
             // chunk is split by ceil(size / chunks): possibly fewer than `chunks` pieces.
             let each = (size + chunks - 1) / chunks;
-            pieces(it, id, d, &even_sizes(size, each.max(1)), "SplitBackward0")
+            pieces(
+                it,
+                id,
+                d,
+                &even_sizes(size, each.max(1)),
+                super::autograd::row("split").node,
+            )
         }
         "split" => {
             let d = dim_arg(it, dim.or(pos.get(1).copied()), t.shape.len())?;
@@ -61,7 +67,13 @@ pub(super) fn call(
                             "RuntimeError: split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
                         ));
                     }
-                    pieces(it, id, d, &even_sizes(size, each.max(1)), "SplitBackward0")
+                    pieces(
+                        it,
+                        id,
+                        d,
+                        &even_sizes(size, each.max(1)),
+                        super::autograd::row("split").node,
+                    )
                 }
                 Some(&list @ Value::Obj(_)) => {
                     let sizes = int_list(it, list)?;
@@ -70,7 +82,13 @@ pub(super) fn call(
                             "RuntimeError: split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at dimension {d}), but got split_sizes={sizes:?}"
                         ));
                     }
-                    pieces(it, id, d, &sizes, "SplitWithSizesBackward0")
+                    pieces(
+                        it,
+                        id,
+                        d,
+                        &sizes,
+                        super::autograd::row("split_with_sizes").node,
+                    )
                 }
                 _ => it.error(
                     "TypeError: split() missing required argument 'split_size_or_sections' (pos 1)",
@@ -258,7 +276,7 @@ fn repeat(it: &mut Interpreter<'_>, id: ObjId, pos: &[Value]) -> R<Value> {
     autograd::record(
         it,
         out,
-        "RepeatBackward0",
+        super::autograd::row("repeat").node,
         GradFlow::Compute,
         &[Value::Obj(id)],
         saves,

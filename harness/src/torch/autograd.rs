@@ -28,7 +28,7 @@
 //! | `log`, `abs`, `sqrt`, `gelu`... | `*Backward0`      | its input (`sqrt` its output)                           |
 //! | `pow(s)`                        | `PowBackward0`    | its input                                               |
 //! | `sum`, `mean`, `clone`, `to`    | `*Backward0/1`    | nothing (`*Backward1`: the `dim=` overloads)            |
-//! | views (`view`, `t`, ...)        | `ViewBackward0`...| nothing                                                 |
+//! | views (`view`, `t`, `permute`...)| `ViewBackward0`, `TBackward0`, `PermuteBackward0`... (one per view op) | nothing |
 //! | `mse_loss`                      | `MseLossBackward0`| input and target                                        |
 //! | `cross_entropy`                 | `NllLossBackward0` + `LogSoftmaxBackward0` | the log-softmax output, target, class weights, `total_weight` |
 //! | `embedding`                     | `EmbeddingBackward0` | the indices                                          |
@@ -121,6 +121,11 @@ pub struct GradNode {
     /// closures `register_full_backward_(pre_)hook` registers on the node (C++ references
     /// to Python functions that close over it) call the module's hooks.
     pub module_hook: Option<(ObjId, ModuleHookSide)>,
+    /// `CopySlices`' `fn`: the node of the in-place op written through a view, which it
+    /// owns (one reference) and calls itself on the slice of the base's gradient; the
+    /// engine never reaches it through an edge. Dropped by `release_variables`, after which
+    /// the node cannot run again (`ERR_BACKWARD_TWICE`).
+    pub wrapped: Option<ObjId>,
 }
 
 /// Which side of a module call a `BackwardHookFunctionBackward` node wraps.
@@ -147,6 +152,7 @@ impl GradNode {
             py_object: None,
             hook_dicts: Vec::new(),
             module_hook: None,
+            wrapped: None,
         }
     }
 
@@ -185,6 +191,9 @@ impl GradNode {
         }
         if let Some((h, _)) = self.module_hook {
             drop_ref(Value::Obj(h));
+        }
+        if let Some(w) = self.wrapped {
+            drop_ref(Value::Obj(w));
         }
     }
 }
@@ -555,6 +564,18 @@ pub const OP_RULES: &[OpRule] = &[
     // index.Tensor: self: index_backward(grad.new_zeros(self.sizes(), self.options()),
     // indices, grad): the index tensors (a bool mask as given), self's sizes only.
     rule("index", "IndexBackward0", Compute, &[Input(1)]),
+    // View ops, each its own node class as PyTorch names it (the formulas read sizes and
+    // dims only): permute, transpose.int, expand, squeeze / squeeze.dim, unsqueeze,
+    // slice.Tensor and select.int (basic indexing), alias (`x[...]`).
+    rule("permute", "PermuteBackward0", PassThrough, &[]),
+    rule("transpose", "TransposeBackward0", PassThrough, &[]),
+    rule("expand", "ExpandBackward0", PassThrough, &[]),
+    rule("squeeze", "SqueezeBackward0", PassThrough, &[]),
+    rule("squeeze_dim", "SqueezeBackward1", PassThrough, &[]),
+    rule("unsqueeze", "UnsqueezeBackward0", PassThrough, &[]),
+    rule("slice", "SliceBackward0", PassThrough, &[]),
+    rule("select", "SelectBackward0", PassThrough, &[]),
+    rule("alias", "AliasBackward0", PassThrough, &[]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch

@@ -342,7 +342,8 @@ pub(super) fn tensor_index(
         );
         return Ok(out);
     }
-    view(it, id, shape)
+    let op = indexing_view_op(items, &t.shape);
+    super::tensor_methods::view_by(it, id, shape, op)
 }
 
 /// `obj[index] = value`, taking over `value`.
@@ -487,4 +488,46 @@ pub(in crate::python) fn del_subscript<'a>(
     it.heap.decref(key);
     it.heap.decref_all(removed);
     Ok(())
+}
+
+/// The view op whose node basic indexing leaves on its result (`get_item` in ATen's
+/// TensorIndexing.h): one index is `select`, `slice` (even `[:]`), `unsqueeze` (`None`) or
+/// `alias` (`...`); several apply one op each in turn, skipping a slice that keeps a whole
+/// dimension, and give an `alias` when none applied.
+fn indexing_view_op(items: &[IndexItem], shape: &[i64]) -> &'static str {
+    if let [single] = items {
+        return match single {
+            IndexItem::Int(_) => "select",
+            IndexItem::Slice(..) => "slice",
+            IndexItem::NewAxis => "unsqueeze",
+            IndexItem::Ellipsis | IndexItem::Tensor(_) => "alias",
+        };
+    }
+    let mut last = "alias";
+    let mut dim = 0usize;
+    let consumed = items
+        .iter()
+        .filter(|i| !matches!(i, IndexItem::NewAxis | IndexItem::Ellipsis))
+        .count();
+    for item in items {
+        match item {
+            IndexItem::Int(_) => {
+                last = "select";
+                dim += 1;
+            }
+            IndexItem::Slice(a, b, s) => {
+                let size = shape.get(dim).copied().unwrap_or(0);
+                let whole =
+                    a.unwrap_or(0) == 0 && b.is_none_or(|b| b >= size) && s.unwrap_or(1) == 1;
+                if !whole {
+                    last = "slice";
+                }
+                dim += 1;
+            }
+            IndexItem::NewAxis => last = "unsqueeze",
+            IndexItem::Ellipsis => dim += shape.len().saturating_sub(consumed),
+            IndexItem::Tensor(_) => dim += 1,
+        }
+    }
+    last
 }

@@ -65,7 +65,8 @@ pub(in crate::python) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: 
         "T" => {
             let mut shape = t.shape.clone();
             shape.reverse();
-            let v = view(it, id, shape)?;
+            // `numpy_T`: a permute with the dimensions reversed.
+            let v = view_by(it, id, shape, "permute")?;
             non_contiguous(it, v)
         }
         other => it.unsupported(format!("tensor attribute '{other}'")),
@@ -84,20 +85,23 @@ pub(super) fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
 
 /// A view of tensor `id` with `shape`: same storage, `_base` set to the root base.
 pub(in crate::python) fn view(it: &mut Interpreter<'_>, id: ObjId, shape: Vec<i64>) -> R<Value> {
+    view_by(it, id, shape, "view")
+}
+
+/// [`view`] made by the view op `op` (a row of the autograd table naming its node).
+pub(in crate::python) fn view_by(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    shape: Vec<i64>,
+    op: &str,
+) -> R<Value> {
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!("checked by caller")
     };
     let (storage, dtype, device) = (t.storage, t.dtype, t.device);
     let base = t.base.unwrap_or(id);
     let out = it.new_tensor(shape, dtype, device, Some((storage, Some(base))))?;
-    autograd::record(
-        it,
-        out,
-        "ViewBackward0",
-        GradFlow::PassThrough,
-        &[Value::Obj(id)],
-        &[],
-    );
+    autograd::record_op(it, out, op, &[Value::Obj(id)]);
     Ok(out)
 }
 
@@ -245,17 +249,21 @@ pub(super) fn tensor_method(
                     "RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
                 ),
                 Ok(shape) => {
-                    // `reshape` of a non-contiguous tensor copies it first.
-                    let copy = op_output(it, shape, t.dtype, t.device, &[Value::Obj(id)])?;
-                    autograd::record(
-                        it,
-                        copy,
-                        "CloneBackward0",
-                        GradFlow::PassThrough,
-                        &[Value::Obj(id)],
-                        &[],
-                    );
-                    Ok(copy)
+                    // `reshape` no view can express: `_unsafe_view(self.clone(contiguous))`,
+                    // an alias of the copy without a base (`CloneBackward0` under
+                    // `UnsafeViewBackward0`).
+                    let src = [Value::Obj(id)];
+                    let copy = op_output(it, t.shape.clone(), t.dtype, t.device, &src)?;
+                    autograd::record_op(it, copy, "clone", &src);
+                    let out = match it.tensor_data(copy) {
+                        Some(c) => it.new_tensor(shape, t.dtype, t.device, Some((c.storage, None))),
+                        None => Ok(Value::None),
+                    };
+                    if let Ok(o) = out {
+                        autograd::record_op(it, o, "unsafe_view", &[copy]);
+                    }
+                    it.heap.decref(copy);
+                    out
                 }
                 Err(e) => it.error(format!("RuntimeError: {e}")),
             }
@@ -296,7 +304,8 @@ pub(super) fn tensor_method(
             if !shape.is_empty() {
                 shape.swap(d0, d1);
             }
-            let v = view(it, id, shape)?;
+            let op = if method == "t" { "t" } else { "transpose" };
+            let v = view_by(it, id, shape, op)?;
             non_contiguous(it, v)
         }
         "permute" => {
@@ -308,7 +317,7 @@ pub(super) fn tensor_method(
             for d in dims {
                 shape.push(t.shape[norm_dim(it, d, t.shape.len())?]);
             }
-            let v = view(it, id, shape)?;
+            let v = view_by(it, id, shape, "permute")?;
             non_contiguous(it, v)
         }
         "unsqueeze" => {
@@ -323,7 +332,7 @@ pub(super) fn tensor_method(
             }
             let mut shape = t.shape.clone();
             shape.insert(d as usize, 1);
-            view(it, id, shape)
+            view_by(it, id, shape, "unsqueeze")
         }
         "squeeze" => {
             let shape: Vec<i64> = match p.first() {
@@ -337,7 +346,12 @@ pub(super) fn tensor_method(
                 }
                 None => t.shape.iter().copied().filter(|&d| d != 1).collect(),
             };
-            view(it, id, shape)
+            let op = if p.is_empty() {
+                "squeeze"
+            } else {
+                "squeeze_dim"
+            };
+            view_by(it, id, shape, op)
         }
         "expand" => {
             let target = dims_from(it, p)?;
@@ -351,7 +365,7 @@ pub(super) fn tensor_method(
                 Ok(s) => s,
                 Err(e) => return it.error(format!("RuntimeError: {e}")),
             };
-            let v = view(it, id, shape)?;
+            let v = view_by(it, id, shape, "expand")?;
             non_contiguous(it, v)
         }
         "detach" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
@@ -420,7 +434,7 @@ pub(super) fn tensor_method(
             autograd::record(
                 it,
                 out,
-                "CloneBackward0",
+                autograd::row("clone").node,
                 GradFlow::PassThrough,
                 &[Value::Obj(id)],
                 &[],
@@ -432,7 +446,7 @@ pub(super) fn tensor_method(
             autograd::record(
                 it,
                 out,
-                "CloneBackward0",
+                autograd::row("clone").node,
                 GradFlow::PassThrough,
                 &[Value::Obj(id)],
                 &[],
@@ -482,7 +496,7 @@ pub(super) fn tensor_method(
                 autograd::record(
                     it,
                     out,
-                    "ToCopyBackward0",
+                    autograd::row("to").node,
                     GradFlow::Compute,
                     &[Value::Obj(id)],
                     &[],
@@ -601,7 +615,7 @@ pub(super) fn reduce(
         (_, false) => "sum",
         (_, true) => "sum_dim",
     };
-    let node = torch::op_rule(key).map_or("SumBackward0", |r| r.node);
+    let node = torch::op_rule(key).map_or(autograd::row("sum").node, |r| r.node);
     autograd::record(it, out, node, GradFlow::Compute, &[Value::Obj(id)], &[]);
     Ok(out)
 }
@@ -656,9 +670,9 @@ fn concat_as_given(it: &mut Interpreter<'_>, items: &[Value], dim: i64, stack: b
     // `CatBackward0`/`StackBackward0` save the inputs' sizes only; backward hands each
     // input a slice of the incoming gradient.
     let name = if stack {
-        "StackBackward0"
+        autograd::row("stack").node
     } else {
-        "CatBackward0"
+        autograd::row("cat").node
     };
     autograd::record(it, out, name, GradFlow::Split, items, &[]);
     Ok(out)
@@ -707,7 +721,7 @@ fn tensor_unary_as_given(
     // The autograd table's row; an op without one records a node that saves nothing.
     let (name, saves): (&'static str, &[Save]) = match torch::op_rule(op) {
         Some(r) => (r.node, r.saves),
-        None => ("NegBackward0", &[]),
+        None => (autograd::row("neg").node, &[]),
     };
     autograd::record(it, out, name, GradFlow::Compute, &[Value::Obj(id)], saves);
     Ok(out)

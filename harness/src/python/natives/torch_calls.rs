@@ -22,6 +22,12 @@ pub(in crate::python) fn call_torch_native(
             let name = crate::python::grad_mode_functions::manager_name(n);
             it.error(format!("TypeError: torch.{name}() got an unexpected argument"))
         }
+        // `InferenceMode(enabled=false)` sets grad mode to `!enabled` (c10/core/
+        // InferenceMode.h): `inference_mode(False)` turns autograd on, even inside
+        // `no_grad()` or `inference_mode()`, as `enable_grad()` does.
+        InferenceMode if matches!(p.as_slice(), [Value::Bool(false)]) => {
+            Ok(Value::Native(EnableGrad.id()))
+        }
         NoGrad | EnableGrad | InferenceMode => Ok(Value::Native(n.id())),
         Autocast | CudaAmpAutocast => {
             let keywords = ["device_type", "dtype", "enabled", "cache_enabled"].map(|k| a.kw(it, k));
