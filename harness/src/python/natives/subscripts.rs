@@ -335,7 +335,7 @@ pub(super) fn tensor_index(
         autograd::record(
             it,
             out,
-            "IndexBackward0",
+            crate::python::autograd::row("index").node,
             GradFlow::Compute,
             &inputs,
             &saves,
@@ -500,7 +500,7 @@ fn indexing_view_op(items: &[IndexItem], shape: &[i64]) -> &'static str {
             IndexItem::Int(_) => "select",
             IndexItem::Slice(..) => "slice",
             IndexItem::NewAxis => "unsqueeze",
-            IndexItem::Ellipsis | IndexItem::Tensor(_) => "alias",
+            IndexItem::Ellipsis | IndexItem::Tensor(..) | IndexItem::Mask(..) => "alias",
         };
     }
     let mut last = "alias";
@@ -526,7 +526,8 @@ fn indexing_view_op(items: &[IndexItem], shape: &[i64]) -> &'static str {
             }
             IndexItem::NewAxis => last = "unsqueeze",
             IndexItem::Ellipsis => dim += shape.len().saturating_sub(consumed),
-            IndexItem::Tensor(_) => dim += 1,
+            IndexItem::Tensor(..) => dim += 1,
+            IndexItem::Mask(s, _) => dim += s.len(),
         }
     }
     last
