@@ -110,21 +110,7 @@ fn operands(
         Ok(s) => s,
         Err(e) => return it.error(format!("RuntimeError: {e}")),
     };
-    let device = match (&lt, &rt) {
-        (Some(a), Some(b))
-            if a.device != b.device && !a.shape.is_empty() && !b.shape.is_empty() =>
-        {
-            return it.error(format!(
-                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
-                a.device.name(),
-                b.device.name()
-            ));
-        }
-        (Some(a), Some(b)) if a.shape.is_empty() => b.device,
-        (Some(a), _) => a.device,
-        (None, Some(b)) => b.device,
-        (None, None) => unreachable!("one operand is a tensor"),
-    };
+    let device = crate::python::natives::binary_device(it, &lt, &rt)?;
     let wrapped = |t: &TensorData, v: Value| match v {
         // A wrapped number only raises the category: bool < integral < floating.
         Value::Float(_) if !t.dtype.is_floating() => Dtype::Float32,

@@ -76,7 +76,7 @@ impl Interpreter<'_> {
                 Ok(Value::Obj(self.alloc(ObjKind::Tuple(dims))))
             }
             "dtype" => {
-                let name = numpy_name(t.dtype);
+                let name = t.dtype.name();
                 Ok(Value::Str(self.names.intern(name)))
             }
             "ndim" => Ok(Value::Int(t.shape.len() as i64)),
@@ -141,22 +141,5 @@ impl Interpreter<'_> {
             items.push(self.nested_list(rest, scalar)?);
         }
         Ok(Value::Obj(self.alloc(ObjKind::List(items))))
-    }
-}
-
-/// NumPy's name of the dtype a tensor of `d` converts to.
-fn numpy_name(d: Dtype) -> &'static str {
-    match d {
-        Dtype::Float32 => "float32",
-        Dtype::Float16 => "float16",
-        // NumPy has no bfloat16: `numpy()` refused it.
-        Dtype::BFloat16 => "bfloat16",
-        Dtype::Float64 => "float64",
-        Dtype::Int64 => "int64",
-        Dtype::Int32 => "int32",
-        Dtype::Int16 => "int16",
-        Dtype::Int8 => "int8",
-        Dtype::UInt8 => "uint8",
-        Dtype::Bool => "bool",
     }
 }

@@ -769,6 +769,30 @@ pub(in crate::python) fn tensor_binary(
     tensor_binary_as_given(it, op, l, r, in_place)
 }
 
+/// The device of a binary op's result: the operands' common device, where a 0-dim tensor
+/// (like a Python number) never decides it; PyTorch's error when two devices meet.
+pub(in crate::python) fn binary_device(
+    it: &Interpreter<'_>,
+    lt: &Option<torch::TensorData>,
+    rt: &Option<torch::TensorData>,
+) -> R<DeviceKind> {
+    Ok(match (lt, rt) {
+        (Some(a), Some(b))
+            if a.device != b.device && !a.shape.is_empty() && !b.shape.is_empty() =>
+        {
+            return it.error(format!(
+                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+                a.device.name(),
+                b.device.name()
+            ));
+        }
+        (Some(a), Some(b)) if a.shape.is_empty() => b.device,
+        (Some(a), _) => a.device,
+        (None, Some(b)) => b.device,
+        (None, None) => unreachable!("one operand is a tensor"),
+    })
+}
+
 fn tensor_binary_as_given(
     it: &mut Interpreter<'_>,
     op: Operator,
@@ -798,27 +822,7 @@ fn tensor_binary_as_given(
         Ok(s) => s,
         Err(e) => return it.error(format!("RuntimeError: {e}")),
     };
-    let device = match (&lt, &rt) {
-        (Some(a), Some(b))
-            if a.device != b.device && !a.shape.is_empty() && !b.shape.is_empty() =>
-        {
-            return it.error(format!(
-                "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
-                a.device.name(),
-                b.device.name()
-            ));
-        }
-        (Some(a), Some(b)) => {
-            if a.shape.is_empty() {
-                b.device
-            } else {
-                a.device
-            }
-        }
-        (Some(a), None) => a.device,
-        (None, Some(b)) => b.device,
-        (None, None) => unreachable!("one operand is a tensor"),
-    };
+    let device = binary_device(it, &lt, &rt)?;
     let dtype = match (&lt, &rt) {
         (Some(a), Some(b)) => Dtype::promote(a.dtype, b.dtype),
         (Some(a), None) => scalar_dtype(r)
