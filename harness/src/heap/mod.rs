@@ -600,6 +600,7 @@ impl Heap {
 
     // ----- reference counting -------------------------------------------------------------
 
+    #[inline]
     pub fn incref(&mut self, v: Value) {
         if let Value::Obj(id) | Value::BoundNative(_, id) = v {
             self.get_mut(id).refcount += 1;
@@ -607,12 +608,16 @@ impl Heap {
     }
 
     /// Drops one reference; deallocates the object (and what only it held) at zero.
+    #[inline]
     pub fn decref(&mut self, v: Value) {
         if let Value::Obj(id) | Value::BoundNative(_, id) = v {
             self.decref_id(id);
         }
     }
 
+    /// Small enough to inline at every call site: most decrefs leave the object alive, and
+    /// the deallocation cascade is a separate, out-of-line call.
+    #[inline]
     pub fn decref_id(&mut self, id: ObjId) {
         let obj = self.get_mut(id);
         debug_assert!(obj.refcount > 0, "decref of a dead reference");
@@ -630,6 +635,7 @@ impl Heap {
 
     /// Deallocates `first` and everything whose count drops to zero as a consequence,
     /// iteratively (deep chains must not overflow the Rust stack).
+    #[inline(never)]
     fn dealloc_cascade(&mut self, first: ObjId) {
         let mut stack = std::mem::take(&mut self.dealloc_stack);
         stack.push(first);
@@ -675,7 +681,11 @@ impl Heap {
                 self.call_sites.class_gone(id);
                 self.class_cycle_freed(id);
             }
-            let flavour = self.dict_flavours.remove(&id.0);
+            let flavour = if self.dict_flavours.is_empty() {
+                None
+            } else {
+                self.dict_flavours.remove(&id.0)
+            };
             if let ObjKind::Frame(f) = &obj.kind {
                 self.release_frame_object(f.release);
             } else if flavour.is_some() {
