@@ -127,12 +127,27 @@ pub struct Interner {
     index: FxHashMap<std::rc::Rc<str>, Sym>,
     /// Bytes of the interned text (the workload's strings are never freed in the model).
     bytes: u64,
+    /// Symbols of the model's own `'static` names by the text's address and length, so
+    /// that a name looked up on every call (`forward`, a hook dict) hashes two words, not
+    /// its text. Texts at different addresses still meet in `index`.
+    statics: FxHashMap<(usize, usize), Sym>,
 }
 
 impl Interner {
     /// The symbol of `s` if it was interned.
     pub fn lookup(&self, s: &str) -> Option<Sym> {
         self.index.get(s).copied()
+    }
+
+    /// [`Interner::intern`] for a name of the model's own code (same symbol, same bytes).
+    pub fn intern_static(&mut self, s: &'static str) -> Sym {
+        let key = (s.as_ptr() as usize, s.len());
+        if let Some(&sym) = self.statics.get(&key) {
+            return sym;
+        }
+        let sym = self.intern(s);
+        self.statics.insert(key, sym);
+        sym
     }
 
     pub fn intern(&mut self, s: &str) -> Sym {

@@ -232,22 +232,26 @@ impl Interpreter<'_> {
     /// The module has full backward (pre-)hooks.
     fn has_backward_hooks(&mut self, module: ObjId) -> bool {
         use super::module_backward_hooks::{BACKWARD_HOOKS, BACKWARD_PRE_HOOKS};
-        [BACKWARD_HOOKS, BACKWARD_PRE_HOOKS].iter().any(|name| {
-            let hooks = self.hooks(module, name);
-            let any = !hooks.is_empty();
-            self.heap.decref_all(hooks);
-            any
+        [BACKWARD_HOOKS, BACKWARD_PRE_HOOKS].into_iter().any(|name| {
+            self.hook_dict(module, name).is_some_and(
+                |d| matches!(self.heap.kind(d), ObjKind::Dict(items) if !items.is_empty()),
+            )
         })
     }
 
+    /// The module's own dict attribute `name` (borrowed), found without copying the
+    /// module's attributes: every module call asks for four of them.
+    fn hook_dict(&mut self, module: ObjId, name: &'static str) -> Option<ObjId> {
+        let sym = self.names.intern_static(name);
+        match self.instance_attr(module, sym) {
+            Some(Value::Obj(d)) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The hooks registered in `module`'s dict `name`, in order (new references).
-    pub(super) fn hooks(&mut self, module: ObjId, name: &str) -> Vec<Value> {
-        let sym = self.names.intern(name);
-        let Some((_, Value::Obj(d))) = self
-            .attr_values(module)
-            .into_iter()
-            .find(|(k, _)| *k == sym)
-        else {
+    pub(super) fn hooks(&mut self, module: ObjId, name: &'static str) -> Vec<Value> {
+        let Some(d) = self.hook_dict(module, name) else {
             return Vec::new();
         };
         let hooks: Vec<Value> = match self.heap.kind(d) {

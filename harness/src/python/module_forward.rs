@@ -21,7 +21,7 @@ impl Interpreter<'_> {
         };
         let class = *class;
         self.call_module_with_hooks(module, args, kwargs, |it, args, kwargs| {
-            let forward = it.sym("forward");
+            let forward = it.names.intern_static("forward");
             if let Some(f) = it.class_lookup(class, forward) {
                 it.heap.incref(f);
                 it.heap.incref(Value::Obj(module));

@@ -198,8 +198,8 @@ impl Interpreter<'_> {
 
     /// The memory-relevant settings of one parameter group (its dict's entries).
     fn hyper(&mut self, group: ObjId) -> R<Hyper> {
-        let flag = |it: &mut Self, name: &str| -> R<Option<bool>> {
-            let s = it.sym(name);
+        let flag = |it: &mut Self, name: &'static str| -> R<Option<bool>> {
+            let s = it.names.intern_static(name);
             let r = match it.dict_str_get(group, s) {
                 None | Some(Value::None) => None,
                 Some(Value::Float(f)) => Some(f != 0.0),
