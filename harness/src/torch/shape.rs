@@ -134,13 +134,9 @@ pub fn matmul_shape(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
 /// `view`/`reshape` target shape, resolving one `-1`.
 pub fn reshape_shape(from: &[i64], to: &[i64]) -> Result<Vec<i64>, String> {
     let total = numel(from);
-    let inferred: Vec<usize> = to
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| **d == -1)
-        .map(|(i, _)| i)
-        .collect();
-    if inferred.len() > 1 {
+    // The inferred (`-1`) dimension, found without collecting the positions.
+    let inferred = to.iter().position(|&d| d == -1);
+    if inferred.is_some_and(|i| to[i + 1..].contains(&-1)) {
         return Err("only one dimension can be inferred".into());
     }
     if to.iter().any(|&d| d < -1) {
@@ -148,7 +144,7 @@ pub fn reshape_shape(from: &[i64], to: &[i64]) -> Result<Vec<i64>, String> {
     }
     let known: u64 = to.iter().filter(|&&d| d != -1).map(|&d| d as u64).product();
     let mut out = to.to_vec();
-    if let Some(&i) = inferred.first() {
+    if let Some(i) = inferred {
         if known == 0 || !total.is_multiple_of(known) {
             return Err(format!(
                 "shape '{to:?}' is invalid for input of size {total}"

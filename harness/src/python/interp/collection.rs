@@ -99,7 +99,8 @@ impl<'a> Interpreter<'a> {
         {
             self.frame_object_from_generator_close();
         }
-        let mut freed = Vec::new();
+        // At most one freed storage per dropped reference: sized once, not regrown.
+        let mut freed = Vec::with_capacity(self.heap.dropped_storage_refs.len());
         self.release_dropped_storages(Some(&mut freed));
         let bytes_freed = freed.iter().map(|(_, s)| s.bytes).sum();
         let device_tensors_freed = freed.len() as u64;

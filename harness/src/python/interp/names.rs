@@ -28,23 +28,13 @@ impl<'a> Interpreter<'a> {
         let found = match self.scope_of(name) {
             Some(NameScope::Local) => match frame.locals.get(&name) {
                 Some(v) => Some(*v),
-                None => {
-                    return self.error(format!(
-                        "UnboundLocalError: local variable '{}' referenced before assignment",
-                        self.names.name(name)
-                    ));
-                }
+                None => return self.unbound_local(name),
             },
             Some(NameScope::Cell) | Some(NameScope::Free) => {
                 let cell = frame.cells.get(&name).copied();
                 match cell.map(|c| self.heap.kind(c)) {
                     Some(ObjKind::Cell(Some(v))) => Some(*v),
-                    _ => {
-                        return self.error(format!(
-                            "NameError: free variable '{}' referenced before assignment",
-                            self.names.name(name)
-                        ));
-                    }
+                    _ => return self.unbound_free(name),
                 }
             }
             Some(NameScope::Global) | None => {
@@ -66,22 +56,44 @@ impl<'a> Interpreter<'a> {
         };
         let v = match found.or_else(|| self.builtin(name)) {
             Some(v) => v,
-            None if crate::python::builtin_conversions::is_python_builtin(
-                self.names.name(name),
-            ) =>
-            {
-                let text = format!("the builtin `{}`", self.names.name(name));
-                return self.unsupported(text);
-            }
-            None => {
-                return self.error(format!(
-                    "NameError: name '{}' is not defined",
-                    self.names.name(name)
-                ));
-            }
+            None => return self.undefined_name(name),
         };
         self.heap.incref(v);
         Ok(v)
+    }
+
+    // The errors of `load_name`, out of line so that a successful load (every name a
+    // workload reads) does not pay for formatting them.
+
+    #[cold]
+    #[inline(never)]
+    fn unbound_local(&self, name: Sym) -> R<Value> {
+        self.error(format!(
+            "UnboundLocalError: local variable '{}' referenced before assignment",
+            self.names.name(name)
+        ))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unbound_free(&self, name: Sym) -> R<Value> {
+        self.error(format!(
+            "NameError: free variable '{}' referenced before assignment",
+            self.names.name(name)
+        ))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn undefined_name(&self, name: Sym) -> R<Value> {
+        if crate::python::builtin_conversions::is_python_builtin(self.names.name(name)) {
+            let text = format!("the builtin `{}`", self.names.name(name));
+            return self.unsupported(text);
+        }
+        self.error(format!(
+            "NameError: name '{}' is not defined",
+            self.names.name(name)
+        ))
     }
 
     /// Binds a name in the current scope, taking over the reference; drops the old value.

@@ -106,13 +106,14 @@ pub(in crate::python) fn view_by(
 }
 
 pub(super) fn dims_from(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
-    let dims: Vec<Value> = match p {
-        [single @ Value::Obj(_)] => sequence_items(it, *single)?,
-        many => many.to_vec(),
-    };
-    dims.into_iter()
-        .map(|d| int_arg(it, d, "dimension"))
-        .collect()
+    match p {
+        [single @ Value::Obj(_)] => sequence_items(it, *single)?
+            .into_iter()
+            .map(|d| int_arg(it, d, "dimension"))
+            .collect(),
+        // Read in place: `view(-1, 4)` copies no argument list.
+        many => many.iter().map(|&d| int_arg(it, d, "dimension")).collect(),
+    }
 }
 
 pub(in crate::python) fn norm_dim(it: &Interpreter<'_>, d: i64, ndim: usize) -> R<usize> {
