@@ -232,11 +232,13 @@ impl Interpreter<'_> {
     /// The module has full backward (pre-)hooks.
     fn has_backward_hooks(&mut self, module: ObjId) -> bool {
         use super::module_backward_hooks::{BACKWARD_HOOKS, BACKWARD_PRE_HOOKS};
-        [BACKWARD_HOOKS, BACKWARD_PRE_HOOKS].into_iter().any(|name| {
-            self.hook_dict(module, name).is_some_and(
-                |d| matches!(self.heap.kind(d), ObjKind::Dict(items) if !items.is_empty()),
-            )
-        })
+        [BACKWARD_HOOKS, BACKWARD_PRE_HOOKS]
+            .into_iter()
+            .any(|name| {
+                self.hook_dict(module, name).is_some_and(
+                    |d| matches!(self.heap.kind(d), ObjKind::Dict(items) if !items.is_empty()),
+                )
+            })
     }
 
     /// The module's own dict attribute `name` (borrowed), found without copying the
