@@ -76,5 +76,8 @@ assert c.type() == "torch.cuda.HalfTensor"
         "import torch\na = torch.zeros(4)\nb = a.type(torch.float16)\n",
     )
     .expect_err("a conversion through type() is not modelled");
-    assert!(e.to_string().contains("unsupported: tensor method 'type'"), "{e}");
+    assert!(
+        e.to_string().contains("unsupported: tensor method 'type'"),
+        "{e}"
+    );
 }

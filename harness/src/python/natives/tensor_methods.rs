@@ -527,7 +527,8 @@ pub(super) fn tensor_method(
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
         // `t.type()`: the legacy type name (`torch.cuda.FloatTensor`); a conversion is not.
         "type" if p.is_empty() && a.kw.is_empty() => {
-            let name = crate::python::autograd::legacy_type_name(t.dtype, t.device == DeviceKind::Cuda);
+            let name =
+                crate::python::autograd::legacy_type_name(t.dtype, t.device == DeviceKind::Cuda);
             Ok(Value::Str(it.names.intern(&name)))
         }
         m if crate::python::tensor_pieces::is_piece_method(m) => {
