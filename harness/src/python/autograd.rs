@@ -660,7 +660,7 @@ fn execute(
                 }
             };
             let graph = if options.create_graph {
-                Some(double_backward_node(it, &node, &incoming))
+                Some(double_backward_node(it, n, &node, &incoming))
             } else {
                 None
             };
@@ -761,7 +761,19 @@ fn copy_slices_view(it: &mut Interpreter<'_>, node: &GradNode) -> R<Vec<StorageI
 /// (PyTorch's `*Backward*` of the backward formula; the model names it after the node it
 /// differentiates) whose edges are the incoming gradient's graph and the saved inputs'
 /// histories, and which holds what the formula reads: the node's saved tensors.
-fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Buffer) -> ObjId {
+///
+/// A saved output comes back from `SavedVariable::unpack(saved_for)` with the node that
+/// saved it as its `grad_fn`, so the recorded formula has an edge to node `n` itself (kept
+/// alive by it): `x.grad` of `y = x.tanh()` reaches `x`'s `AccumulateGrad` and so `x`, the
+/// C++ cycle behind pytorch/pytorch#7343 that no collection frees. Approximation: one edge
+/// for all of a node's saved data (outputs and the model's saved intermediates, whose
+/// histories lead back through the same inputs), shaped as the incoming gradient.
+fn double_backward_node(
+    it: &mut Interpreter<'_>,
+    n: ObjId,
+    node: &GradNode,
+    incoming: &Buffer,
+) -> ObjId {
     let mut g = GradNode::new(node.name, GradFlow::Compute);
     if let Some(n) = incoming.node {
         it.heap.incref(Value::Obj(n));
@@ -784,6 +796,16 @@ fn double_backward_node(it: &mut Interpreter<'_>, node: &GradNode, incoming: &Bu
             Saved::Data(st) => it.storages.add_ref(st),
         }
         g.saved.push(*s);
+    }
+    if node.saved.iter().any(|s| matches!(s, Saved::Data(_))) {
+        it.heap.incref(Value::Obj(n));
+        g.inputs.push(InputEdge {
+            node: Some(n),
+            input_nr: incoming.output_nr,
+            shape: incoming.shape.clone(),
+            dtype: incoming.dtype,
+            device: incoming.device,
+        });
     }
     it.heap.insert(ObjKind::GradNode(Box::new(g)))
 }

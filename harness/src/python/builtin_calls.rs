@@ -897,6 +897,14 @@ pub(super) fn scalar_binary(
             let s = format!("{}{}", it.names.name(a), it.names.name(b));
             Ok(Value::Str(it.names.intern(&s)))
         }
+        // `"=" * 40`: the string repeated (empty for n <= 0), as log lines build rulers.
+        (Mult, Value::Str(a), Value::Int(n)) | (Mult, Value::Int(n), Value::Str(a)) => {
+            let count = usize::try_from(n.max(0)).unwrap_or(0);
+            let len = it.names.name(a).len().saturating_mul(count);
+            it.budget_bytes(len as u64)?;
+            let s = it.names.name(a).repeat(count);
+            Ok(Value::Str(it.names.intern(&s)))
+        }
         // `[None] * n`: a new list (or tuple) repeating the items.
         (Mult, Value::Obj(seq), Value::Int(n)) | (Mult, Value::Int(n), Value::Obj(seq)) => {
             let (is_list, items) = match it.heap.kind(seq) {

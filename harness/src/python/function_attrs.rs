@@ -145,6 +145,36 @@ impl<'a> Interpreter<'a> {
         r
     }
 
+    /// Attributes of a bound method (`self.forward.__self__`, as functionals that need the
+    /// module behind a callable read it): `__self__`, `__func__`, and the function's
+    /// attributes, which CPython's method object forwards.
+    pub(in crate::python) fn bound_method_attr(
+        &mut self,
+        func: ObjId,
+        receiver: Value,
+        name: Sym,
+    ) -> R<Value> {
+        match self.names.name(name) {
+            "__self__" => {
+                self.heap.incref(receiver);
+                Ok(receiver)
+            }
+            "__func__" => {
+                self.heap.incref(Value::Obj(func));
+                Ok(Value::Obj(func))
+            }
+            // CPython's method object forwards every other attribute to its function
+            // (`'function' object has no attribute ...` included).
+            _ if matches!(self.heap.kind(func), ObjKind::Function(_)) => {
+                self.function_attr(func, name)
+            }
+            other => {
+                let message = format!("AttributeError: 'method' object has no attribute '{other}'");
+                self.error(message)
+            }
+        }
+    }
+
     /// Attributes of a bound builtin method: `__name__`, `__self__`.
     pub(in crate::python) fn builtin_method_attr(
         &mut self,

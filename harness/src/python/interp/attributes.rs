@@ -145,6 +145,10 @@ impl<'a> Interpreter<'a> {
                     self.dataclass_field_attr(id, name)
                 }
                 ObjKind::Function(_) => self.function_attr(id, name),
+                ObjKind::BoundMethod { func, receiver } => {
+                    let (func, receiver) = (*func, *receiver);
+                    self.bound_method_attr(func, receiver, name)
+                }
                 ObjKind::Wrapper(crate::heap::WrapperKind::GradModeFunction, _) => {
                     self.grad_mode_function_attr(id, name)
                 }

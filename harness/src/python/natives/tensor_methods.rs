@@ -196,6 +196,17 @@ pub(in crate::python) fn call_method(
                 };
                 Ok(Value::Str(it.names.intern(name)))
             }
+            // `m.__func__(obj, ...)`: an attribute of a bound method, called.
+            ObjKind::BoundMethod { func, receiver } => {
+                let (func, receiver) = (*func, *receiver);
+                it.bound_method_attr(func, receiver, name).and_then(|f| {
+                    args.pos.iter().for_each(|&v| it.heap.incref(v));
+                    args.kw.iter().for_each(|&(_, v)| it.heap.incref(v));
+                    let r = it.call(f, args.pos.clone(), args.kw.clone());
+                    it.heap.decref(f);
+                    r
+                })
+            }
             other => {
                 let t = other.type_name();
                 it.unsupported(format!("method '{method}' of '{t}'"))
@@ -515,6 +526,12 @@ pub(super) fn tensor_method(
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
+        // `t.type()`: the legacy type name (`torch.cuda.FloatTensor`); a conversion is not.
+        "type" if p.is_empty() && a.kw.is_empty() => {
+            let name =
+                crate::python::autograd::legacy_type_name(t.dtype, t.device == DeviceKind::Cuda);
+            Ok(Value::Str(it.names.intern(&name)))
+        }
         m if crate::python::tensor_pieces::is_piece_method(m) => {
             crate::python::tensor_pieces::call(it, id, m, p, a.kw(it, "dim"))
         }
