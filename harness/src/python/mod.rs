@@ -110,6 +110,8 @@ mod version_info;
 mod vm;
 mod weak_containers;
 mod weakrefs;
+mod data_collate;
+mod data_loader;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -141,6 +141,12 @@ pub(in crate::python) fn subscript<'a>(
             .call_special(obj, "__getitem__", vec![key])
             .unwrap_or_else(|_| unreachable!("checked above"));
     }
+    if it.is_data_subscript(obj) {
+        let key = it.eval(index)?;
+        let r = it.dataset_item(obj, key);
+        it.heap.decref(key);
+        return r;
+    }
     let Value::Obj(id) = obj else {
         if let Value::Str(text) = obj {
             return crate::python::str_indexing::subscript(it, text, index);
@@ -188,6 +194,15 @@ pub(in crate::python) fn subscript<'a>(
     let result = item(it, id, key);
     it.heap.decref(key);
     result
+}
+
+/// `tensor[i]` with an evaluated integer index: a view (`SelectBackward0`).
+pub(in crate::python) fn tensor_int_index(it: &mut Interpreter<'_>, id: ObjId, i: i64) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        return it.error("TypeError: expected a tensor");
+    };
+    let t = t.clone();
+    tensor_index(it, id, &t, &[IndexItem::Int(i)])
 }
 
 pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
