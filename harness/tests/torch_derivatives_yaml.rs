@@ -792,6 +792,23 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["indices"])],
             false,
         ),
+        // logsumexp: logsumexp_backward(grad, self, result, dim, keepdim).
+        "logsumexp" => e(
+            "logsumexp",
+            "LogsumexpBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            true,
+        ),
+        // where.self: condition is non-differentiable; self's gradient is
+        // where(condition, grad, 0), other's where(condition, 0, grad): both read condition.
+        "where" => e(
+            "where.self",
+            "WhereBackward0",
+            &["condition", "self", "other"],
+            &[("self", &["condition"]), ("other", &["condition"])],
+            false,
+        ),
         _ => return None,
     })
 }

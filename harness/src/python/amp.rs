@@ -73,6 +73,8 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("tan", Some(Float32)),
         ("erfinv", Some(Float32)),
         ("softplus", Some(Float32)),
+        ("logsumexp", Some(Float32)),
+        ("where", None),
         ("pow", Some(Float32)),
         ("layer_norm", Some(Float32)),
         ("mse_loss", Some(Float32)),

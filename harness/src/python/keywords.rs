@@ -514,6 +514,8 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         MeanFn => ("torch.mean", &["dim", "keepdim", "dtype"]),
         Cat => ("torch.cat", &["dim", "tensors"]),
         Stack => ("torch.stack", &["dim", "tensors"]),
+        LogsumexpFn => ("torch.logsumexp", &["input", "dim", "keepdim"]),
+        WhereFn => ("torch.where", &["condition", "input", "other"]),
         RandomSplit => (
             "torch.utils.data.random_split",
             &["dataset", "lengths", "generator"],
@@ -820,6 +822,8 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "sort" => &["dim", "descending", "stable"],
         "topk" => &["k", "dim", "largest", "sorted"],
         "unflatten" => &["dim", "sizes"],
+        "logsumexp" => &["dim", "keepdim"],
+        "where" => &["condition", "other"],
         "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "remainder"
         | "floor_divide" | "equal" => &["other"],
         "any" | "all" => &["dim", "keepdim"],
@@ -1033,6 +1037,8 @@ const MODELLED: &[&str] = &[
     "collate_fn",
     "indices",
     "lengths",
+    // torch.where: the mask the node keeps.
+    "condition",
 ];
 
 #[cfg(test)]

@@ -112,6 +112,7 @@ mod weak_containers;
 mod weakrefs;
 mod data_collate;
 mod data_loader;
+mod select_ops;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -371,6 +371,9 @@ natives!(
     // torch.utils.data (data_loader.rs)
     ModData,
     RandomSplit,
+    // select_ops.rs
+    LogsumexpFn,
+    WhereFn,
 );
 
 impl Native {
@@ -766,6 +769,8 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "is_inference_mode_enabled") => IsInferenceModeEnabled,
         (ModUtils, "data") => return Some(module(ModData)),
         (ModData, "random_split") => RandomSplit,
+        (ModTorch, "logsumexp") => LogsumexpFn,
+        (ModTorch, "where") => WhereFn,
         _ => return None,
     };
     Some(native(n))

@@ -205,6 +205,15 @@ pub(in crate::python) fn tensor_int_index(it: &mut Interpreter<'_>, id: ObjId, i
     tensor_index(it, id, &t, &[IndexItem::Int(i)])
 }
 
+/// `tensor[:, k]` with an evaluated column index: a view (`unbind(1)`'s pieces).
+pub(in crate::python) fn tensor_column(it: &mut Interpreter<'_>, id: ObjId, k: i64) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        return it.error("TypeError: expected a tensor");
+    };
+    let t = t.clone();
+    tensor_index(it, id, &t, &[IndexItem::Slice(None, None, None), IndexItem::Int(k)])
+}
+
 pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
     if it.is_weak_container(Value::Obj(id)).is_some() {
         return match it.weak_get(id, key)? {

@@ -697,6 +697,7 @@ pub(in crate::python) fn call_torch_native(
             crate::python::index_reductions::call(it, n, a)
         }
         RandomSplit => crate::python::data_loader::call(it, n, p, &a.kw),
+        LogsumexpFn | WhereFn => crate::python::select_ops::call(it, n, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
