@@ -557,6 +557,7 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "alias: AliasBackward0 saves []",
         "logsumexp: LogsumexpBackward0 saves [self, result]",
         "where: WhereBackward0 saves [self]",
+        "index_put_: IndexPutBackward0 saves [other]",
     ];
     assert_eq!(table, expected);
 }

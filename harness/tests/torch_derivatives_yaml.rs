@@ -809,6 +809,16 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["condition"]), ("other", &["condition"])],
             false,
         ),
+        // index_put (index_put_ takes it): self's gradient is grad, or
+        // grad.index_put(indices, zeros_like(values)); values' is grad.index(indices):
+        // both read the indices, values only for its sizes and options.
+        "index_put" => e(
+            "index_put",
+            "IndexPutBackward0",
+            &["self", "indices", "values"],
+            &[("self", &["indices"]), ("values", &["indices"])],
+            false,
+        ),
         _ => return None,
     })
 }

@@ -113,6 +113,7 @@ mod weakrefs;
 mod data_collate;
 mod data_loader;
 mod select_ops;
+mod index_put;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

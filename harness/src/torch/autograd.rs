@@ -581,6 +581,9 @@ pub const OP_RULES: &[OpRule] = &[
     // where.self(condition, self, other): both gradients are `where(condition, ...)` of
     // grad, so the (non-differentiable) condition is saved; the operands are not.
     rule("where", "WhereBackward0", Compute, &[Input(0)]),
+    // index_put_ (`t[mask] = v`, `t[idx] = v`; operands self, indices, values): both
+    // formulas read the indices; `values` only for `zeros_like` (sizes and options).
+    rule("index_put_", "IndexPutBackward0", Compute, &[Input(1)]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch
