@@ -240,3 +240,23 @@ TensorDataset(torch.zeros(4, 2), torch.zeros(5))
     .unwrap_err();
     assert!(e.contains("Size mismatch between tensors"), "{e}");
 }
+
+/// A `Dataset` subclass without `__getitem__` is PyTorch's `NotImplementedError` when the
+/// loader fetches from it.
+#[test]
+fn a_dataset_without_getitem_is_refused_at_the_fetch() {
+    let e = run(r#"import torch
+from torch.utils.data import Dataset, DataLoader
+class Empty(Dataset):
+    def __len__(self):
+        return 3
+loader = DataLoader(Empty())
+assert len(loader) == 3
+next(iter(loader))
+"#)
+    .unwrap_err();
+    assert!(
+        e.contains("Subclasses of Dataset should implement __getitem__"),
+        "{e}"
+    );
+}

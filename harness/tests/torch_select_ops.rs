@@ -57,7 +57,10 @@ assert torch.cuda.memory_allocated() == 262144 + 1024
 "#)
     .unwrap();
     let e = run("import torch\ntorch.logsumexp(torch.zeros(3))\n").unwrap_err();
-    assert!(e.contains("missing 1 required positional argument: 'dim'"), "{e}");
+    assert!(
+        e.contains("missing 1 required positional argument: 'dim'"),
+        "{e}"
+    );
 }
 
 /// `torch.where(mask, x, 0.0)` on `[1024, 1024]`: the bool mask is 1 MiB, the float32
@@ -97,7 +100,9 @@ assert torch.where(c, a, 1).dtype == torch.float16
     .unwrap();
     let e = run("import torch\nx = torch.zeros(3)\ntorch.where(x, x, x)\n").unwrap_err();
     assert!(
-        e.contains("where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
+        e.contains(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype Float"
+        ),
         "{e}"
     );
 }

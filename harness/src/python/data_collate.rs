@@ -26,12 +26,20 @@ impl Interpreter<'_> {
         };
         if self.is_tensor(elem) {
             self.heap.incref(batch);
-            return self.call(natives::native_value(Native::Stack), vec![batch], Vec::new());
+            return self.call(
+                natives::native_value(Native::Stack),
+                vec![batch],
+                Vec::new(),
+            );
         }
         match elem {
             Value::Int(_) | Value::Bool(_) => {
                 self.heap.incref(batch);
-                return self.call(natives::native_value(Native::TensorCtor), vec![batch], Vec::new());
+                return self.call(
+                    natives::native_value(Native::TensorCtor),
+                    vec![batch],
+                    Vec::new(),
+                );
             }
             Value::Float(_) => {
                 self.heap.incref(batch);

@@ -177,11 +177,7 @@ impl Interpreter<'_> {
     pub(super) fn data_len(&mut self, v: Value) -> Option<R<i64>> {
         let Value::Obj(id) = v else { return None };
         Some(match self.data_class(v)? {
-            TorchClass::TensorDataset | TorchClass::Subset
-                if self.torch_classes.kind_of(self.class_of(v)?).is_some() =>
-            {
-                self.dataset_len(v)
-            }
+            TorchClass::TensorDataset | TorchClass::Subset => self.dataset_len(v),
             TorchClass::DataLoader => {
                 let dataset = self.data_attr(id, "dataset");
                 if self.is_iterable_dataset(dataset) {
@@ -209,10 +205,7 @@ impl Interpreter<'_> {
         let Value::Obj(id) = ds else {
             return natives::length(self, ds);
         };
-        let exact = self
-            .class_of(ds)
-            .and_then(|c| self.torch_classes.kind_of(c));
-        match exact {
+        match self.data_class(ds) {
             Some(TorchClass::TensorDataset) => {
                 // `self.tensors[0].size(0)`
                 let tensors = self.data_attr(id, "tensors");
@@ -256,10 +249,7 @@ impl Interpreter<'_> {
         let Value::Obj(id) = ds else {
             return self.error("TypeError: the dataset is not subscriptable");
         };
-        let exact = self
-            .class_of(ds)
-            .and_then(|c| self.torch_classes.kind_of(c));
-        match exact {
+        match self.data_class(ds) {
             Some(TorchClass::TensorDataset) => {
                 // `tuple(tensor[index] for tensor in self.tensors)`
                 let tensors = match self.data_attr(id, "tensors") {
@@ -290,8 +280,12 @@ impl Interpreter<'_> {
                 self.heap.decref(inner);
                 r
             }
-            Some(TorchClass::Dataset | TorchClass::IterableDataset) => {
-                self.error("NotImplementedError: Subclasses of Dataset should implement __getitem__.")
+            Some(TorchClass::Dataset | TorchClass::IterableDataset)
+                if self.user_special(ds, "__getitem__").is_none() =>
+            {
+                self.error(
+                    "NotImplementedError: Subclasses of Dataset should implement __getitem__.",
+                )
             }
             _ => self.subscript_value(ds, index),
         }
@@ -316,7 +310,8 @@ impl Interpreter<'_> {
             };
             return natives::tensor_int_index(self, id, i);
         }
-        if matches!(self.data_class(obj), Some(TorchClass::TensorDataset | TorchClass::Subset)) {
+        if self.is_data_subscript(obj) {
+            // Handled whole by `dataset_item`, which never comes back here for these.
             return self.dataset_item(obj, key);
         }
         natives::item(self, id, key)
@@ -482,7 +477,10 @@ impl Interpreter<'_> {
         };
         let all_int = given.iter().all(|v| matches!(v, Value::Int(_)));
         let counts: Vec<i64> = if !all_int && (fractions.iter().sum::<f64>() - 1.0).abs() < 1e-9 {
-            let mut c: Vec<i64> = fractions.iter().map(|f| (n as f64 * f).floor() as i64).collect();
+            let mut c: Vec<i64> = fractions
+                .iter()
+                .map(|f| (n as f64 * f).floor() as i64)
+                .collect();
             let rest = n - c.iter().sum::<i64>();
             let k = c.len() as i64;
             for i in 0..rest {
@@ -495,7 +493,9 @@ impl Interpreter<'_> {
                 .map(|v| if let Value::Int(i) = v { *i } else { 0 })
                 .collect()
         } else {
-            return self.error("ValueError: Sum of input lengths does not equal the length of the input dataset!");
+            return self.error(
+                "ValueError: Sum of input lengths does not equal the length of the input dataset!",
+            );
         };
         if counts.iter().sum::<i64>() != n {
             return self.error(
@@ -525,7 +525,12 @@ impl Interpreter<'_> {
 }
 
 /// `torch.utils.data.random_split` through the native call path.
-pub(super) fn call(it: &mut Interpreter<'_>, n: Native, p: &[Value], kw: &[(Sym, Value)]) -> R<Value> {
+pub(super) fn call(
+    it: &mut Interpreter<'_>,
+    n: Native,
+    p: &[Value],
+    kw: &[(Sym, Value)],
+) -> R<Value> {
     match n {
         Native::RandomSplit => it.random_split(p, kw),
         _ => it.error("TypeError: unknown torch.utils.data function"),

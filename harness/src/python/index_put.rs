@@ -40,14 +40,7 @@ pub(super) fn index_put(
     }
     let saves: Vec<Save> = (first_index..operands.len()).map(Save::Input).collect();
     let row = autograd::row("index_put_");
-    let node = autograd::build_node(
-        it,
-        row.node,
-        row.flow,
-        &operands,
-        &saves,
-        Some(target),
-    );
+    let node = autograd::build_node(it, row.node, row.flow, &operands, &saves, Some(target));
     inplace::rebase(it, target, &t, node);
     Ok(())
 }

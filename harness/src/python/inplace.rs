@@ -193,7 +193,12 @@ pub(super) fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData)
 /// PyTorch's `rebase_history`: makes `node` (one reference, handed over) the history of
 /// `target`. Written through a view, the view's base is rebased instead (`CopySlices`) and
 /// the view's own `grad_fn` is regenerated over it.
-pub(super) fn rebase(it: &mut Interpreter<'_>, target: ObjId, t: &crate::torch::TensorData, node: ObjId) {
+pub(super) fn rebase(
+    it: &mut Interpreter<'_>,
+    target: ObjId,
+    t: &crate::torch::TensorData,
+    node: ObjId,
+) {
     match t.base {
         Some(base) => {
             rebase_base(it, base, node);

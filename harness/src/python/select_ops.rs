@@ -29,9 +29,9 @@ pub(super) fn call(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Value> {
             match (arg(it, 1, "input"), arg(it, 2, "other")) {
                 (None, None) => nonzero_columns(it, cond),
                 (Some(x), Some(y)) => where_select(it, cond, x, y),
-                _ => it.error(
-                    "TypeError: where() expects (condition) or (condition, input, other)",
-                ),
+                _ => {
+                    it.error("TypeError: where() expects (condition) or (condition, input, other)")
+                }
             }
         }
         _ => it.error("TypeError: unknown function"),
@@ -53,7 +53,12 @@ pub(super) fn where_method(it: &mut Interpreter<'_>, id: ObjId, a: &Args) -> R<V
     where_select(it, cond, Value::Obj(id), other)
 }
 
-fn logsumexp(it: &mut Interpreter<'_>, x: Value, dim: Option<Value>, keepdim: Option<Value>) -> R<Value> {
+fn logsumexp(
+    it: &mut Interpreter<'_>,
+    x: Value,
+    dim: Option<Value>,
+    keepdim: Option<Value>,
+) -> R<Value> {
     let Some(dim) = dim else {
         return it.error("TypeError: logsumexp() missing 1 required positional argument: 'dim'");
     };

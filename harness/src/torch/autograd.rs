@@ -577,7 +577,12 @@ pub const OP_RULES: &[OpRule] = &[
     rule("select", "SelectBackward0", PassThrough, &[]),
     rule("alias", "AliasBackward0", PassThrough, &[]),
     // logsumexp: logsumexp_backward(grad, self, result, dim, keepdim) reads self and result.
-    rule("logsumexp", "LogsumexpBackward0", Compute, &[Input(0), Output]),
+    rule(
+        "logsumexp",
+        "LogsumexpBackward0",
+        Compute,
+        &[Input(0), Output],
+    ),
     // where.self(condition, self, other): both gradients are `where(condition, ...)` of
     // grad, so the (non-differentiable) condition is saved; the operands are not.
     rule("where", "WhereBackward0", Compute, &[Input(0)]),

@@ -211,7 +211,12 @@ pub(in crate::python) fn tensor_column(it: &mut Interpreter<'_>, id: ObjId, k: i
         return it.error("TypeError: expected a tensor");
     };
     let t = t.clone();
-    tensor_index(it, id, &t, &[IndexItem::Slice(None, None, None), IndexItem::Int(k)])
+    tensor_index(
+        it,
+        id,
+        &t,
+        &[IndexItem::Slice(None, None, None), IndexItem::Int(k)],
+    )
 }
 
 pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
