@@ -555,6 +555,9 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "slice: SliceBackward0 saves []",
         "select: SelectBackward0 saves []",
         "alias: AliasBackward0 saves []",
+        "logsumexp: LogsumexpBackward0 saves [self, result]",
+        "where: WhereBackward0 saves [self]",
+        "index_put_: IndexPutBackward0 saves [other]",
     ];
     assert_eq!(table, expected);
 }

@@ -792,6 +792,33 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["indices"])],
             false,
         ),
+        // logsumexp: logsumexp_backward(grad, self, result, dim, keepdim).
+        "logsumexp" => e(
+            "logsumexp",
+            "LogsumexpBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            true,
+        ),
+        // where.self: condition is non-differentiable; self's gradient is
+        // where(condition, grad, 0), other's where(condition, 0, grad): both read condition.
+        "where" => e(
+            "where.self",
+            "WhereBackward0",
+            &["condition", "self", "other"],
+            &[("self", &["condition"]), ("other", &["condition"])],
+            false,
+        ),
+        // index_put (index_put_ takes it): self's gradient is grad, or
+        // grad.index_put(indices, zeros_like(values)); values' is grad.index(indices):
+        // both read the indices, values only for its sizes and options.
+        "index_put" => e(
+            "index_put",
+            "IndexPutBackward0",
+            &["self", "indices", "values"],
+            &[("self", &["indices"]), ("values", &["indices"])],
+            false,
+        ),
         _ => return None,
     })
 }

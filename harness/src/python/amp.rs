@@ -73,6 +73,10 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("tan", Some(Float32)),
         ("erfinv", Some(Float32)),
         ("softplus", Some(Float32)),
+        ("logsumexp", Some(Float32)),
+        ("where", None),
+        // index_put is on autocast's promote list; `t[mask] = v` writes in place (never cast).
+        ("index_put_", None),
         ("pow", Some(Float32)),
         ("layer_norm", Some(Float32)),
         ("mse_loss", Some(Float32)),

@@ -120,6 +120,10 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
                 it.heap.incref(*v);
                 it.iterator_of(*v)
             }
+            [v] if it.is_data_loader(*v) => {
+                it.heap.incref(*v);
+                it.user_iter(*v)
+            }
             [_] => it.unsupported(
                 "iter() of this object (iter() of lists, tuples, dicts, generators and lazy iterators is modelled)",
             ),

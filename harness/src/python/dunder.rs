@@ -13,7 +13,7 @@ impl<'a> Interpreter<'a> {
             return None;
         };
         let class = *class;
-        if self.torch_class(class).is_some() {
+        if self.torch_class(class).is_some() && !self.is_user_dataset_class(class) {
             return None;
         }
         let sym = self.names.intern(name);
@@ -46,6 +46,10 @@ impl<'a> Interpreter<'a> {
     /// `iter(obj)` for a `for` loop or comprehension: a user instance's `__iter__` result;
     /// anything else is iterated as it is. Takes and returns ownership.
     pub(super) fn user_iter(&mut self, iterable: Value) -> R<Value> {
+        if let Some(r) = self.data_iter(iterable) {
+            self.heap.decref(iterable);
+            return r;
+        }
         if let Some(children) = self.container_iter(iterable) {
             self.heap.decref(iterable);
             return Ok(children);
@@ -67,6 +71,9 @@ impl<'a> Interpreter<'a> {
     /// The next item of a user iterator (`__next__`), or `None` when it raises
     /// `StopIteration`.
     pub(super) fn user_next(&mut self, iterator: Value) -> R<Option<Value>> {
+        if let Some(r) = self.data_next(iterator) {
+            return r;
+        }
         self.exc.handler_depth += 1;
         let r = self.call_special(iterator, "__next__", Vec::new());
         self.exc.handler_depth -= 1;
@@ -112,6 +119,9 @@ impl<'a> Interpreter<'a> {
     pub(super) fn user_len(&mut self, obj: Value) -> Option<R<i64>> {
         if let Some(n) = self.container_len(obj) {
             return Some(Ok(n));
+        }
+        if let Some(n) = self.data_len(obj) {
+            return Some(n);
         }
         let r = self.call_special(obj, "__len__", Vec::new()).ok()?;
         Some(match r {

@@ -160,7 +160,7 @@ pub(super) fn copy_into_index(it: &mut Interpreter<'_>, target: ObjId, value: Va
 
 /// PyTorch's `check_inplace`: no in-place write to a leaf that requires grad, or to a view
 /// of one, while grad mode is on.
-fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData) -> R<()> {
+pub(super) fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData) -> R<()> {
     if t.requires_grad && t.is_leaf() && t.base.is_none() {
         return it.error(
             "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.",
@@ -193,7 +193,12 @@ fn check_not_leaf(it: &Interpreter<'_>, t: &crate::torch::TensorData) -> R<()> {
 /// PyTorch's `rebase_history`: makes `node` (one reference, handed over) the history of
 /// `target`. Written through a view, the view's base is rebased instead (`CopySlices`) and
 /// the view's own `grad_fn` is regenerated over it.
-fn rebase(it: &mut Interpreter<'_>, target: ObjId, t: &crate::torch::TensorData, node: ObjId) {
+pub(super) fn rebase(
+    it: &mut Interpreter<'_>,
+    target: ObjId,
+    t: &crate::torch::TensorData,
+    node: ObjId,
+) {
     match t.base {
         Some(base) => {
             rebase_base(it, base, node);

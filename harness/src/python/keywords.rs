@@ -119,6 +119,8 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "descending",
     "largest",
     "sorted",
+    // DataLoader: the model iterates in order (values are not modelled; same sizes).
+    "shuffle",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -429,6 +431,16 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "device",
             "dtype",
         ],
+        C::DataLoader => &[
+            "dataset",
+            "batch_size",
+            "shuffle",
+            "num_workers",
+            "collate_fn",
+            "pin_memory",
+            "drop_last",
+        ],
+        C::Subset => &["dataset", "indices"],
         C::GradScaler => &[
             "device",
             "init_scale",
@@ -502,6 +514,12 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         MeanFn => ("torch.mean", &["dim", "keepdim", "dtype"]),
         Cat => ("torch.cat", &["dim", "tensors"]),
         Stack => ("torch.stack", &["dim", "tensors"]),
+        LogsumexpFn => ("torch.logsumexp", &["input", "dim", "keepdim"]),
+        WhereFn => ("torch.where", &["condition", "input", "other"]),
+        RandomSplit => (
+            "torch.utils.data.random_split",
+            &["dataset", "lengths", "generator"],
+        ),
         AutogradBackward => ("torch.autograd.backward", BACKWARD),
         // `preserve_rng_state` has no memory effect (the RNG state is a CPU tensor).
         Checkpoint => (
@@ -804,6 +822,8 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "sort" => &["dim", "descending", "stable"],
         "topk" => &["k", "dim", "largest", "sorted"],
         "unflatten" => &["dim", "sizes"],
+        "logsumexp" => &["dim", "keepdim"],
+        "where" => &["condition", "other"],
         "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "remainder"
         | "floor_divide" | "equal" => &["other"],
         "any" | "all" => &["dim", "keepdim"],
@@ -1009,6 +1029,16 @@ const MODELLED: &[&str] = &[
     "rtol",
     "atol",
     "obj",
+    // torch.utils.data: what a loader iterates, batches, drops and collates.
+    "dataset",
+    "batch_size",
+    "drop_last",
+    "num_workers",
+    "collate_fn",
+    "indices",
+    "lengths",
+    // torch.where: the mask the node keeps.
+    "condition",
 ];
 
 #[cfg(test)]
@@ -1095,6 +1125,8 @@ mod tests {
             C::Hardswish,
             C::Softmax,
             C::Unflatten,
+            C::DataLoader,
+            C::Subset,
         ] {
             tables.push(for_class(c));
         }

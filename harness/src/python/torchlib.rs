@@ -94,6 +94,13 @@ pub(super) enum TorchClass {
     LogSoftmax,
     Softmin,
     Unflatten,
+    Dataset,
+    IterableDataset,
+    TensorDataset,
+    Subset,
+    DataLoader,
+    /// `_SingleProcessDataLoaderIter`: one epoch's iterator of a `DataLoader`.
+    DataLoaderIter,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -237,6 +244,24 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     ),
     (TorchClass::Softmin, "Softmin", Some(TorchClass::Module)),
     (TorchClass::Unflatten, "Unflatten", Some(TorchClass::Module)),
+    (TorchClass::Dataset, "Dataset", None),
+    (
+        TorchClass::IterableDataset,
+        "IterableDataset",
+        Some(TorchClass::Dataset),
+    ),
+    (
+        TorchClass::TensorDataset,
+        "TensorDataset",
+        Some(TorchClass::Dataset),
+    ),
+    (TorchClass::Subset, "Subset", Some(TorchClass::Dataset)),
+    (TorchClass::DataLoader, "DataLoader", None),
+    (
+        TorchClass::DataLoaderIter,
+        "_SingleProcessDataLoaderIter",
+        None,
+    ),
 ];
 
 impl TorchClass {
@@ -355,6 +380,8 @@ pub(super) struct TorchClasses {
     pub(super) causal_detection_noted: bool,
     /// The sites whose learning-rate scheduler warning was given (once per process each).
     pub(super) scheduler_warnings: Vec<&'static str>,
+    /// The `DataLoader(shuffle=True)` order note was added to the timeline.
+    pub(super) data_shuffle_noted: bool,
 }
 
 impl TorchClasses {
@@ -391,6 +418,7 @@ impl TorchClasses {
             transformer_noted: false,
             causal_detection_noted: false,
             scheduler_warnings: Vec::new(),
+            data_shuffle_noted: false,
         }
     }
 
@@ -643,6 +671,11 @@ impl Interpreter<'_> {
             | TorchClass::LogSoftmax
             | TorchClass::Softmin => self.construct_activation(kind, args, kwargs)?,
             TorchClass::Unflatten => self.construct_unflatten(args, kwargs)?,
+            TorchClass::Dataset
+            | TorchClass::IterableDataset
+            | TorchClass::TensorDataset
+            | TorchClass::Subset
+            | TorchClass::DataLoader => self.construct_data(kind, args, kwargs)?,
             TorchClass::MultiheadAttention => self.construct_multihead_attention(args, kwargs)?,
             TorchClass::TransformerEncoderLayer => self.construct_encoder_layer(args, kwargs)?,
             TorchClass::TransformerEncoder => self.construct_encoder(args, kwargs)?,
@@ -668,7 +701,8 @@ impl Interpreter<'_> {
             | TorchClass::ChainedScheduler
             | TorchClass::CyclicLr
             | TorchClass::PolynomialLr
-            | TorchClass::CosineAnnealingWarmRestarts => {
+            | TorchClass::CosineAnnealingWarmRestarts
+            | TorchClass::DataLoaderIter => {
                 return Ok(None);
             }
         };

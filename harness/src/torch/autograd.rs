@@ -576,6 +576,19 @@ pub const OP_RULES: &[OpRule] = &[
     rule("slice", "SliceBackward0", PassThrough, &[]),
     rule("select", "SelectBackward0", PassThrough, &[]),
     rule("alias", "AliasBackward0", PassThrough, &[]),
+    // logsumexp: logsumexp_backward(grad, self, result, dim, keepdim) reads self and result.
+    rule(
+        "logsumexp",
+        "LogsumexpBackward0",
+        Compute,
+        &[Input(0), Output],
+    ),
+    // where.self(condition, self, other): both gradients are `where(condition, ...)` of
+    // grad, so the (non-differentiable) condition is saved; the operands are not.
+    rule("where", "WhereBackward0", Compute, &[Input(0)]),
+    // index_put_ (`t[mask] = v`, `t[idx] = v`; operands self, indices, values): both
+    // formulas read the indices; `values` only for `zeros_like` (sizes and options).
+    rule("index_put_", "IndexPutBackward0", Compute, &[Input(1)]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch

@@ -368,6 +368,12 @@ natives!(
     GradModeOffWasOff,
     GradModeOnWasOn,
     GradModeOnWasOff,
+    // torch.utils.data (data_loader.rs)
+    ModData,
+    RandomSplit,
+    // select_ops.rs
+    LogsumexpFn,
+    WhereFn,
 );
 
 impl Native {
@@ -420,6 +426,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.cuda.amp" => module(Native::ModCudaAmp),
         "torch.linalg" => module(Native::ModLinalg),
         "torch.nn.utils" => module(Native::ModNnUtils),
+        "torch.utils.data" => module(Native::ModData),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -450,6 +457,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModCudaAmp) => "torch.cuda.amp",
         Some(Native::ModLinalg) => "torch.linalg",
         Some(Native::ModNnUtils) => "torch.nn.utils",
+        Some(Native::ModData) => "torch.utils.data",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -759,6 +767,10 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModTorch, "is_grad_enabled") => IsGradEnabled,
         (ModTorch | ModAutograd, "set_grad_enabled") => SetGradEnabled,
         (ModTorch, "is_inference_mode_enabled") => IsInferenceModeEnabled,
+        (ModUtils, "data") => return Some(module(ModData)),
+        (ModData, "random_split") => RandomSplit,
+        (ModTorch, "logsumexp") => LogsumexpFn,
+        (ModTorch, "where") => WhereFn,
         _ => return None,
     };
     Some(native(n))

@@ -141,6 +141,12 @@ pub(in crate::python) fn subscript<'a>(
             .call_special(obj, "__getitem__", vec![key])
             .unwrap_or_else(|_| unreachable!("checked above"));
     }
+    if it.is_data_subscript(obj) {
+        let key = it.eval(index)?;
+        let r = it.dataset_item(obj, key);
+        it.heap.decref(key);
+        return r;
+    }
     let Value::Obj(id) = obj else {
         if let Value::Str(text) = obj {
             return crate::python::str_indexing::subscript(it, text, index);
@@ -188,6 +194,29 @@ pub(in crate::python) fn subscript<'a>(
     let result = item(it, id, key);
     it.heap.decref(key);
     result
+}
+
+/// `tensor[i]` with an evaluated integer index: a view (`SelectBackward0`).
+pub(in crate::python) fn tensor_int_index(it: &mut Interpreter<'_>, id: ObjId, i: i64) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        return it.error("TypeError: expected a tensor");
+    };
+    let t = t.clone();
+    tensor_index(it, id, &t, &[IndexItem::Int(i)])
+}
+
+/// `tensor[:, k]` with an evaluated column index: a view (`unbind(1)`'s pieces).
+pub(in crate::python) fn tensor_column(it: &mut Interpreter<'_>, id: ObjId, k: i64) -> R<Value> {
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        return it.error("TypeError: expected a tensor");
+    };
+    let t = t.clone();
+    tensor_index(
+        it,
+        id,
+        &t,
+        &[IndexItem::Slice(None, None, None), IndexItem::Int(k)],
+    )
 }
 
 pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
@@ -346,6 +375,32 @@ pub(super) fn tensor_index(
     super::tensor_methods::view_by(it, id, shape, op)
 }
 
+/// The index tensors of an index that `THPVariable_setitem` hands to `index_put_` on the
+/// tensor itself (borrowed): some advanced item, every other item a whole-dimension slice
+/// (which `applySlicing` answers with the tensor itself). `None` for a basic index or a mix
+/// whose slicing makes a view (written by `copy_` into that view). A list index has no
+/// tensor object in the model, so nothing of it is listed.
+fn advanced_indices(items: &[IndexItem]) -> Option<Vec<Value>> {
+    let advanced = items
+        .iter()
+        .any(|i| matches!(i, IndexItem::Mask(..) | IndexItem::Tensor(..)));
+    let whole = items.iter().all(|i| {
+        matches!(
+            i,
+            IndexItem::Mask(..) | IndexItem::Tensor(..) | IndexItem::Slice(None, None, None)
+        )
+    });
+    (advanced && whole).then(|| {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                IndexItem::Mask(_, v) | IndexItem::Tensor(_, Some(v)) => Some(*v),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
 /// `obj[index] = value`, taking over `value`.
 pub(in crate::python) fn store_subscript<'a>(
     it: &mut Interpreter<'a>,
@@ -388,8 +443,12 @@ pub(in crate::python) fn store_subscript<'a>(
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.
         let r = index_items(it, index).and_then(|items| {
+            let r = match advanced_indices(&items) {
+                Some(indices) => crate::python::index_put::index_put(it, id, value, &indices),
+                None => crate::python::inplace::copy_into_index(it, id, value),
+            };
             release_index_items(it, items);
-            crate::python::inplace::copy_into_index(it, id, value)
+            r
         });
         it.heap.decref(value);
         return r;

@@ -560,6 +560,8 @@ pub(super) fn tensor_method(
         "norm" => crate::python::ops_more::norm_method(it, id, a),
         "addcmul" => crate::python::ops_more::addcmul_method(it, id, a),
         "unflatten" => crate::python::unflatten::method(it, id, a),
+        "logsumexp" => crate::python::select_ops::logsumexp_method(it, id, a),
+        "where" => crate::python::select_ops::where_method(it, id, a),
         m if crate::python::index_reductions::is_method(m) => {
             crate::python::index_reductions::method(it, id, m, a)
         }

@@ -696,6 +696,8 @@ pub(in crate::python) fn call_torch_native(
         MaxFn | MinFn | MaximumFn | MinimumFn | SortFn | TopkFn => {
             crate::python::index_reductions::call(it, n, a)
         }
+        RandomSplit => crate::python::data_loader::call(it, n, p, &a.kw),
+        LogsumexpFn | WhereFn => crate::python::select_ops::call(it, n, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
