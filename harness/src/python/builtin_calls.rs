@@ -44,6 +44,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
         TypeFn => it.type_call(p),
+        IdFn | HashFn | CallableFn => it.call_identity_builtin(n, p),
         Repr => match p.as_slice() {
             [v] => {
                 let s = it.repr_text(*v);

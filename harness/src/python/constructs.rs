@@ -322,11 +322,11 @@ pub const LANGUAGE: &[Row] = &[
     Row {
         key: Construct::DictUnpacking,
         construct: "`**` in a dict display",
-        support: Support::No,
-        notes: "",
-        what: "`**` in a dict display",
-        runs: "",
-        refused: "a = {'x': 1}\nb = {**a}\n",
+        support: Support::Partly,
+        notes: "the dicts made on the way are CPython's (3.8 `BUILD_MAP_UNPACK`, 3.9+ `DICT_UPDATE`); the operand must be a dict",
+        what: "`**` of this object in a dict display",
+        runs: "a = {'x': 1}\nb = {**a, 'y': 2}\nassert b == {'x': 1, 'y': 2}\n",
+        refused: "",
     },
     Row {
         key: Construct::Numbers,

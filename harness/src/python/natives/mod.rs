@@ -368,6 +368,10 @@ natives!(
     GradModeOffWasOff,
     GradModeOnWasOn,
     GradModeOnWasOff,
+    // identity builtins (builtins_identity.rs)
+    IdFn,
+    HashFn,
+    CallableFn,
 );
 
 impl Native {
@@ -542,6 +546,9 @@ pub fn builtin(name: &str) -> Option<Value> {
         "chr" => ChrFn,
         "ord" => OrdFn,
         "pow" => PowFn,
+        "id" => IdFn,
+        "hash" => HashFn,
+        "callable" => CallableFn,
         _ => return None,
     }))
 }
