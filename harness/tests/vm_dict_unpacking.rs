@@ -130,3 +130,24 @@ fn a_randomised_hash_is_refused_located() {
     assert!(err.to_string().contains("before 3.12"), "{err}");
     run("3.12", "assert hash(None) == 0xFCA86420\n").expect("constant from 3.12");
 }
+
+/// The `math` functions reports use, against values printed by CPython 3.11.
+#[test]
+fn math_functions_agree_with_cpython() {
+    agrees_with_cpython(
+        "",
+        13,
+        "import math
+close = lambda a, b: abs(a - b) <= 1e-15 * max(1.0, abs(b))
+assert close(math.cos(0.5), 0.8775825618903728)
+assert close(math.sin(0.5), 0.479425538604203)
+assert close(math.tan(0.5), 0.5463024898437905)
+assert close(math.tanh(0.5), 0.46211715726000974)
+assert close(math.atan(2.0), 1.1071487177940904)
+assert math.log2(8) == 3.0 and math.log10(1000) == 3.0 and math.fabs(-2) == 2.0
+assert close(math.tau, 6.283185307179586) and math.cos(0) == 1.0
+",
+    );
+    let err = run("3.11", "import math\nx = math.log2(0)\n").expect_err("domain error");
+    assert!(err.to_string().contains("math domain error"), "{err}");
+}

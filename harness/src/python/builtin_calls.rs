@@ -20,7 +20,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         SysGetrefcount => it.sys_getrefcount(p),
         TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
         | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
-        | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
+        | RandomUniform | NullContext | GetLogger | MathCos | MathSin | MathTan | MathTanh
+        | MathAtan | MathLog2 | MathLog10 | MathFabs => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
         Suppress => it.new_suppress(p),
@@ -57,6 +58,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | ItertoolsPermutations => it.itertools_more_new(n, p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
+        CounterFn => it.new_counter(p, &a.kw),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;

@@ -24,6 +24,7 @@ mod call_binding;
 mod call_unpacking;
 mod checkpoint;
 mod clip_grad;
+mod collections_counter;
 mod collections_deque;
 mod collections_dicts;
 mod comparisons;

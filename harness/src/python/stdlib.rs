@@ -68,6 +68,15 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModMath, "isnan") => f(MathIsnan),
         (ModMath, "isinf") => f(MathIsinf),
         (ModMath, "nan") => Some(Value::Float(f64::NAN)),
+        (ModMath, "tau") => Some(Value::Float(std::f64::consts::TAU)),
+        (ModMath, "cos") => f(MathCos),
+        (ModMath, "sin") => f(MathSin),
+        (ModMath, "tan") => f(MathTan),
+        (ModMath, "tanh") => f(MathTanh),
+        (ModMath, "atan") => f(MathAtan),
+        (ModMath, "log2") => f(MathLog2),
+        (ModMath, "log10") => f(MathLog10),
+        (ModMath, "fabs") => f(MathFabs),
         (ModTime, "time" | "perf_counter" | "monotonic") => f(TimeClock),
         (ModTime, "sleep") => f(TimeSleep),
         (ModRandom, "seed") => f(RandomSeed),
@@ -80,6 +89,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModCollections, "deque") => f(Deque),
         (ModCollections, "defaultdict") => f(DefaultDictFn),
         (ModCollections, "OrderedDict") => f(OrderedDictFn),
+        (ModCollections, "Counter") => f(CounterFn),
         (ModWeakref, "ref") => f(WeakrefRef),
         (ModWeakref, "finalize") => f(WeakrefFinalize),
         (ModLogging, "getLogger") => f(GetLogger),
@@ -141,7 +151,8 @@ impl<'a> Interpreter<'a> {
             Silent => Ok(Value::None),
             OsGetenv => Ok(p.get(1).copied().unwrap_or(Value::None)),
             MathSqrt | MathExp | MathLog | MathCeil | MathFloor | MathIsfinite | MathIsnan
-            | MathIsinf => {
+            | MathIsinf | MathCos | MathSin | MathTan | MathTanh | MathAtan | MathLog2
+            | MathLog10 | MathFabs => {
                 // `math.isnan(t)` and the others take a one-element tensor through
                 // `Tensor.__float__` (`.item()`: a host copy, no device allocation).
                 let x = match p.first() {
@@ -168,6 +179,20 @@ impl<'a> Interpreter<'a> {
                     MathCeil => Value::Int(x.ceil() as i64),
                     MathFloor => Value::Int(x.floor() as i64),
                     MathIsnan => Value::Bool(x.is_nan()),
+                    MathCos | MathSin | MathTan if x.is_infinite() => {
+                        return self.error("ValueError: math domain error");
+                    }
+                    MathCos => Value::Float(x.cos()),
+                    MathSin => Value::Float(x.sin()),
+                    MathTan => Value::Float(x.tan()),
+                    MathTanh => Value::Float(x.tanh()),
+                    MathAtan => Value::Float(x.atan()),
+                    MathLog2 | MathLog10 if x <= 0.0 => {
+                        return self.error("ValueError: math domain error");
+                    }
+                    MathLog2 => Value::Float(x.log2()),
+                    MathLog10 => Value::Float(x.log10()),
+                    MathFabs => Value::Float(x.abs()),
                     MathIsinf => Value::Bool(x.is_infinite()),
                     _ => Value::Bool(x.is_finite()),
                 })

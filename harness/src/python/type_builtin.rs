@@ -39,6 +39,7 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Dict(_) => match self.heap.dict_flavour(id).map(|f| f.subclass) {
                     Some(crate::heap::DictSubclass::DefaultDict) => builtin(Native::DefaultDictFn),
                     Some(crate::heap::DictSubclass::OrderedDict) => builtin(Native::OrderedDictFn),
+                    Some(crate::heap::DictSubclass::Counter) => builtin(Native::CounterFn),
                     None => builtin(Native::Dict),
                 },
                 ObjKind::Deque { .. } => builtin(Native::Deque),

@@ -95,11 +95,11 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         ),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
         // `collections` types: a flavoured dict is a `dict` too; `deque` is its own type.
-        Native::DefaultDictFn | Native::OrderedDictFn => {
-            let wanted = if t == Native::DefaultDictFn {
-                crate::heap::DictSubclass::DefaultDict
-            } else {
-                crate::heap::DictSubclass::OrderedDict
+        Native::DefaultDictFn | Native::OrderedDictFn | Native::CounterFn => {
+            let wanted = match t {
+                Native::DefaultDictFn => crate::heap::DictSubclass::DefaultDict,
+                Native::OrderedDictFn => crate::heap::DictSubclass::OrderedDict,
+                _ => crate::heap::DictSubclass::Counter,
             };
             match v {
                 Value::Obj(o) => heap.dict_flavour(o).is_some_and(|f| f.subclass == wanted),

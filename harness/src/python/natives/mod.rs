@@ -372,6 +372,17 @@ natives!(
     IdFn,
     HashFn,
     CallableFn,
+    // more of `math` (stdlib.rs)
+    MathCos,
+    MathSin,
+    MathTan,
+    MathTanh,
+    MathAtan,
+    MathLog2,
+    MathLog10,
+    MathFabs,
+    // collections.Counter (collections_counter.rs)
+    CounterFn,
 );
 
 impl Native {
