@@ -19,8 +19,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         SysExcInfo => Ok(it.sys_exc_info()),
         SysGetrefcount => it.sys_getrefcount(p),
         TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
-        | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
-        | RandomUniform | NullContext | GetLogger | MathCos | MathSin | MathTan | MathTanh
+        | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | NullContext | GetLogger | MathCos | MathSin | MathTan | MathTanh
         | MathAtan | MathLog2 | MathLog10 | MathFabs => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
@@ -59,6 +58,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
         CounterFn => it.new_counter(p, &a.kw),
+        RandomSeed | RandomRandom | RandomRandint | RandomUniform | RandomChoice
+        | RandomShuffle | RandomSample => it.call_random(n, p),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;

@@ -86,6 +86,7 @@ mod optim_state;
 mod optim_step_wrapper;
 mod ordering;
 mod parameter_containers;
+mod random_module;
 mod recurrent;
 mod recurrent_params;
 mod recurrent_simple;

@@ -383,6 +383,10 @@ natives!(
     MathFabs,
     // collections.Counter (collections_counter.rs)
     CounterFn,
+    // more of `random` (random_module.rs)
+    RandomChoice,
+    RandomShuffle,
+    RandomSample,
 );
 
 impl Native {
