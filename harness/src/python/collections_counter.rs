@@ -143,7 +143,7 @@ impl<'a> Interpreter<'a> {
         for (k, v) in pairs.drain(..) {
             keyed.push((self.count_of(v)?, k, v));
         }
-        keyed.sort_by(|a, b| b.0.cmp(&a.0));
+        keyed.sort_by_key(|k| std::cmp::Reverse(k.0));
         let take = match n {
             None | Some(Value::None) => keyed.len(),
             Some(Value::Int(n)) => (n.max(0) as usize).min(keyed.len()),
