@@ -45,6 +45,10 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
         TypeFn => it.type_call(p),
         IdFn | HashFn | CallableFn => it.call_identity_builtin(n, p),
+        NoneTypeFn => match (p.as_slice(), a.kw.is_empty()) {
+            ([], true) => Ok(Value::None),
+            _ => it.error("TypeError: NoneType takes no arguments"),
+        },
         Repr => match p.as_slice() {
             [v] => {
                 let s = it.repr_text(*v);

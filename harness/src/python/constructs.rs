@@ -152,7 +152,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::Classes,
         construct: "`class` with one base or none: methods, `staticmethod`, `classmethod`, `property`, `super()`, special methods",
         support: Support::Yes,
-        notes: "`type(x)` is the object's class (`type(x) is C`, `type(x).__name__`, `type(self)(...)`; the builtin types for ints, floats, strings, lists, tuples, dicts, sets and tensors); `type(name, bases, dict)` is refused",
+        notes: "`type(x)` is the object's class (`type(x) is C`, `type(x).__name__`, `type(self)(...)`; the builtin types for ints, floats, strings, lists, tuples, dicts, sets and tensors; `type(None)`, CPython's `NoneType`, for `isinstance`); `type(name, bases, dict)` is refused",
         what: "",
         runs: "class A:\n    def __init__(self, x):\n        self.x = x\n    @property\n    def double(self):\n        return 2 * self.x\nclass B(A):\n    def __init__(self):\n        super().__init__(3)\nassert B().double == 6\n",
         refused: "",

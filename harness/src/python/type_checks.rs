@@ -86,6 +86,7 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::Object => true,
         Native::Int => matches!(v, Value::Int(_) | Value::Bool(_)),
         Native::Bool => matches!(v, Value::Bool(_)),
+        Native::NoneTypeFn => matches!(v, Value::None),
         Native::Float => matches!(v, Value::Float(_)),
         Native::Str => matches!(v, Value::Str(_)),
         Native::List => matches!(kind, Some(ObjKind::List(_))),

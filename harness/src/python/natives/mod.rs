@@ -387,6 +387,8 @@ natives!(
     RandomChoice,
     RandomShuffle,
     RandomSample,
+    // `type(None)` (type_builtin.rs)
+    NoneTypeFn,
 );
 
 impl Native {
