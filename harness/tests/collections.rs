@@ -265,9 +265,9 @@ fn the_rest_of_collections_is_refused_with_its_location() {
             "ChainMap",
         ),
         (
-            "import collections\nc = collections.Counter()\n",
+            "import collections\nc = collections.UserDict()\n",
             "t.yaml:6:",
-            "Counter",
+            "UserDict",
         ),
     ] {
         let err = probes::run("3.11", workload)

@@ -58,7 +58,7 @@ fn every_refused_example_is_refused_by_the_pass_and_the_evaluator_in_the_same_wo
         );
         checked += 1;
     }
-    assert!(checked >= 12, "{checked} examples");
+    assert!(checked >= 11, "{checked} examples");
 }
 
 #[test]

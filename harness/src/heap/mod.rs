@@ -207,6 +207,7 @@ pub struct StructSeqType {
 pub enum DictSubclass {
     DefaultDict,
     OrderedDict,
+    Counter,
 }
 
 /// A dict subclass instance's state beyond its items. Such a dict is always GC-tracked,

@@ -19,8 +19,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         SysExcInfo => Ok(it.sys_exc_info()),
         SysGetrefcount => it.sys_getrefcount(p),
         TypingName | Silent | OsGetenv | MathSqrt | MathExp | MathLog | MathCeil | MathFloor
-        | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | RandomSeed | RandomRandom | RandomRandint
-        | RandomUniform | NullContext | GetLogger => it.call_stdlib(n, p, &a.kw),
+        | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | NullContext | GetLogger | MathCos | MathSin | MathTan | MathTanh
+        | MathAtan | MathLog2 | MathLog10 | MathFabs => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
         Suppress => it.new_suppress(p),
@@ -44,6 +44,11 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakKeyDictionary => it.new_weak_container(crate::heap::WrapperKind::WeakKeyDict, p),
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
         TypeFn => it.type_call(p),
+        IdFn | HashFn | CallableFn => it.call_identity_builtin(n, p),
+        NoneTypeFn => match (p.as_slice(), a.kw.is_empty()) {
+            ([], true) => Ok(Value::None),
+            _ => it.error("TypeError: NoneType takes no arguments"),
+        },
         Repr => match p.as_slice() {
             [v] => {
                 let s = it.repr_text(*v);
@@ -56,6 +61,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | ItertoolsPermutations => it.itertools_more_new(n, p, &a.kw),
         DefaultDictFn => it.new_dict_subclass(DictSubclass::DefaultDict, p, &a.kw),
         OrderedDictFn => it.new_dict_subclass(DictSubclass::OrderedDict, p, &a.kw),
+        CounterFn => it.new_counter(p, &a.kw),
+        RandomSeed | RandomRandom | RandomRandint | RandomUniform | RandomChoice
+        | RandomShuffle | RandomSample => it.call_random(n, p),
         SetFn | FrozenSetFn => it.new_set_call(p, !a.kw.is_empty(), n == FrozenSetFn),
         Enumerate | MapFn | FilterFn | Reversed => {
             use crate::heap::WrapperKind as W;

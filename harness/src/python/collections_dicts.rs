@@ -62,6 +62,11 @@ impl<'a> Interpreter<'a> {
                 subclass: DictSubclass::DefaultDict,
                 factory,
             }) if *factory != Value::None => *factory,
+            // `Counter.__missing__`: 0, not stored.
+            Some(DictFlavour {
+                subclass: DictSubclass::Counter,
+                ..
+            }) => return Ok(Value::Int(0)),
             _ => return self.error(format!("KeyError: {}", self.repr_text(key))),
         };
         self.heap.incref(factory);
@@ -80,6 +85,7 @@ impl<'a> Interpreter<'a> {
         match self.heap.dict_flavour(id).map(|f| f.subclass) {
             Some(DictSubclass::DefaultDict) => "collections.defaultdict",
             Some(DictSubclass::OrderedDict) => "collections.OrderedDict",
+            Some(DictSubclass::Counter) => "collections.Counter",
             None => "dict",
         }
     }
@@ -95,6 +101,7 @@ impl<'a> Interpreter<'a> {
         match (subclass, method) {
             (DictSubclass::OrderedDict, "move_to_end") => Some(self.move_to_end(id, a)),
             (DictSubclass::OrderedDict, "popitem") => Some(self.ordered_popitem(id, a)),
+            (DictSubclass::Counter, _) => self.counter_method(id, method, a),
             _ => None,
         }
     }

@@ -434,11 +434,6 @@ impl<'a> Visitor<'a> for Pass<'_> {
             Expr::NumberLiteral(n) if matches!(n.value, ast::Number::Complex { .. }) => {
                 self.refused(expr, Construct::ComplexNumbers)
             }
-            Expr::Dict(d) => {
-                if let Some(item) = d.items.iter().find(|i| i.key.is_none()) {
-                    self.refused(&item.value, Construct::DictUnpacking);
-                }
-            }
             Expr::ListComp(ast::ExprListComp { generators, .. })
             | Expr::DictComp(ast::ExprDictComp { generators, .. })
             | Expr::SetComp(ast::ExprSetComp { generators, .. }) => {

@@ -3,8 +3,8 @@
 //! `warnings` (and `sys`, `functools`, whose used parts live with their features). The
 //! attributes that matter to a run are modelled; anything else is rejected where it is
 //! used (`os.system`, located). Nothing here touches files, processes, the network or the
-//! real clock: `time.time()` is a deterministic clock, `random` a seeded generator, and
-//! `os.getenv` sees an empty environment.
+//! real clock: `time.time()` is a deterministic clock, `random` CPython's seeded generator
+//! (`random_module.rs`), and `os.getenv` sees an empty environment.
 
 use super::interp::{Interpreter, R};
 use super::natives::Native;
@@ -31,15 +31,15 @@ pub(super) const MODULES: &[(&str, Native)] = &[
 pub(super) struct StdlibState {
     /// Seconds since the run began, advanced by each clock read and by `time.sleep`.
     clock: f64,
-    /// xorshift64* state.
-    random: u64,
+    /// CPython's Mersenne Twister (`random_module.rs`).
+    pub(super) mersenne: super::random_module::Mersenne,
 }
 
 impl Default for StdlibState {
     fn default() -> Self {
         StdlibState {
             clock: 0.0,
-            random: 0x9E37_79B9_7F4A_7C15,
+            mersenne: Default::default(),
         }
     }
 }
@@ -68,18 +68,31 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModMath, "isnan") => f(MathIsnan),
         (ModMath, "isinf") => f(MathIsinf),
         (ModMath, "nan") => Some(Value::Float(f64::NAN)),
+        (ModMath, "tau") => Some(Value::Float(std::f64::consts::TAU)),
+        (ModMath, "cos") => f(MathCos),
+        (ModMath, "sin") => f(MathSin),
+        (ModMath, "tan") => f(MathTan),
+        (ModMath, "tanh") => f(MathTanh),
+        (ModMath, "atan") => f(MathAtan),
+        (ModMath, "log2") => f(MathLog2),
+        (ModMath, "log10") => f(MathLog10),
+        (ModMath, "fabs") => f(MathFabs),
         (ModTime, "time" | "perf_counter" | "monotonic") => f(TimeClock),
         (ModTime, "sleep") => f(TimeSleep),
         (ModRandom, "seed") => f(RandomSeed),
         (ModRandom, "random") => f(RandomRandom),
         (ModRandom, "randint") => f(RandomRandint),
         (ModRandom, "uniform") => f(RandomUniform),
+        (ModRandom, "choice") => f(RandomChoice),
+        (ModRandom, "shuffle") => f(RandomShuffle),
+        (ModRandom, "sample") => f(RandomSample),
         (ModContextlib, "nullcontext") => f(NullContext),
         (ModContextlib, "contextmanager") => f(ContextManager),
         (ModContextlib, "suppress") => f(Suppress),
         (ModCollections, "deque") => f(Deque),
         (ModCollections, "defaultdict") => f(DefaultDictFn),
         (ModCollections, "OrderedDict") => f(OrderedDictFn),
+        (ModCollections, "Counter") => f(CounterFn),
         (ModWeakref, "ref") => f(WeakrefRef),
         (ModWeakref, "finalize") => f(WeakrefFinalize),
         (ModLogging, "getLogger") => f(GetLogger),
@@ -141,7 +154,8 @@ impl<'a> Interpreter<'a> {
             Silent => Ok(Value::None),
             OsGetenv => Ok(p.get(1).copied().unwrap_or(Value::None)),
             MathSqrt | MathExp | MathLog | MathCeil | MathFloor | MathIsfinite | MathIsnan
-            | MathIsinf => {
+            | MathIsinf | MathCos | MathSin | MathTan | MathTanh | MathAtan | MathLog2
+            | MathLog10 | MathFabs => {
                 // `math.isnan(t)` and the others take a one-element tensor through
                 // `Tensor.__float__` (`.item()`: a host copy, no device allocation).
                 let x = match p.first() {
@@ -168,6 +182,20 @@ impl<'a> Interpreter<'a> {
                     MathCeil => Value::Int(x.ceil() as i64),
                     MathFloor => Value::Int(x.floor() as i64),
                     MathIsnan => Value::Bool(x.is_nan()),
+                    MathCos | MathSin | MathTan if x.is_infinite() => {
+                        return self.error("ValueError: math domain error");
+                    }
+                    MathCos => Value::Float(x.cos()),
+                    MathSin => Value::Float(x.sin()),
+                    MathTan => Value::Float(x.tan()),
+                    MathTanh => Value::Float(x.tanh()),
+                    MathAtan => Value::Float(x.atan()),
+                    MathLog2 | MathLog10 if x <= 0.0 => {
+                        return self.error("ValueError: math domain error");
+                    }
+                    MathLog2 => Value::Float(x.log2()),
+                    MathLog10 => Value::Float(x.log10()),
+                    MathFabs => Value::Float(x.abs()),
                     MathIsinf => Value::Bool(x.is_infinite()),
                     _ => Value::Bool(x.is_finite()),
                 })
@@ -180,28 +208,6 @@ impl<'a> Interpreter<'a> {
                 self.stdlib.clock += x.unwrap_or(0.0).max(0.0);
                 Ok(Value::None)
             }
-            RandomSeed => {
-                let seed = match p.first() {
-                    Some(Value::Int(i)) => *i as u64,
-                    _ => 0,
-                };
-                self.stdlib.random = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-                Ok(Value::None)
-            }
-            RandomRandom => Ok(Value::Float(self.next_random())),
-            RandomUniform => {
-                let (Some(a), Some(b)) = (x, p.get(1).and_then(number)) else {
-                    return self.error("TypeError: uniform() needs two numbers");
-                };
-                Ok(Value::Float(a + (b - a) * self.next_random()))
-            }
-            RandomRandint => match p {
-                [Value::Int(a), Value::Int(b)] if a <= b => {
-                    let span = (b - a + 1) as f64;
-                    Ok(Value::Int(a + (self.next_random() * span) as i64))
-                }
-                _ => self.error("ValueError: empty range for randint()"),
-            },
             NullContext => {
                 let enter = p
                     .first()
@@ -213,15 +219,5 @@ impl<'a> Interpreter<'a> {
             }
             _ => self.error("TypeError: not a stdlib function"),
         }
-    }
-
-    /// A uniform float in [0, 1) from the seeded xorshift64* generator.
-    fn next_random(&mut self) -> f64 {
-        let mut s = self.stdlib.random;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        self.stdlib.random = s;
-        (s.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -1,5 +1,6 @@
 //! `type(x)`: the class of an object, the same object every time, so it compares with `is`
-//! and `==`, gives `type(x).__name__` and constructs with `type(self)(...)`. The
+//! and `==`, gives `type(x).__name__` and constructs with `type(self)(...)` (`type(None)()`
+//! is `None`, as CPython's `NoneType()` is). The
 //! three-argument form (a class built at run time) is refused.
 
 use super::interp::{Interpreter, R};
@@ -23,7 +24,7 @@ impl<'a> Interpreter<'a> {
             Value::Float(_) => builtin(Native::Float),
             Value::Bool(_) => builtin(Native::Bool),
             Value::Str(_) => builtin(Native::Str),
-            Value::None => self.unsupported("`type(None)`; nearest supported: `x is None`"),
+            Value::None => builtin(Native::NoneTypeFn),
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Instance { class, .. } => {
                     let class = Value::Obj(*class);
@@ -39,6 +40,7 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Dict(_) => match self.heap.dict_flavour(id).map(|f| f.subclass) {
                     Some(crate::heap::DictSubclass::DefaultDict) => builtin(Native::DefaultDictFn),
                     Some(crate::heap::DictSubclass::OrderedDict) => builtin(Native::OrderedDictFn),
+                    Some(crate::heap::DictSubclass::Counter) => builtin(Native::CounterFn),
                     None => builtin(Native::Dict),
                 },
                 ObjKind::Deque { .. } => builtin(Native::Deque),
@@ -76,6 +78,8 @@ pub(super) fn builtin_type_name(n: Native) -> Option<&'static str> {
         Native::Deque => "deque",
         Native::DefaultDictFn => "defaultdict",
         Native::OrderedDictFn => "OrderedDict",
+        Native::CounterFn => "Counter",
+        Native::NoneTypeFn => "NoneType",
         Native::TorchTensor => "Tensor",
         Native::TypeFn => "type",
         Native::Object => "object",

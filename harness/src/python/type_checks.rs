@@ -86,6 +86,7 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::Object => true,
         Native::Int => matches!(v, Value::Int(_) | Value::Bool(_)),
         Native::Bool => matches!(v, Value::Bool(_)),
+        Native::NoneTypeFn => matches!(v, Value::None),
         Native::Float => matches!(v, Value::Float(_)),
         Native::Str => matches!(v, Value::Str(_)),
         Native::List => matches!(kind, Some(ObjKind::List(_))),
@@ -95,11 +96,11 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         ),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
         // `collections` types: a flavoured dict is a `dict` too; `deque` is its own type.
-        Native::DefaultDictFn | Native::OrderedDictFn => {
-            let wanted = if t == Native::DefaultDictFn {
-                crate::heap::DictSubclass::DefaultDict
-            } else {
-                crate::heap::DictSubclass::OrderedDict
+        Native::DefaultDictFn | Native::OrderedDictFn | Native::CounterFn => {
+            let wanted = match t {
+                Native::DefaultDictFn => crate::heap::DictSubclass::DefaultDict,
+                Native::OrderedDictFn => crate::heap::DictSubclass::OrderedDict,
+                _ => crate::heap::DictSubclass::Counter,
             };
             match v {
                 Value::Obj(o) => heap.dict_flavour(o).is_some_and(|f| f.subclass == wanted),

@@ -526,7 +526,9 @@ impl<'a> Interpreter<'a> {
                 Some((sym, k.range().start().to_u32()))
             })
             .collect();
-        match (callee, receiver, method) {
+        let call_dict =
+            c.arguments.keywords.iter().any(|k| k.arg.is_none()) && self.keyword_dict_begin(c);
+        let r = match (callee, receiver, method) {
             (Some(f), _, _) => {
                 // A plain `CALL` (no `*`, no keywords), which 3.13+ specialize per site.
                 if c.arguments.keywords.is_empty()
@@ -550,7 +552,9 @@ impl<'a> Interpreter<'a> {
                 r
             }
             _ => unreachable!("callee or receiver is set"),
-        }
+        };
+        self.keyword_dict_end(call_dict);
+        r
     }
 
     /// Evaluates a call's arguments left to right into `args` and `kwargs` (a lone
@@ -601,7 +605,7 @@ impl<'a> Interpreter<'a> {
                 self.at(k);
                 let items = self.keyword_items(mapping);
                 self.heap.decref(mapping);
-                kwargs.extend(items?);
+                self.merge_call_keywords(c, kwargs, items?)?;
                 continue;
             };
             let sym = symbol(&name.node_index, name.as_str(), &mut self.names);

@@ -173,6 +173,14 @@ impl<'a> Interpreter<'a> {
                 }
                 Ok(Value::Obj(self.alloc(ObjKind::List(items))))
             }
+            // `**` items, and from 3.10 a display cut into groups of 17 pairs.
+            Expr::Dict(d)
+                if d.items.iter().any(|i| i.key.is_none())
+                    || (self.heap.profile.version.minor >= 10 && d.items.len() > 17) =>
+            {
+                self.at(e);
+                self.eval_dict_unpacking(d)
+            }
             Expr::Dict(d) => {
                 // `BUILD_MAP n` after the keys and values are pushed (Python/compile.c
                 // `compiler_subdict`); from 3.10 a display of more than 15 pairs (`2 * n >
@@ -573,7 +581,10 @@ pub(in crate::python) fn is_constant(e: &Expr) -> bool {
 
 impl<'a> Interpreter<'a> {
     /// One `key: value` of a dict display, evaluated (owned).
-    fn eval_dict_display_pair(&mut self, item: &'a ast::DictItem) -> R<(Value, Value)> {
+    pub(in crate::python) fn eval_dict_display_pair(
+        &mut self,
+        item: &'a ast::DictItem,
+    ) -> R<(Value, Value)> {
         let Some(key) = &item.key else {
             self.at(&item.value);
             return self.unsupported(crate::python::constructs::Construct::DictUnpacking.what());

@@ -374,6 +374,27 @@ natives!(
     // select_ops.rs
     LogsumexpFn,
     WhereFn,
+    // identity builtins (builtins_identity.rs)
+    IdFn,
+    HashFn,
+    CallableFn,
+    // more of `math` (stdlib.rs)
+    MathCos,
+    MathSin,
+    MathTan,
+    MathTanh,
+    MathAtan,
+    MathLog2,
+    MathLog10,
+    MathFabs,
+    // collections.Counter (collections_counter.rs)
+    CounterFn,
+    // more of `random` (random_module.rs)
+    RandomChoice,
+    RandomShuffle,
+    RandomSample,
+    // `type(None)` (type_builtin.rs)
+    NoneTypeFn,
 );
 
 impl Native {
@@ -550,6 +571,9 @@ pub fn builtin(name: &str) -> Option<Value> {
         "chr" => ChrFn,
         "ord" => OrdFn,
         "pow" => PowFn,
+        "id" => IdFn,
+        "hash" => HashFn,
+        "callable" => CallableFn,
         _ => return None,
     }))
 }
