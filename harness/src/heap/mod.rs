@@ -18,6 +18,7 @@ mod collector;
 mod exception_objects;
 mod free_threaded;
 mod future_objects;
+mod gc_callbacks;
 mod generator_objects;
 mod incremental;
 mod instance_finalizers;
@@ -495,6 +496,8 @@ pub struct Heap {
     dealloc_stack: Vec<ObjId>,
     /// ≤ 3.10: code objects with a zombie frame parked (`zombie_frames.rs`).
     parked_zombie_frames: rustc_hash::FxHashSet<u32>,
+    /// Python functions in `gc.callbacks` (`gc_callbacks.rs`).
+    pub gc_callbacks: u32,
     /// Reused buffer for a dying object's references.
     dealloc_children: Vec<ObjId>,
     /// Buffers the collector reuses.
@@ -541,6 +544,7 @@ impl Heap {
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
             parked_zombie_frames: Default::default(),
+            gc_callbacks: 0,
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
             pending_finalizers: Vec::new(),

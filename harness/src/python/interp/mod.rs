@@ -212,6 +212,7 @@ impl<'a> Interpreter<'a> {
             heap.fill_free_lists();
         }
         heap.start_count_below_zero(start.count_below_zero);
+        heap.gc_callbacks = start.gc_callbacks;
         heap.instance_finalizers.del_sym = names.lookup("__del__");
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
