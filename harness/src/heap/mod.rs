@@ -496,6 +496,8 @@ pub struct Heap {
     dealloc_stack: Vec<ObjId>,
     /// ≤ 3.10: code objects with a zombie frame parked (`zombie_frames.rs`).
     parked_zombie_frames: rustc_hash::FxHashSet<u32>,
+    /// ≤ 3.10: code objects that have had a frame.
+    frame_codes_seen: rustc_hash::FxHashSet<u32>,
     /// Python functions in `gc.callbacks` (`gc_callbacks.rs`).
     pub gc_callbacks: u32,
     /// Reused buffer for a dying object's references.
@@ -544,6 +546,7 @@ impl Heap {
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
             parked_zombie_frames: Default::default(),
+            frame_codes_seen: Default::default(),
             gc_callbacks: 0,
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
