@@ -273,6 +273,7 @@ fn python() -> PythonProfile {
             long_lived_total: 0,
             free_lists_full: false,
             count_below_zero: 0,
+            gc_callbacks: 0,
         },
         start_given: false,
     }

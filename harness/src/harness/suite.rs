@@ -360,6 +360,7 @@ mod tests {
                     long_lived_total: 0,
                     free_lists_full: false,
                     count_below_zero: 0,
+                    gc_callbacks: 0,
                 },
                 start_given: false,
             },

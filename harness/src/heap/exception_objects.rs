@@ -46,9 +46,11 @@ pub struct FrameData {
 pub enum FrameRelease {
     /// 3.11+: an ordinary GC object, counted at creation and uncounted when freed.
     Counted,
-    /// ≤ 3.10: the frame is its code object's zombie frame and goes back there.
+    /// ≤ 3.10: a frame object of `code`: parked as the code's zombie frame when that slot
+    /// is empty, else onto the frame free list (see `heap/zombie_frames.rs`).
     Zombie { code: u32 },
-    /// ≤ 3.10: a frame that goes to the frame free list (or is freed when it is full).
+    /// ≤ 3.10: a frame with no code object of its own: to the frame free list (or freed
+    /// when it is full).
     FreeList,
 }
 

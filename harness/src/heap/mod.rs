@@ -18,6 +18,7 @@ mod collector;
 mod exception_objects;
 mod free_threaded;
 mod future_objects;
+mod gc_callbacks;
 mod generator_objects;
 mod incremental;
 mod instance_finalizers;
@@ -25,6 +26,7 @@ mod profile;
 mod schedule;
 mod set_table;
 mod weak_refs;
+mod zombie_frames;
 
 pub use builtin_type_calls::BuiltinTypeCall;
 pub use collector::{CollectionOutcome, CycleHit};
@@ -493,9 +495,12 @@ pub struct Heap {
     pub dropped_storage_refs: Vec<crate::torch::StorageId>,
     /// Reused buffer for deallocation cascades.
     dealloc_stack: Vec<ObjId>,
-    /// ≤ 3.10: code objects whose zombie frame came back when a frame object that outlived
-    /// its call was freed; drained by the interpreter's frame bookkeeping.
-    pub zombie_frames_returned: Vec<u32>,
+    /// ≤ 3.10: code objects with a zombie frame parked (`zombie_frames.rs`).
+    parked_zombie_frames: rustc_hash::FxHashSet<u32>,
+    /// ≤ 3.10: code objects that have had a frame.
+    frame_codes_seen: rustc_hash::FxHashSet<u32>,
+    /// Python functions in `gc.callbacks` (`gc_callbacks.rs`).
+    pub gc_callbacks: u32,
     /// Reused buffer for a dying object's references.
     dealloc_children: Vec<ObjId>,
     /// Buffers the collector reuses.
@@ -541,7 +546,9 @@ impl Heap {
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
-            zombie_frames_returned: Vec::new(),
+            parked_zombie_frames: Default::default(),
+            frame_codes_seen: Default::default(),
+            gc_callbacks: 0,
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
             pending_finalizers: Vec::new(),
@@ -999,31 +1006,6 @@ impl Heap {
         let due = !self.method_free.pop() && self.count_raw_allocations(1);
         self.note_gc_del(Some(FreeListKind::Method));
         due
-    }
-
-    /// A frame object (≤ 3.10) that is not a code object's zombie frame: served by the frame
-    /// free list or counted. Returns whether a collection is due.
-    pub fn count_frame_allocation(&mut self) -> bool {
-        if self.frame_free.pop() {
-            return false;
-        }
-        self.count_raw_allocations(1)
-    }
-
-    /// Such a frame is released onto the frame free list (or really freed).
-    pub fn release_frame(&mut self) {
-        if !self.frame_free.push() {
-            self.counts[0] = self.counts[0].saturating_sub(1);
-        }
-    }
-
-    /// A frame object that outlived its call is freed.
-    fn release_frame_object(&mut self, release: FrameRelease) {
-        match release {
-            FrameRelease::Counted => self.note_gc_del(None),
-            FrameRelease::Zombie { code } => self.zombie_frames_returned.push(code),
-            FrameRelease::FreeList => self.release_frame(),
-        }
     }
 
     // ----- traversal ----------------------------------------------------------------------

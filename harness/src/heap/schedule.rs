@@ -63,6 +63,17 @@ impl Heap {
         generation: u8,
         on_garbage_tensor: impl FnMut(&Heap, &CycleHit),
     ) -> CollectionOutcome {
+        self.gc_callbacks_phase();
+        let outcome = self.run_collector(generation, on_garbage_tensor);
+        self.gc_callbacks_phase();
+        outcome
+    }
+
+    fn run_collector(
+        &mut self,
+        generation: u8,
+        on_garbage_tensor: impl FnMut(&Heap, &CycleHit),
+    ) -> CollectionOutcome {
         match &self.schedule {
             CollectorState::Generational { outside_objects } => {
                 let outside = *outside_objects;

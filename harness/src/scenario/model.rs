@@ -77,6 +77,11 @@ pub struct GcStartState {
     /// How far below zero the gen-0 count starts (`counts[0]` is then 0). Only a free-threaded
     /// build before the gh-142048 fix has a negative count.
     pub count_below_zero: u64,
+    /// Python functions in `gc.callbacks` (`python.start.gc_callbacks`), such as a
+    /// calibration probe's logger: each collection then builds its info dict and calls them
+    /// (`heap/gc_callbacks.rs`).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub gc_callbacks: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,6 +106,10 @@ pub struct Device {
 }
 
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 

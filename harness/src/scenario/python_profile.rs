@@ -56,6 +56,7 @@ impl GcStartState {
             // Importing torch allocates and frees far more than the free lists hold.
             free_lists_full: true,
             count_below_zero: 0,
+            gc_callbacks: 0,
         }
     }
 }
@@ -88,7 +89,7 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
     let start_entries = cx.mapping(start_node, "python.start")?;
     let start_keys = cx.keys(
         start_entries,
-        &["counts", "long_lived_total", "free_lists"],
+        &["counts", "long_lived_total", "free_lists", "gc_callbacks"],
         "`python.start`",
     )?;
     let counts_node = start_keys.required(
@@ -157,6 +158,16 @@ pub(crate) fn parse_python(cx: &Context<'_>, node: &Node) -> Result<PythonProfil
             long_lived_total: cx.unsigned(total_node, "python.start.long_lived_total")?,
             free_lists_full,
             count_below_zero,
+            gc_callbacks: match start_keys.get("gc_callbacks") {
+                None => 0,
+                Some(node) => u32::try_from(cx.unsigned(node, "python.start.gc_callbacks")?)
+                    .map_err(|_| {
+                        cx.error(
+                            node.at,
+                            "`python.start.gc_callbacks` is too large".to_string(),
+                        )
+                    })?,
+            },
         },
         start_given: true,
     })

@@ -231,6 +231,7 @@ fn python_start_state_may_be_given() {
         long_lived_total: 1000,
         free_lists_full: false,
         count_below_zero: 0,
+        gc_callbacks: 0,
     };
     for (variant, minor) in s.variants().iter().zip([9, 12]) {
         assert_eq!(variant.python.version.minor, minor);

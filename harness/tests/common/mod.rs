@@ -16,10 +16,23 @@ pub fn run_model(
     long_lived_total: u64,
     gc_every: u32,
 ) -> Timeline {
+    run_model_with_callbacks(workload, python, counts, long_lived_total, gc_every, 0)
+}
+
+/// [`run_model`] with `gc_callbacks` Python functions in `gc.callbacks`, as a probe that logs
+/// each collection registers.
+pub fn run_model_with_callbacks(
+    workload: &str,
+    python: &str,
+    counts: [i64; 3],
+    long_lived_total: u64,
+    gc_every: u32,
+    gc_callbacks: u32,
+) -> Timeline {
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
     let [c0, c1, c2] = counts;
     let yaml = format!(
-        "name: probe\ndevice: h100-80gb\npython: {{ version: \"{python}\", start: {{ counts: [{c0}, {c1}, {c2}], long_lived_total: {long_lived_total} }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
+        "name: probe\ndevice: h100-80gb\npython: {{ version: \"{python}\", start: {{ counts: [{c0}, {c1}, {c2}], long_lived_total: {long_lived_total}, gc_callbacks: {gc_callbacks} }} }}\nvary:\n  gc_every: [{gc_every}]\nworkload: |\n{body}"
     );
     let scenario = scenario::parse(&yaml, "probe.yaml").expect("probe scenario parses");
     let variant = scenario.variants().remove(0);

@@ -299,41 +299,28 @@ impl<'a> Interpreter<'a> {
         frame
     }
 
-    /// ≤ 3.10 frame objects: the code object's zombie frame when it is free (allocated on
-    /// the first call), otherwise one from the frame free list. Returns whether the zombie
-    /// frame is used.
+    /// ≤ 3.10 frame objects: the code object's zombie frame when one is parked, otherwise
+    /// one from the frame free list or a new one (`heap/zombie_frames.rs`). Returns whether
+    /// the frame is released through its code's zombie slot: always, for a frame object.
     pub(in crate::python) fn enter_frame_object(&mut self, code: u32) -> bool {
         if !self.heap.profile.frame_objects {
             return false;
         }
-        for returned in std::mem::take(&mut self.heap.zombie_frames_returned) {
-            if let Some((_, in_use)) = self.frames_of_code.get_mut(&returned) {
-                *in_use = false;
-            }
-        }
-        let (has_zombie, in_use) = self.frames_of_code.entry(code).or_insert((false, false));
-        if *in_use {
-            if self.heap.count_frame_allocation() {
-                self.collection_due();
-            }
-            return false;
-        }
-        *in_use = true;
-        if !*has_zombie {
-            *has_zombie = true;
-            self.count_untracked_allocations(1);
+        if self.heap.take_frame(code) {
+            self.collection_due();
         }
         true
     }
 
+    /// The frame of a call of `code` that returned without its frame object escaping.
     pub(in crate::python) fn leave_frame_object(&mut self, code: u32, used_zombie: bool) {
         if !self.heap.profile.frame_objects {
             return;
         }
-        if !used_zombie {
+        if used_zombie {
+            self.heap.release_frame_of(code);
+        } else {
             self.heap.release_frame();
-        } else if let Some((_, in_use)) = self.frames_of_code.get_mut(&code) {
-            *in_use = false;
         }
     }
 

@@ -126,9 +126,6 @@ pub struct Interpreter<'a> {
     /// The loop marked `# gpumem: measure` (python/measured_loop.rs), if any.
     pub(super) measured_loop: Option<crate::python::measured_loop::LoopKey>,
     pub(super) device_storages_alive: u64,
-    /// ≤ 3.10: for each code object, whether it has a zombie frame and whether a call (or
-    /// a frame object that outlived its call) is using it.
-    frames_of_code: FxHashMap<u32, (bool, bool)>,
     /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
     class_bodies_run: rustc_hash::FxHashSet<usize>,
     /// The annotated names of a decorated class statement's body, while its decorators
@@ -147,7 +144,7 @@ pub struct Interpreter<'a> {
     cycle_totals: Vec<(u64, Option<u32>)>,
     sym_init: Sym,
     /// ≤ 3.10: the code-object key (from `u32::MAX` down, apart from function code indexes)
-    /// under which each comprehension's zombie frame is kept in `frames_of_code`.
+    /// under which each comprehension's zombie frame is parked (`heap/zombie_frames.rs`).
     comprehension_codes: FxHashMap<usize, u32>,
     /// Autograd's grad mode (`torch.no_grad()` turns it off).
     pub(super) grad_enabled: bool,
@@ -215,6 +212,7 @@ impl<'a> Interpreter<'a> {
             heap.fill_free_lists();
         }
         heap.start_count_below_zero(start.count_below_zero);
+        heap.gc_callbacks = start.gc_callbacks;
         heap.instance_finalizers.del_sym = names.lookup("__del__");
         let sym_init = names.intern("__init__");
         let module_name = names.intern("<module>");
@@ -265,7 +263,6 @@ impl<'a> Interpreter<'a> {
             iteration_loop_seen: false,
             measured_loop: None,
             device_storages_alive: 0,
-            frames_of_code: FxHashMap::default(),
             class_bodies_run: Default::default(),
             class_annotations: FxHashMap::default(),
             classes_with_subclasses: Default::default(),
