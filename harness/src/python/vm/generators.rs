@@ -798,7 +798,12 @@ impl<'a> Interpreter<'a> {
                 | Instr::LoopEnd { .. }
                 | Instr::ExprStmt(..)
                 | Instr::AssignStmt(..)
-                | Instr::ReturnStmt(..) => {
+                | Instr::ReturnStmt(..)
+                | Instr::RaiseStmt(..)
+                | Instr::ReturnValue(..)
+                | Instr::ReturnTop
+                | Instr::PopExcept { .. }
+                | Instr::DropValue { .. } => {
                     unreachable!("only plain bodies compile their loops to these")
                 }
                 Instr::Return(value) => {
