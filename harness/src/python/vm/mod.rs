@@ -43,6 +43,7 @@ mod contextlib;
 mod coroutines;
 mod event_loop;
 mod generator_methods;
+mod generator_run;
 mod generators;
 mod instructions;
 mod plain;
