@@ -325,3 +325,65 @@ fn model_counts_match_the_measured_table() {
 fn measured_counts_match_installed_interpreters() {
     probes::table_matches_installed_interpreters(PROBES);
 }
+
+/// Generator frames keep a stack of handled exceptions too: a `try` inside an `except`
+/// clause around a `yield` hands the outer exception back when it ends (`sys.exc_info()`,
+/// bare `raise`, `__context__`), as CPython's `PUSH_EXC_INFO`/`POP_EXCEPT` do.
+#[test]
+fn a_generator_keeps_the_outer_exception_past_a_nested_try() {
+    probes::agrees_with_cpython(
+        "",
+        13,
+        r#"
+import sys
+def gen():
+    try:
+        raise KeyError('outer')
+    except KeyError:
+        try:
+            yield 1
+            raise ValueError('inner')
+        except ValueError:
+            assert sys.exc_info()[0] is ValueError
+            yield 2
+        assert sys.exc_info()[0] is KeyError, sys.exc_info()
+        yield 3
+        try:
+            raise
+        except KeyError as k:
+            yield k.args[0]
+    yield sys.exc_info()[0]
+assert list(gen()) == [1, 2, 3, 'outer', None]
+assert sys.exc_info()[0] is None
+
+def gen2():
+    try:
+        raise KeyError('a')
+    except KeyError:
+        try:
+            yield 1
+            raise ValueError('v')
+        except ValueError as v:
+            yield type(v.__context__).__name__
+        yield sys.exc_info()[0].__name__
+assert list(gen2()) == [1, 'KeyError', 'KeyError'], list(gen2())
+
+def gen3():
+    seen = []
+    try:
+        try:
+            raise KeyError('a')
+        except KeyError:
+            try:
+                yield 1
+                raise ValueError('v')
+            finally:
+                seen.append(sys.exc_info()[0].__name__)
+    except ValueError as e:
+        yield type(e.__context__).__name__
+    yield seen
+    yield sys.exc_info()[0]
+assert list(gen3()) == [1, 'KeyError', ['ValueError'], None], list(gen3())
+"#,
+    );
+}

@@ -9,6 +9,16 @@ use crate::heap::{ObjId, Value};
 use crate::python::interp::{Exc, Flow, Interpreter, R};
 use crate::python::scope::symbol;
 
+/// A handler entry that marks an `except` clause (or a handler's `finally` or `__exit__`
+/// call) running: the exception handled before it is saved on the value stack at the
+/// entry's height, with its offset, as CPython's `PUSH_EXC_INFO` saves it.
+pub(in crate::python) const CLAUSE: u32 = u32::MAX;
+
+/// The `try` and `with` blocks among a frame's handler entries.
+fn try_blocks(handlers: &[(u32, u32)]) -> u32 {
+    handlers.iter().filter(|h| h.0 != CLAUSE).count() as u32
+}
+
 impl<'a> Interpreter<'a> {
     /// The VM loop with its exception routing: an exception raised inside a `try`/`finally`
     /// unwinds the value stack to the block's depth and runs the `finally` block, which
@@ -28,7 +38,7 @@ impl<'a> Interpreter<'a> {
             exc_state,
         } = frame;
         // The blocks the frame was suspended in are entered again.
-        self.exc.handler_depth += handlers.len() as u32;
+        self.exc.handler_depth += try_blocks(handlers);
         let mut resume = Some(how);
         if !resumed && let Some(Resume::Send(v)) = resume.take() {
             self.heap.decref(v);
@@ -58,7 +68,7 @@ impl<'a> Interpreter<'a> {
         loop {
             match self.run_span(vm, ip, stack, resume.take(), &mut pending_exc, handlers) {
                 Ok(stop) => {
-                    self.exc.handler_depth -= handlers.len() as u32;
+                    self.exc.handler_depth -= try_blocks(handlers);
                     match stop {
                         Stop::Suspended(_) => *exc_state = self.suspend_handling(pending_exc),
                         Stop::Returned(_) => self.drop_pending(pending_exc),
@@ -66,30 +76,94 @@ impl<'a> Interpreter<'a> {
                     return Ok(stop);
                 }
                 Err(e) => {
-                    let Some(&(handler, depth)) = handlers.last() else {
+                    let Some(at) = handlers.iter().rposition(|h| h.0 != CLAUSE) else {
+                        // Nothing here catches it: the clauses it leaves end.
+                        while matches!(handlers.last(), Some(&(CLAUSE, _))) {
+                            self.end_clause(stack, handlers, &mut pending_exc);
+                        }
                         self.drop_pending(pending_exc);
                         return Err(e);
                     };
                     let e = self.unwinding(e);
-                    handlers.pop();
-                    self.exc.handler_depth -= 1;
-                    if let Some(old) = pending_exc.take() {
-                        self.end_handling();
-                        self.discard(old);
+                    // The clauses entered since the handler was set up are left.
+                    while handlers.len() > at + 1 {
+                        self.end_clause(stack, handlers, &mut pending_exc);
                     }
+                    let (handler, depth) = handlers.pop().expect("found above");
+                    self.exc.handler_depth -= 1;
                     let Some(x) = Self::raised_exception(&e) else {
                         // Not a Python exception: the run stops here.
-                        self.exc.handler_depth -= handlers.len() as u32;
+                        self.drop_pending(pending_exc);
+                        self.exc.handler_depth -= try_blocks(handlers);
                         handlers.clear();
                         return Err(e);
                     };
                     let unwound: Vec<Value> = stack.drain(depth as usize..).collect();
                     self.heap.decref_all(unwound);
+                    // `PUSH_EXC_INFO`: the exception handled until now is saved under the
+                    // new one (with where it was raised), and handled again when the
+                    // clause ends.
+                    let (saved, offset) = match pending_exc.take().map(|old| *old) {
+                        Some(Exc::Raised {
+                            exception, offset, ..
+                        }) => {
+                            self.end_handling();
+                            (Value::Obj(exception), offset)
+                        }
+                        _ => (Value::None, 0),
+                    };
+                    stack.push(saved);
+                    stack.push(Value::Int(i64::from(offset)));
+                    handlers.push((CLAUSE, depth));
                     self.begin_handling(x);
                     pending_exc = Some(e);
                     *ip = handler;
                 }
             }
+        }
+    }
+
+    /// An `except` clause (or a handler's `finally` or `__exit__` call) ends: its exception
+    /// is handled no more, and the one handled before it is handled again.
+    fn end_clause(
+        &mut self,
+        stack: &mut Vec<Value>,
+        handlers: &mut Vec<(u32, u32)>,
+        pending: &mut Option<Box<Exc>>,
+    ) {
+        if let Some(e) = pending.take() {
+            self.end_handling();
+            self.discard(e);
+        }
+        self.restore_saved(stack, handlers, pending);
+    }
+
+    /// `POP_EXCEPT`: the clause's entry goes and the exception saved under it (if any) is
+    /// handled again.
+    fn restore_saved(
+        &mut self,
+        stack: &mut Vec<Value>,
+        handlers: &mut Vec<(u32, u32)>,
+        pending: &mut Option<Box<Exc>>,
+    ) {
+        let Some(&(CLAUSE, depth)) = handlers.last() else {
+            return;
+        };
+        handlers.pop();
+        let above: Vec<Value> = stack.drain(depth as usize + 2..).collect();
+        self.heap.decref_all(above);
+        let offset = match stack.pop() {
+            Some(Value::Int(o)) => o as u32,
+            _ => unreachable!("a clause's entry saves an offset"),
+        };
+        if let Some(Value::Obj(exception)) = stack.pop() {
+            // The stack's reference becomes the in-flight error's.
+            self.begin_handling(exception);
+            *pending = Some(Box::new(Exc::Raised {
+                exception,
+                tb_depth: Some(self.frames.len()),
+                offset,
+            }));
         }
     }
 
@@ -333,6 +407,7 @@ impl<'a> Interpreter<'a> {
                 Instr::EndFinally => {
                     if let Some(e) = pending_exc.take() {
                         self.end_handling();
+                        self.restore_saved(stack, handlers, pending_exc);
                         *ip_out = ip;
                         return Err(e);
                     }
@@ -365,10 +440,7 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::EndExcept { name } => {
-                    if let Some(e) = pending_exc.take() {
-                        self.end_handling();
-                        self.discard(e);
-                    }
+                    self.end_clause(stack, handlers, pending_exc);
                     // `except E as name:` ends with `name = None; del name`.
                     if let Some(n) = name {
                         let sym = symbol(&n.node_index, n.as_str(), &mut self.names);
@@ -395,7 +467,10 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::WithExitExc | Instr::AsyncWithExitExc => {
-                    let exit = stack.pop().expect("WithEnter pushes the exit");
+                    // Under the clause's saved exception and offset; its slot goes when the
+                    // clause ends.
+                    let n = stack.len();
+                    let exit = std::mem::replace(&mut stack[n - 3], Value::None);
                     let exception = pending_exc.as_deref().and_then(Self::raised_exception);
                     let exited = if matches!(vm.instrs[ip as usize], Instr::AsyncWithExitExc) {
                         self.vm_async_exit_exc(exit, exception)
@@ -405,21 +480,19 @@ impl<'a> Interpreter<'a> {
                     let suppressed = match exited {
                         Ok(s) => s,
                         Err(err) => {
-                            if let Some(e) = pending_exc.take() {
-                                self.end_handling();
-                                self.discard(e);
-                            }
+                            self.end_clause(stack, handlers, pending_exc);
+                            stack.pop();
                             *ip_out = ip;
                             return Err(err);
                         }
                     };
                     if suppressed {
-                        if let Some(e) = pending_exc.take() {
-                            self.end_handling();
-                            self.discard(e);
-                        }
+                        self.end_clause(stack, handlers, pending_exc);
+                        stack.pop();
                     } else if let Some(e) = pending_exc.take() {
                         self.end_handling();
+                        self.restore_saved(stack, handlers, pending_exc);
+                        stack.pop();
                         *ip_out = ip;
                         return Err(e);
                     }

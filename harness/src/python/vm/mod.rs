@@ -16,8 +16,8 @@
 //! Simple statements are leaf instructions ([`compile::Instr::Exec`]) and expressions are
 //! evaluated by the evaluator; the next stages move `with` onto instructions (the
 //! generator compiler's `WithEnter`...), which removes the walker's compound statements,
-//! then expressions. Generator frames still keep one handled exception (`pending_exc` in
-//! `generators.rs`): a `try` inside an `except` around a `yield` loses the outer one.
+//! then expressions. Generator frames keep the exception handled before an `except` clause
+//! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
