@@ -56,7 +56,15 @@ impl GeneratorData {
     /// block, so `close()` runs code (`finally`, `except GeneratorExit`, `__exit__`).
     /// Suspended elsewhere, `close()` only releases the frame, as deallocation does.
     pub fn needs_finalizer(&self) -> bool {
-        !self.finalized && self.state == GenState::Suspended && !self.handlers.is_empty()
+        !self.finalized && self.state == GenState::Suspended && self.in_try_block()
+    }
+
+    /// Whether a `try` or `with` block is set up in its frame (entries with handler
+    /// `u32::MAX` mark running `except` clauses, `vm/generator_run.rs`).
+    pub fn in_try_block(&self) -> bool {
+        self.handlers
+            .iter()
+            .any(|&(handler, _)| handler != u32::MAX)
     }
 
     /// The references `gen_traverse` visits (the code and the frame's contents).

@@ -122,6 +122,7 @@ mod weakrefs;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;
+pub use vm::exceptions_caught_by_vm;
 
 use crate::error::{Error, InputErrorKind};
 use crate::heap::Sym;

@@ -160,6 +160,11 @@ pub struct Interpreter<'a> {
     pub(super) plain_codes: Vec<Option<Rc<super::vm::VmCode<'a>>>>,
     /// The loops of the plain bodies running (`vm/plain.rs`).
     pub(super) plain_loops: Vec<super::vm::PlainLoop>,
+    /// The value stacks of the plain bodies running: kept return values and the exceptions
+    /// their `except`/`finally` blocks handle (`vm/plain_try.rs`).
+    pub(super) plain_slots: Vec<super::vm::PlainSlot>,
+    /// The `try` handlers of the plain bodies running (`vm/plain_try.rs`).
+    pub(super) plain_blocks: Vec<super::vm::PlainBlock>,
     /// Constant tuples by AST node address, kept for the run like `co_consts`.
     pub(super) constants: FxHashMap<usize, crate::heap::ObjId>,
     /// The asyncio event loop while `asyncio.run` runs (`vm/event_loop.rs`).
@@ -228,6 +233,8 @@ impl<'a> Interpreter<'a> {
             vm_codes: FxHashMap::default(),
             plain_codes: Vec::new(),
             plain_loops: Vec::new(),
+            plain_slots: Vec::new(),
+            plain_blocks: Vec::new(),
             constants: FxHashMap::default(),
             event_loop: None,
             vm_iteration_loop: None,

@@ -105,6 +105,7 @@ pub(in crate::python) fn compile<'a>(
         coroutine,
         plain: false,
         plain_depth: 0,
+        fblocks: Vec::new(),
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -134,6 +135,9 @@ pub(super) struct Compiler<'a> {
     pub(super) plain: bool,
     /// Plain loops around the statement being compiled.
     pub(super) plain_depth: u32,
+    /// Plain bodies: the blocks around the statement being compiled that a `return`,
+    /// `break` or `continue` leaves through (`compile_try.rs`).
+    pub(super) fblocks: Vec<super::compile_try::FBlock<'a>>,
 }
 
 pub(super) fn offset(node: &impl Ranged) -> u32 {
@@ -613,7 +617,7 @@ impl<'a> Compiler<'a> {
 }
 
 /// Whether a statement contains `break` or `continue` of a loop around it.
-fn breaks_loop(s: &Stmt) -> bool {
+pub(super) fn breaks_loop(s: &Stmt) -> bool {
     leaves_block(s) && !returns_only(s)
 }
 
@@ -623,7 +627,7 @@ fn returns_only(s: &Stmt) -> bool {
 }
 
 /// Whether a statement contains `return`, `break` or `continue` of the current scope.
-fn leaves_block(s: &Stmt) -> bool {
+pub(super) fn leaves_block(s: &Stmt) -> bool {
     contains_exit(s, true)
 }
 

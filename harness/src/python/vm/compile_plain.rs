@@ -2,10 +2,11 @@
 //! `if`, `while` and `for` become instructions whether or not they hold a suspension point,
 //! each bracketed by [`Instr::StmtStart`]/[`Instr::StmtEnd`] so that the per-statement
 //! work (line, step budget, finalizers, storage release) happens where the tree walker
-//! did it. Other statements (`try`, `with`, `def`, `class`, simple statements) stay
-//! [`Instr::Exec`] leaves for now.
+//! did it. `try` and `raise` are compiled by `compile_try.rs`. Other statements (`with`,
+//! `def`, `class`, most simple statements) stay [`Instr::Exec`] leaves for now.
 
 use super::compile::{Compiler, Instr, LoopCtx, NO_LOOP, Refusal, VmCode};
+use super::compile_try::FBlock;
 use ruff_python_ast::{self as ast, Stmt};
 
 /// Compiles a body that does not suspend (a plain function's, the module's).
@@ -17,6 +18,7 @@ pub(in crate::python) fn compile_plain(body: &[Stmt]) -> Result<VmCode<'_>, Refu
         coroutine: false,
         plain: true,
         plain_depth: 0,
+        fblocks: Vec::new(),
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -47,8 +49,17 @@ impl<'a> Compiler<'a> {
                 self.instrs.push(Instr::AssignStmt(s, a));
                 Ok(())
             }
+            Stmt::Return(r) if self.unwinds() => self.plain_return(s, r.value.as_deref()),
             Stmt::Return(r) => {
                 self.instrs.push(Instr::ReturnStmt(s, r.value.as_deref()));
+                Ok(())
+            }
+            Stmt::Break(_) | Stmt::Continue(_) if self.unwinds() => self.plain_jump(s),
+            Stmt::Try(t) if !t.is_star && !super::compile_try::leaves_a_leaf(s) => {
+                self.plain_try(s, t)
+            }
+            Stmt::Raise(r) => {
+                self.instrs.push(Instr::RaiseStmt(s, r));
                 Ok(())
             }
             _ => self.leaf(s),
@@ -108,9 +119,14 @@ impl<'a> Compiler<'a> {
             head,
             breaks: Vec::new(),
         });
+        self.fblocks.push(FBlock::Loop {
+            index: self.loops.len() - 1,
+            depth: self.plain_depth,
+        });
         self.plain_depth += 1;
         let compiled = self.block(body);
         self.plain_depth -= 1;
+        self.fblocks.pop();
         let ctx = self.loops.pop().expect("pushed above");
         compiled?;
         self.instrs.push(Instr::Jump(head));

@@ -48,7 +48,7 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn close_generator(&mut self, generator: ObjId) -> R<()> {
         let in_finally = matches!(
             self.heap.kind(generator),
-            ObjKind::Generator(g) if g.state == GenState::Suspended && !g.handlers.is_empty()
+            ObjKind::Generator(g) if g.state == GenState::Suspended && g.in_try_block()
         );
         if in_finally {
             let class = match self.builtin_exception("GeneratorExit") {

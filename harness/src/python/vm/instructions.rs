@@ -154,6 +154,24 @@ pub(in crate::python) enum Instr<'a> {
     ExprStmt(&'a Stmt, &'a Expr),
     AssignStmt(&'a Stmt, &'a ast::StmtAssign),
     ReturnStmt(&'a Stmt, Option<&'a Expr>),
+    /// `raise` as a whole statement.
+    RaiseStmt(&'a Stmt, &'a ast::StmtRaise),
+    /// A `return` that leaves `try` blocks: the statement runs and its value is pushed on
+    /// the frame's value stack while the blocks are left (`compile_try.rs`).
+    ReturnValue(&'a Stmt, Option<&'a Expr>),
+    /// Pops the value that [`Instr::ReturnValue`] pushed and returns it.
+    ReturnTop,
+    /// `POP_EXCEPT` on a way out of an `except` clause or of a `finally` body entered by
+    /// an exception: the handled exception `under` slots below the top of the value stack
+    /// is dropped (the clause's `as` name deleted); it is handled no more.
+    PopExcept {
+        under: u32,
+    },
+    /// Drops the kept return value `under` slots below the top (a `return` or `break` in a
+    /// `finally` body that a `return` runs replaces it).
+    DropValue {
+        under: u32,
+    },
 }
 
 /// Where the result of a `yield from`/`await` goes.

@@ -6,13 +6,18 @@
 //! (`plain.rs`).
 //!
 //! Stage reached: in plain bodies `if`, `while` and `for` (with `else`, `break`,
-//! `continue`, `return` out of loops) are instructions; `try`, `with` and class bodies are
-//! still leaf statements run by the tree walker (`interp/statements.rs`, `handlers.rs`),
-//! which therefore keeps its compound-statement arms for them. Simple statements are leaf
-//! instructions ([`compile::Instr::Exec`]) and expressions are evaluated by the evaluator;
-//! the next stages move `try`/`with` of plain bodies onto the instructions the generator
-//! compiler already emits (`SetupFinally`, `MatchExcept`, `WithEnter`...), which removes the
-//! walker, then expressions.
+//! `continue`, `return` out of loops), `try`/`except`/`else`/`finally` and `raise` are
+//! instructions (`compile_try.rs`, run by `plain_try.rs`): `return`, `break` and `continue`
+//! leave `finally` bodies and `except` clauses as CPython's compiler makes them, and the
+//! exceptions being handled sit on the frame's value stack, so a `try` inside an `except`
+//! clause keeps the outer one. `with` and class bodies are still leaf statements run by the
+//! tree walker (`interp/statements.rs`, `handlers.rs`), and so is a `try` holding a `with`
+//! that `return`s, `break`s or `continue`s out of it (the walker reports those as flows).
+//! Simple statements are leaf instructions ([`compile::Instr::Exec`]) and expressions are
+//! evaluated by the evaluator; the next stages move `with` onto instructions (the
+//! generator compiler's `WithEnter`...), which removes the walker's compound statements,
+//! then expressions. Generator frames keep the exception handled before an `except` clause
+//! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
@@ -33,13 +38,16 @@ mod cancellation;
 mod compile;
 mod compile_async;
 mod compile_plain;
+mod compile_try;
 mod contextlib;
 mod coroutines;
 mod event_loop;
 mod generator_methods;
+mod generator_run;
 mod generators;
 mod instructions;
 mod plain;
+mod plain_try;
 mod queues;
 mod split;
 mod substitutes;
@@ -49,5 +57,7 @@ mod with_blocks;
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub(super) use event_loop::EventLoop;
 pub(super) use plain::PlainLoop;
+pub use plain_try::exceptions_caught_by_vm;
+pub(super) use plain_try::{PlainBlock, PlainSlot};
 pub(super) use queues::QUEUE_TYPE;
 pub(super) use substitutes::Substitute;

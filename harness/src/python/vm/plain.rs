@@ -12,6 +12,7 @@
 //! does (the walker released it after).
 
 use super::compile::{Instr, NO_LOOP, VmCode};
+use super::plain_try::{PlainBase, PlainSlot};
 use crate::heap::Value;
 use crate::python::interp::{Flow, Interpreter, R};
 use crate::python::measured_loop::key_of;
@@ -73,22 +74,36 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// Runs a plain body to its end; returns its return value (owned).
+    /// Runs a plain body to its end; returns its return value (owned). An exception
+    /// raised inside a `try` goes to the innermost handler (`plain_try.rs`), and the run
+    /// goes on there.
     pub(in crate::python) fn run_plain(&mut self, vm: &VmCode<'a>) -> R<Value> {
-        let base = self.plain_loops.len();
-        let result = self.run_plain_instructions(vm, base);
-        if result.is_err() {
-            // The loops an exception leaves release their iterables; an open mark stays
-            // open to the end of the run, as the walker left it.
-            while self.plain_loops.len() > base {
-                self.end_plain_loop(false);
+        let base = PlainBase {
+            loops: self.plain_loops.len(),
+            slots: self.plain_slots.len(),
+            blocks: self.plain_blocks.len(),
+        };
+        let mut ip = 0;
+        loop {
+            match self.run_plain_instructions(vm, base.loops, ip) {
+                Ok(v) => {
+                    debug_assert_eq!(self.plain_slots.len(), base.slots);
+                    debug_assert_eq!(self.plain_blocks.len(), base.blocks);
+                    return Ok(v);
+                }
+                Err(e) => match self.plain_catch(e, &base) {
+                    Ok(handler) => ip = handler,
+                    Err(e) => {
+                        self.plain_unwind_all(&base);
+                        return Err(e);
+                    }
+                },
             }
         }
-        result
     }
 
-    fn run_plain_instructions(&mut self, vm: &VmCode<'a>, base: usize) -> R<Value> {
-        let mut ip: u32 = 0;
+    fn run_plain_instructions(&mut self, vm: &VmCode<'a>, base: usize, start: u32) -> R<Value> {
+        let mut ip: u32 = start;
         loop {
             match vm.instrs[ip as usize] {
                 Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
@@ -206,6 +221,55 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::Return(None) => return Ok(Value::None),
+                Instr::RaiseStmt(stmt, r) => {
+                    self.statement_start(stmt)?;
+                    self.exec_raise(r)?;
+                    self.statement_end()?;
+                    ip += 1;
+                }
+                Instr::SetupFinally { handler } => {
+                    self.plain_setup(handler);
+                    ip += 1;
+                }
+                Instr::PopFinally => {
+                    self.plain_blocks.pop();
+                    self.exc.handler_depth -= 1;
+                    ip += 1;
+                }
+                Instr::MatchExcept { class, name, next } => {
+                    ip = if self.plain_match_except(class, name)? {
+                        ip + 1
+                    } else {
+                        next
+                    };
+                }
+                Instr::EndExcept { .. } => {
+                    self.pop_handled(0);
+                    ip += 1;
+                }
+                Instr::PopExcept { under } => {
+                    self.pop_handled(under);
+                    ip += 1;
+                }
+                Instr::EndFinally => return Err(self.reraise_handled()),
+                Instr::ReturnValue(stmt, value) => {
+                    self.statement_start(stmt)?;
+                    let v = match value {
+                        Some(e) => self.eval(e)?,
+                        None => Value::None,
+                    };
+                    if let Err(e) = self.statement_end() {
+                        self.heap.decref(v);
+                        return Err(e);
+                    }
+                    self.plain_slots.push(PlainSlot::Value(v));
+                    ip += 1;
+                }
+                Instr::DropValue { under } => {
+                    self.drop_kept_value(under);
+                    ip += 1;
+                }
+                Instr::ReturnTop => return Ok(self.pop_return_value()),
                 _ => unreachable!("a plain body compiles no suspension point"),
             }
         }
@@ -267,7 +331,7 @@ impl<'a> Interpreter<'a> {
 
     /// Ends the innermost loop: `completed` closes an open pass as completed (`break`,
     /// `return`); its iterable (and hidden iterator) go.
-    fn end_plain_loop(&mut self, completed: bool) {
+    pub(super) fn end_plain_loop(&mut self, completed: bool) {
         let l = self.plain_loops.pop().expect("a loop is running");
         if completed && l.marks && l.open {
             self.close_iteration(true);

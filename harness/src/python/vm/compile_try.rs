@@ -1,0 +1,242 @@
+//! Compiling `try` in plain bodies, and the ways out of blocks (`return`, `break`,
+//! `continue`) through `finally` blocks, `except` clauses and loops. As CPython's compiler
+//! does (`compiler_unwind_fblock_stack`), each way out first does, innermost block first,
+//! what leaving each block needs: a `finally` body is compiled again at each way out
+//! through it, a handled exception is popped, a loop ends. A `return` keeps its value on
+//! the frame's value stack meanwhile, so a `return` in that `finally` body replaces it and a
+//! `break` there drops it.
+//!
+//! A `try` holding a `with` that `return`s, `break`s or `continue`s out of it stays a leaf
+//! run by the tree walker (the walker's `with` reports those as flows, which would skip
+//! the `finally` bodies compiled here).
+
+use super::compile::{Compiler, Instr, NO_LOOP, Refusal, leaves_block};
+use ruff_python_ast::visitor::{Visitor, walk_stmt};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+
+/// A block around the statement being compiled that a way out leaves.
+#[derive(Clone, Copy)]
+pub(in crate::python) enum FBlock<'a> {
+    /// A compiled loop: its entry in [`Compiler::loops`] and its depth.
+    Loop { index: usize, depth: u32 },
+    /// A `try` body guarded by its `except` clauses: leaving pops the guard.
+    Guard,
+    /// A `try` body (with its clauses and `else`) guarded by a `finally`: leaving pops the
+    /// guard and runs the `finally` body.
+    Finally(&'a [Stmt]),
+    /// An `except` clause, or a `finally` body entered by an exception: leaving ends the
+    /// handling of the exception (and deletes the clause's `as` name).
+    Handling,
+    /// The value of a `return` kept while a `finally` body runs for it.
+    ReturnValue,
+    /// A `try` statement: leaving it ends the statement.
+    TryStmt,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Return,
+    Break,
+    Continue,
+}
+
+impl<'a> Compiler<'a> {
+    /// Whether a way out of the statement being compiled passes a block that needs more
+    /// than the loops' own ends.
+    pub(super) fn unwinds(&self) -> bool {
+        self.fblocks
+            .iter()
+            .any(|b| !matches!(b, FBlock::Loop { .. }))
+    }
+
+    /// `return` through blocks: the value is pushed, the blocks are left, the value is
+    /// returned.
+    pub(super) fn plain_return(
+        &mut self,
+        s: &'a Stmt,
+        value: Option<&'a Expr>,
+    ) -> Result<(), Refusal> {
+        self.instrs.push(Instr::ReturnValue(s, value));
+        self.unwind(Exit::Return)?;
+        self.instrs.push(Instr::ReturnTop);
+        Ok(())
+    }
+
+    /// `break` or `continue` through blocks. Outside any loop it stays a leaf (the
+    /// evaluator reports it).
+    pub(super) fn plain_jump(&mut self, s: &'a Stmt) -> Result<(), Refusal> {
+        let exit = if matches!(s, Stmt::Break(_)) {
+            Exit::Break
+        } else {
+            Exit::Continue
+        };
+        if !self
+            .fblocks
+            .iter()
+            .any(|b| matches!(b, FBlock::Loop { .. }))
+        {
+            return self.leaf(s);
+        }
+        // It counts as a statement, as the evaluator's `break` does.
+        self.instrs.push(Instr::StmtStart(s));
+        self.instrs.push(Instr::StmtEnd);
+        let index = self.unwind(exit)?.expect("a loop is around");
+        if exit == Exit::Break {
+            let at = self.instrs.len();
+            self.instrs.push(Instr::Jump(NO_LOOP));
+            self.loops[index].breaks.push(at);
+        } else {
+            self.instrs.push(Instr::Jump(self.loops[index].head));
+        }
+        Ok(())
+    }
+
+    /// Leaves the blocks up to the loop a `break`/`continue` targets (whose index is
+    /// returned) or, for `return`, all of them.
+    fn unwind(&mut self, exit: Exit) -> Result<Option<usize>, Refusal> {
+        let keeps = u32::from(exit == Exit::Return);
+        let mut i = self.fblocks.len();
+        while i > 0 {
+            i -= 1;
+            match self.fblocks[i] {
+                FBlock::Loop { index, depth } => {
+                    if exit != Exit::Return {
+                        return Ok(Some(index));
+                    }
+                    self.instrs.push(Instr::LoopEnd { depth });
+                }
+                FBlock::Guard => self.instrs.push(Instr::PopFinally),
+                FBlock::Finally(body) => {
+                    self.instrs.push(Instr::PopFinally);
+                    self.inline_finally(i, body, exit == Exit::Return)?;
+                }
+                FBlock::Handling => self.instrs.push(Instr::PopExcept { under: keeps }),
+                FBlock::ReturnValue => self.instrs.push(Instr::DropValue { under: keeps }),
+                FBlock::TryStmt => self.instrs.push(Instr::StmtEnd),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The `finally` body of the block at `at`, compiled for a way out: the blocks inside
+    /// it are already left, and a kept return value is a block of its own.
+    fn inline_finally(&mut self, at: usize, body: &'a [Stmt], keeps: bool) -> Result<(), Refusal> {
+        let inner = self.fblocks.split_off(at);
+        let depth = self.plain_depth;
+        self.plain_depth = self
+            .fblocks
+            .iter()
+            .rev()
+            .find_map(|b| match b {
+                FBlock::Loop { depth, .. } => Some(depth + 1),
+                _ => None,
+            })
+            .unwrap_or(0);
+        if keeps {
+            self.fblocks.push(FBlock::ReturnValue);
+        }
+        let compiled = self.block(body);
+        if keeps {
+            self.fblocks.pop();
+        }
+        self.plain_depth = depth;
+        self.fblocks.extend(inner);
+        compiled
+    }
+
+    /// `try` with its `except` clauses, `else` and `finally`. The `finally` body is
+    /// compiled after the rest (the normal way out), as the handler that re-raises, and at
+    /// each `return`/`break`/`continue` through it.
+    pub(super) fn plain_try(&mut self, s: &'a Stmt, t: &'a ast::StmtTry) -> Result<(), Refusal> {
+        self.instrs.push(Instr::StmtStart(s));
+        self.fblocks.push(FBlock::TryStmt);
+        if t.finalbody.is_empty() {
+            self.plain_try_except(t)?;
+        } else {
+            let setup = self.instrs.len();
+            self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
+            self.fblocks.push(FBlock::Finally(&t.finalbody));
+            self.plain_try_except(t)?;
+            self.fblocks.pop();
+            self.instrs.push(Instr::PopFinally);
+            self.block(&t.finalbody)?;
+            let skip = self.instrs.len();
+            self.instrs.push(Instr::Jump(NO_LOOP));
+            let handler = self.here();
+            self.instrs[setup] = Instr::SetupFinally { handler };
+            self.fblocks.push(FBlock::Handling);
+            self.block(&t.finalbody)?;
+            self.fblocks.pop();
+            self.instrs.push(Instr::EndFinally);
+            let end = self.here();
+            self.instrs[skip] = Instr::Jump(end);
+        }
+        self.fblocks.pop();
+        self.instrs.push(Instr::StmtEnd);
+        Ok(())
+    }
+
+    /// The body guarded by the `except` clauses, then `else`; the clauses are tried in
+    /// order at the handler and none matching re-raises.
+    fn plain_try_except(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
+        if t.handlers.is_empty() {
+            return self.block(&t.body);
+        }
+        let setup = self.instrs.len();
+        self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
+        self.fblocks.push(FBlock::Guard);
+        self.block(&t.body)?;
+        self.fblocks.pop();
+        self.instrs.push(Instr::PopFinally);
+        self.block(&t.orelse)?;
+        let mut to_end = vec![self.instrs.len()];
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        let handler = self.here();
+        self.instrs[setup] = Instr::SetupFinally { handler };
+        self.fblocks.push(FBlock::Handling);
+        for h in &t.handlers {
+            let ast::ExceptHandler::ExceptHandler(h) = h;
+            let at = self.instrs.len();
+            self.instrs.push(Instr::MatchExcept {
+                class: h.type_.as_deref(),
+                name: h.name.as_ref(),
+                next: NO_LOOP,
+            });
+            self.block(&h.body)?;
+            self.instrs.push(Instr::EndExcept {
+                name: h.name.as_ref(),
+            });
+            to_end.push(self.instrs.len());
+            self.instrs.push(Instr::Jump(NO_LOOP));
+            let next = self.here();
+            if let Instr::MatchExcept { next: n, .. } = &mut self.instrs[at] {
+                *n = next;
+            }
+        }
+        self.fblocks.pop();
+        self.instrs.push(Instr::EndFinally);
+        let end = self.here();
+        self.patch(&to_end, end);
+        Ok(())
+    }
+}
+
+/// Whether `s` holds (in its own scope) a `with` statement that a `return`, `break` or
+/// `continue` leaves: the `with` is run by the tree walker, which reports those as flows.
+pub(super) fn leaves_a_leaf(s: &Stmt) -> bool {
+    struct Finder(bool);
+    impl<'b> Visitor<'b> for Finder {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            match stmt {
+                Stmt::With(_) if leaves_block(stmt) => self.0 = true,
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                _ if !self.0 => walk_stmt(self, stmt),
+                _ => {}
+            }
+        }
+        fn visit_expr(&mut self, _: &'b Expr) {}
+    }
+    let mut f = Finder(false);
+    f.visit_stmt(s);
+    f.0
+}

@@ -1,0 +1,48 @@
+//! A plain body's `try` runs on the VM (`vm/plain_try.rs`), not in the tree walker. The
+//! VM's process-wide count of caught exceptions is read, so this binary holds this one test.
+
+#[allow(dead_code)] // this file uses `run`
+mod probes;
+
+use gpumem_harness::python::exceptions_caught_by_vm;
+
+/// The handlers of a compiled plain body catch the exception (the VM's counter moves); a
+/// `try` holding a `with` that `return`s out of it is still run by the tree walker.
+#[test]
+fn a_plain_try_runs_on_the_vm() {
+    let before = exceptions_caught_by_vm();
+    probes::run(
+        "3.11",
+        "
+def f():
+    try:
+        raise ValueError('x')
+    except ValueError:
+        return 1
+assert f() == 1
+",
+    )
+    .expect("runs");
+    assert_eq!(exceptions_caught_by_vm() - before, 1);
+    let before = exceptions_caught_by_vm();
+    probes::run(
+        "3.11",
+        "
+class M:
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        return False
+def f():
+    try:
+        with M():
+            raise ValueError('x')
+    except ValueError:
+        with M():
+            return 1
+assert f() == 1
+",
+    )
+    .expect("runs");
+    assert_eq!(exceptions_caught_by_vm() - before, 0);
+}
