@@ -3,6 +3,7 @@
 //! exception's traceback holds, so they stop pinning tensors. Checked on the model and,
 //! where installed, against real CPython with weakref-able plain objects.
 
+#[allow(dead_code)] // the shared probe helpers; this file uses a few
 mod probes;
 
 use probes::{agrees_with_cpython, run};
@@ -197,4 +198,20 @@ fn clear_frames_frees_one_counted_object_and_creates_none() {
             );
         }
     }
+}
+
+/// A keyword `traceback` does not take is an error, not silently ignored.
+#[test]
+fn unknown_keywords_are_refused() {
+    let err = run(
+        "3.11",
+        "import traceback\ntry:\n    raise ValueError('x')\nexcept ValueError:\n    traceback.print_exc(colour=True)\n",
+    )
+    .expect_err("unknown keyword");
+    assert!(err.to_string().contains("colour"), "{err}");
+    run(
+        "3.11",
+        "import traceback\ntry:\n    raise ValueError('x')\nexcept ValueError:\n    traceback.print_exc(limit=1, file=None)\n",
+    )
+    .expect("limit and file are accepted");
 }

@@ -34,6 +34,15 @@ impl<'a> Interpreter<'a> {
         kw: &[(Sym, Value)],
     ) -> R<Value> {
         use Native::*;
+        // `limit`, `chain` and `file` change only the text or where it goes (nowhere).
+        const KEYWORDS: &[&str] = &["limit", "chain", "file", "etype", "value", "tb"];
+        if let Some((k, _)) = kw
+            .iter()
+            .find(|(k, _)| !KEYWORDS.contains(&self.names.name(*k)))
+        {
+            let k = self.names.name(*k).to_string();
+            return self.error(format!("TypeError: unexpected keyword argument '{k}'"));
+        }
         match n {
             TracebackFormatExc | TracebackPrintExc => {
                 let text = match self.exc.handling.last() {
