@@ -136,7 +136,11 @@ except KeyError as e:
 ";
     run("3.10", script).expect("3.10 takes format_exception(exc)");
     run("3.12", script).expect("3.12 takes format_exception(exc)");
-    assert!(run("3.9", script).is_err(), "3.9 needs (etype, value, tb)");
+    let err = run("3.9", script).expect_err("3.9 needs (etype, value, tb)");
+    assert!(
+        err.to_string().contains("TypeError: format_exception()"),
+        "{err}"
+    );
 }
 
 /// `PRELUDE` + probe + `MEASURE`: the failing frame keeps an instance; `clear` picks

@@ -80,10 +80,14 @@ impl<'a> Interpreter<'a> {
     /// The exception `format_exception`/`print_exception` describe: `(exc)` from 3.10,
     /// else `(etype, value, tb)` whose `value` is the exception.
     fn formatted_exception(&mut self, p: &[Value], kw: &[(Sym, Value)]) -> R<Option<ObjId>> {
+        let minor = self.heap.profile.version.minor;
+        if minor < 10 && p.len() + kw.iter().filter(|(k, _)| self.is_exc_triple(*k)).count() < 3 {
+            return self.error(
+                "TypeError: format_exception() missing required positional arguments: 'etype', 'value' and 'tb' (before 3.10)",
+            );
+        }
         let value = match p {
-            [exc] if self.heap.profile.version.minor >= 10 => {
-                self.keyword(kw, "value").unwrap_or(*exc)
-            }
+            [exc] if minor >= 10 => self.keyword(kw, "value").unwrap_or(*exc),
             [_, value, ..] => *value,
             [_] => self.keyword(kw, "value").unwrap_or(Value::None),
             [] => {
@@ -96,6 +100,11 @@ impl<'a> Interpreter<'a> {
             Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Exception(_)) => Ok(Some(id)),
             _ => self.error("TypeError: format_exception() expects an exception"),
         }
+    }
+
+    /// `etype`, `value` or `tb` given by keyword (the ≤ 3.9 signature's names).
+    fn is_exc_triple(&self, k: Sym) -> bool {
+        matches!(&*self.names.name(k), "etype" | "value" | "tb")
     }
 
     /// The lines CPython prints for `exception`: its traceback entries and summary (the
