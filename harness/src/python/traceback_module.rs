@@ -104,7 +104,7 @@ impl<'a> Interpreter<'a> {
 
     /// `etype`, `value` or `tb` given by keyword (the ≤ 3.9 signature's names).
     fn is_exc_triple(&self, k: Sym) -> bool {
-        matches!(&*self.names.name(k), "etype" | "value" | "tb")
+        matches!(self.names.name(k), "etype" | "value" | "tb")
     }
 
     /// The lines CPython prints for `exception`: its traceback entries and summary (the
