@@ -22,6 +22,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | MathIsfinite | MathIsnan | MathIsinf | TimeClock | TimeSleep | NullContext | GetLogger | MathCos | MathSin | MathTan | MathTanh
         | MathAtan | MathLog2 | MathLog10 | MathFabs => it.call_stdlib(n, p, &a.kw),
         Deque => it.new_deque(p, &a.kw),
+        TracebackFormatExc | TracebackPrintExc | TracebackFormatException
+        | TracebackPrintException | TracebackClearFrames => it.call_traceback(n, p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
         Suppress => it.new_suppress(p),
         CopyDeepcopy | CopyCopy => match p.as_slice() {

@@ -64,6 +64,7 @@ pub enum Construct {
     Match,
     TypeAliases,
     IpythonEscapes,
+    TracebackModule,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -416,6 +417,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "",
         what: "IPython escape commands",
         runs: "",
+        refused: "",
+    },
+    Row {
+        key: Construct::TracebackModule,
+        construct: "`traceback`: `format_exc`, `print_exc`, `format_exception`, `print_exception`, `clear_frames`",
+        support: Support::Yes,
+        notes: "formatting returns the text and prints nothing (chained sections are not rendered); `clear_frames(tb)` clears each returned frame of the traceback, skipping a running one as CPython does, so a kept exception stops pinning tensors",
+        what: "",
+        runs: "import traceback\ntry:\n    raise ValueError('x')\nexcept ValueError as e:\n    assert traceback.format_exc().endswith('ValueError: x\\n')\n    traceback.clear_frames(e.__traceback__)\n",
         refused: "",
     },
 ];

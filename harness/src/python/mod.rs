@@ -111,6 +111,7 @@ mod tensor_hooks;
 mod tensor_pieces;
 mod torch_class_methods;
 mod torchlib;
+mod traceback_module;
 mod transformer;
 mod type_builtin;
 mod type_checks;

@@ -25,6 +25,7 @@ pub(super) const MODULES: &[(&str, Native)] = &[
     ("logging", Native::ModLogging),
     ("warnings", Native::ModWarnings),
     ("copy", Native::ModCopy),
+    ("traceback", Native::ModTraceback),
 ];
 
 /// Deterministic stand-ins for the clock and the random generator.
@@ -132,6 +133,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "product") => f(ItertoolsProduct),
         (ModItertools, "combinations") => f(ItertoolsCombinations),
         (ModItertools, "permutations") => f(ItertoolsPermutations),
+        (ModTraceback, _) => super::traceback_module::module_attr(attr),
         _ => None,
     }
 }

@@ -395,6 +395,13 @@ natives!(
     RandomSample,
     // `type(None)` (type_builtin.rs)
     NoneTypeFn,
+    // traceback (traceback_module.rs)
+    ModTraceback,
+    TracebackFormatExc,
+    TracebackPrintExc,
+    TracebackFormatException,
+    TracebackPrintException,
+    TracebackClearFrames,
 );
 
 impl Native {
