@@ -96,6 +96,12 @@ for make in (lambda: int('3'), lambda: str(3), lambda: set(xs), lambda: frozense
         // (`heap/seq_iter_free.rs`): counted, as the collection emptied that list.
         let iterator = u64::from(minor >= 14);
         // `set()` packs nothing: no positional arguments, the empty tuple.
-        vec![old(13), old(12), 1 + old(9) + iterator, 1 + old(9) + iterator, 1]
+        vec![
+            old(13),
+            old(12),
+            1 + old(9) + iterator,
+            1 + old(9) + iterator,
+            1,
+        ]
     });
 }

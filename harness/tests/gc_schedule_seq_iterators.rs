@@ -69,7 +69,15 @@ out.append(gc.get_count()[0] - b)
         let free_list = minor >= 14;
         let old = u64::from(!free_list);
         // The tuple iterators find their list empty; the list iterators find ten.
-        vec![1, old, old, 1, if free_list { 10 } else { 20 }, 20, if free_list { 10 } else { 20 }]
+        vec![
+            1,
+            old,
+            old,
+            1,
+            if free_list { 10 } else { 20 },
+            20,
+            if free_list { 10 } else { 20 },
+        ]
     });
 }
 
@@ -105,5 +113,35 @@ out.append(gc.get_count()[0] - b)
         let recycled = u64::from(minor == 14);
         // On 3.14 the tuple loop finds its own list empty: counted, then kept on it.
         vec![made, recycled, made - recycled, made, recycled]
+    });
+}
+
+/// `reversed(xs)` of a list binds `list.__reversed__` (a builtin method) for the call: counted
+/// and uncounted on 3.9 – 3.13, left on the builtin-method free list of 3.8 and 3.14+ (so the
+/// call counts one more right after a full collection, then not once the list holds it; up to
+/// 3.9 the call also packs its argument tuple, free the second time). A tuple has no
+/// `__reversed__`: its `reversed` object is all that counts.
+#[test]
+fn reversed_of_a_list_leaves_its_bound_method_on_the_free_list_on_3_8_and_from_3_14() {
+    let script = "xs = [1, 2]
+ts = (1, 2)
+keep = []
+out = []
+gc.collect()
+gc.get_count()
+b = gc.get_count()[0]
+keep.append(reversed(xs))
+out.append(gc.get_count()[0] - b)
+b = gc.get_count()[0]
+keep.append(reversed(xs))
+out.append(gc.get_count()[0] - b)
+b = gc.get_count()[0]
+keep.append(reversed(ts))
+out.append(gc.get_count()[0] - b)
+";
+    check_against_measured_and_installed(script, |minor| {
+        let free_list = u64::from(minor == 8 || minor >= 14);
+        let argument_tuple = u64::from(minor <= 9);
+        vec![1 + free_list + argument_tuple, 1, 1]
     });
 }

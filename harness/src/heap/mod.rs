@@ -452,6 +452,8 @@ enum FreeListKind {
     /// 3.14+: `list_iterator` and `tuple_iterator` (`seq_iter_free.rs`).
     ListIter,
     TupleIter,
+    /// 3.14+: builtin-method objects (`seq_iter_free.rs`).
+    CFunction,
 }
 
 /// One generation's intrusive list head and counters.
@@ -496,6 +498,7 @@ pub struct Heap {
     /// 3.14+: the list-iterator and tuple-iterator free lists (`seq_iter_free.rs`).
     list_iter_free: FreeList,
     tuple_iter_free: FreeList,
+    cfunction_free: FreeList,
     /// The free list each counted hidden loop iterator returns to, innermost last.
     loop_iterators: Vec<Option<FreeListKind>>,
     /// Tensor objects alive (any device).
@@ -554,6 +557,7 @@ impl Heap {
             method_free: FreeList::new(profile.method_free_list_capacity),
             list_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
             tuple_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
+            cfunction_free: FreeList::new(profile.cfunction_free_list_capacity),
             loop_iterators: Vec::new(),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
@@ -769,6 +773,7 @@ impl Heap {
             FreeListKind::Method => &mut self.method_free,
             FreeListKind::ListIter => &mut self.list_iter_free,
             FreeListKind::TupleIter => &mut self.tuple_iter_free,
+            FreeListKind::CFunction => &mut self.cfunction_free,
         }
     }
 
@@ -1015,6 +1020,7 @@ impl Heap {
         self.method_free.len = 0;
         self.list_iter_free.len = 0;
         self.tuple_iter_free.len = 0;
+        self.cfunction_free.len = 0;
     }
 
     /// A bound method the model does not keep (one a class statement creates and drops):

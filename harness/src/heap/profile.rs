@@ -24,6 +24,12 @@ pub const METHOD_FREE_LIST_314: u32 = 20;
 /// collection a dropped `iter(xs)` leaves `gc.get_count()[0]` unchanged and the next one is
 /// not counted; dropping 20 lowers it by 10 (3.13.0: by 20).
 pub const SEQ_ITER_FREE_LIST_314: u32 = 10;
+/// 3.14+'s free list of builtin-method objects (`Py_pycfunctionobject_MAXFREELIST`, same
+/// header): what binding a C method such as `list.__reversed__` makes.
+pub const CFUNCTION_FREE_LIST_314: u32 = 16;
+/// 3.8's (`PyCFunction_MAXFREELIST` in `Objects/methodobject.c`; removed in 3.9 with the
+/// bound-method one).
+pub const CFUNCTION_FREE_LIST: u32 = 256;
 /// Frames (≤ 3.10) beyond each code object's zombie frame.
 pub const FRAME_FREE_LIST: u32 = 200;
 
@@ -94,6 +100,9 @@ pub struct GcProfile {
     /// Capacity of each of the list-iterator and tuple-iterator free lists: none up to 3.13,
     /// [`SEQ_ITER_FREE_LIST_314`] from 3.14.
     pub seq_iter_free_list_capacity: u32,
+    /// Capacity of the builtin-method free list: [`CFUNCTION_FREE_LIST`] on 3.8, none on
+    /// 3.9 – 3.13, [`CFUNCTION_FREE_LIST_314`] from 3.14.
+    pub cfunction_free_list_capacity: u32,
     /// 3.15's virtual iterators: a `for` loop (or comprehension) over a list or tuple makes
     /// no iterator object (measured: `gc.get_count()` inside the body equals before the loop
     /// on 3.15.2; on 3.14.10 the loop's `list_iterator` comes from its free list).
@@ -186,6 +195,11 @@ impl GcProfile {
                 SEQ_ITER_FREE_LIST_314
             } else {
                 0
+            },
+            cfunction_free_list_capacity: match minor {
+                8 => CFUNCTION_FREE_LIST,
+                14.. => CFUNCTION_FREE_LIST_314,
+                _ => 0,
             },
             virtual_loop_iterators: minor >= 15,
             new_class_descriptors: if minor >= 15 { 0 } else { 2 },

@@ -53,6 +53,13 @@ impl<'a> Interpreter<'a> {
                         return self.error(format!("TypeError: '{name}' object is not reversible"));
                     }
                 };
+                // A list's `__reversed__` is a C method, bound for the call
+                // (`heap/seq_iter_free.rs`); tuples and strings have none.
+                if matches!(seq, Value::Obj(o) if matches!(self.heap.kind(*o), ObjKind::List(_)))
+                    && self.heap.count_temporary_cfunction()
+                {
+                    self.collection_due();
+                }
                 self.heap.incref(*seq);
                 vec![*seq, Value::Int(len as i64)]
             }
