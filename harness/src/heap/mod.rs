@@ -24,6 +24,7 @@ mod incremental;
 mod instance_finalizers;
 mod profile;
 mod schedule;
+mod seq_iter_free;
 mod set_table;
 mod weak_refs;
 mod zombie_frames;
@@ -448,6 +449,11 @@ enum FreeListKind {
     Tuple(usize),
     /// 3.8's bound-method free list (none from 3.9 on: capacity 0).
     Method,
+    /// 3.14+: `list_iterator` and `tuple_iterator` (`seq_iter_free.rs`).
+    ListIter,
+    TupleIter,
+    /// 3.14+: builtin-method objects (`seq_iter_free.rs`).
+    CFunction,
 }
 
 /// One generation's intrusive list head and counters.
@@ -489,6 +495,12 @@ pub struct Heap {
     tuple_free: [FreeList; 20],
     frame_free: FreeList,
     method_free: FreeList,
+    /// 3.14+: the list-iterator and tuple-iterator free lists (`seq_iter_free.rs`).
+    list_iter_free: FreeList,
+    tuple_iter_free: FreeList,
+    cfunction_free: FreeList,
+    /// The free list each counted hidden loop iterator returns to, innermost last.
+    loop_iterators: Vec<Option<FreeListKind>>,
     /// Tensor objects alive (any device).
     pub tensors_alive: u64,
     /// Storages whose last tensor object died, in order; drained by the storage owner.
@@ -543,6 +555,10 @@ impl Heap {
             tuple_free: [FreeList::new(profile::TUPLE_FREE_LIST); 20],
             frame_free: FreeList::new(profile::FRAME_FREE_LIST),
             method_free: FreeList::new(profile.method_free_list_capacity),
+            list_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
+            tuple_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
+            cfunction_free: FreeList::new(profile.cfunction_free_list_capacity),
+            loop_iterators: Vec::new(),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),
             dealloc_stack: Vec::new(),
@@ -705,7 +721,7 @@ impl Heap {
                 {
                     self.release_frame_object(release);
                 }
-                let free_list = Self::free_list_kind(&obj.kind);
+                let free_list = self.free_list_kind(&obj.kind);
                 self.note_gc_del(free_list);
             }
             children.clear();
@@ -736,8 +752,9 @@ impl Heap {
 
     // ----- allocation and the generation-0 counter ------------------------------------------------
 
-    fn free_list_kind(kind: &ObjKind) -> Option<FreeListKind> {
+    fn free_list_kind(&self, kind: &ObjKind) -> Option<FreeListKind> {
         match kind {
+            ObjKind::Wrapper(WrapperKind::SeqIter, items) => self.seq_iter_free_list(items),
             ObjKind::Dict(_) => Some(FreeListKind::Dict),
             ObjKind::List(_) => Some(FreeListKind::List),
             ObjKind::Tuple(items) if (1..20).contains(&items.len()) => {
@@ -754,6 +771,9 @@ impl Heap {
             FreeListKind::List => &mut self.list_free,
             FreeListKind::Tuple(n) => &mut self.tuple_free[n],
             FreeListKind::Method => &mut self.method_free,
+            FreeListKind::ListIter => &mut self.list_iter_free,
+            FreeListKind::TupleIter => &mut self.tuple_iter_free,
+            FreeListKind::CFunction => &mut self.cfunction_free,
         }
     }
 
@@ -775,7 +795,7 @@ impl Heap {
     /// The caller runs (≤ 3.11) or schedules (≥ 3.12) the collection *before* the new
     /// object exists, as CPython does inside `_PyObject_GC_Link`.
     pub fn count_allocation(&mut self, kind: &ObjKind) -> bool {
-        if let Some(fl) = Self::free_list_kind(kind)
+        if let Some(fl) = self.free_list_kind(kind)
             && self.free_list(fl).pop()
         {
             return false;
@@ -801,7 +821,7 @@ impl Heap {
     /// object of a new class) is freed: onto its free list if there is room, else the
     /// counter drops. Pairs with a [`Heap::count_allocation`] of the same shape.
     pub fn count_deallocation(&mut self, kind: &ObjKind) {
-        self.note_gc_del(Self::free_list_kind(kind));
+        self.note_gc_del(self.free_list_kind(kind));
     }
 
     /// Counts `n` GC-heap allocations of objects the model does not keep individually
@@ -998,6 +1018,9 @@ impl Heap {
         }
         self.frame_free.len = 0;
         self.method_free.len = 0;
+        self.list_iter_free.len = 0;
+        self.tuple_iter_free.len = 0;
+        self.cfunction_free.len = 0;
     }
 
     /// A bound method the model does not keep (one a class statement creates and drops):

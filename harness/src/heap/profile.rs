@@ -18,6 +18,18 @@ pub const METHOD_FREE_LIST: u32 = 256;
 /// bound methods after a full collection leaves `gc.get_count()[0]` 20 higher than on
 /// 3.13.0, and a loop that makes and drops 60 a pass counts 40 of them.
 pub const METHOD_FREE_LIST_314: u32 = 20;
+/// 3.14+'s free lists of `list_iterator` and `tuple_iterator` objects, one each
+/// (`Py_list_iters_MAXFREELIST` / `Py_tuple_iters_MAXFREELIST` in
+/// `Include/internal/pycore_freelist_state.h`). Measured on 3.14.10 and 3.15.2: after a full
+/// collection a dropped `iter(xs)` leaves `gc.get_count()[0]` unchanged and the next one is
+/// not counted; dropping 20 lowers it by 10 (3.13.0: by 20).
+pub const SEQ_ITER_FREE_LIST_314: u32 = 10;
+/// 3.14+'s free list of builtin-method objects (`Py_pycfunctionobject_MAXFREELIST`, same
+/// header): what binding a C method such as `list.__reversed__` makes.
+pub const CFUNCTION_FREE_LIST_314: u32 = 16;
+/// 3.8's (`PyCFunction_MAXFREELIST` in `Objects/methodobject.c`; removed in 3.9 with the
+/// bound-method one).
+pub const CFUNCTION_FREE_LIST: u32 = 256;
 /// Frames (≤ 3.10) beyond each code object's zombie frame.
 pub const FRAME_FREE_LIST: u32 = 200;
 
@@ -85,6 +97,16 @@ pub struct GcProfile {
     /// Capacity of the bound-method free list: [`METHOD_FREE_LIST`] on 3.8, none on 3.9 –
     /// 3.13, [`METHOD_FREE_LIST_314`] from 3.14 on.
     pub method_free_list_capacity: u32,
+    /// Capacity of each of the list-iterator and tuple-iterator free lists: none up to 3.13,
+    /// [`SEQ_ITER_FREE_LIST_314`] from 3.14.
+    pub seq_iter_free_list_capacity: u32,
+    /// Capacity of the builtin-method free list: [`CFUNCTION_FREE_LIST`] on 3.8, none on
+    /// 3.9 – 3.13, [`CFUNCTION_FREE_LIST_314`] from 3.14.
+    pub cfunction_free_list_capacity: u32,
+    /// 3.15's virtual iterators: a `for` loop (or comprehension) over a list or tuple makes
+    /// no iterator object (measured: `gc.get_count()` inside the body equals before the loop
+    /// on 3.15.2; on 3.14.10 the loop's `list_iterator` comes from its free list).
+    pub virtual_loop_iterators: bool,
     /// Objects a class statement without a base class creates for its `__dict__` and
     /// `__weakref__` descriptors: 2 up to 3.14, none on 3.15 (measured on 3.15.2).
     pub new_class_descriptors: u64,
@@ -169,6 +191,17 @@ impl GcProfile {
                 14.. => METHOD_FREE_LIST_314,
                 _ => 0,
             },
+            seq_iter_free_list_capacity: if minor >= 14 {
+                SEQ_ITER_FREE_LIST_314
+            } else {
+                0
+            },
+            cfunction_free_list_capacity: match minor {
+                8 => CFUNCTION_FREE_LIST,
+                14.. => CFUNCTION_FREE_LIST_314,
+                _ => 0,
+            },
+            virtual_loop_iterators: minor >= 15,
             new_class_descriptors: if minor >= 15 { 0 } else { 2 },
             class_dict_always_tracked: minor >= 14,
             class_call_without_tuple: minor >= 14 || (minor == 13 && !version.free_threaded),

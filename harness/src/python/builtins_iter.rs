@@ -53,6 +53,13 @@ impl<'a> Interpreter<'a> {
                         return self.error(format!("TypeError: '{name}' object is not reversible"));
                     }
                 };
+                // A list's `__reversed__` is a C method, bound for the call
+                // (`heap/seq_iter_free.rs`); tuples and strings have none.
+                if matches!(seq, Value::Obj(o) if matches!(self.heap.kind(*o), ObjKind::List(_)))
+                    && self.heap.count_temporary_cfunction()
+                {
+                    self.collection_due();
+                }
                 self.heap.incref(*seq);
                 vec![*seq, Value::Int(len as i64)]
             }
@@ -98,20 +105,23 @@ impl<'a> Interpreter<'a> {
                 .map(|c| Value::Str(self.names.intern(c.encode_utf8(&mut [0; 4]))))
                 .collect();
             let chars = Value::Obj(self.heap.insert_uncounted(ObjKind::Tuple(chars)));
-            return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![chars, Value::Int(0)]));
+            // The third item marks a `str_iterator`: no free list (`heap/seq_iter_free.rs`).
+            let items = vec![chars, Value::Int(0), Value::None];
+            return Ok(self.new_wrapper(WrapperKind::SeqIter, items));
         }
         self.user_iter(source)
     }
 
     /// `GET_ITER` of a `for` loop or a comprehension: on a list, tuple or dict CPython makes
     /// a GC-allocated iterator, counted while the loop runs and freed at its end (measured:
-    /// `gc.get_count()` inside the body minus before the loop, 3.8–3.15); 3.14's virtual
-    /// iterators skip it for lists and tuples. Returns whether one was counted, for
+    /// `gc.get_count()` inside the body minus before the loop, 3.8–3.15); 3.14 takes a
+    /// list's or tuple's from its free list when it can (`heap/seq_iter_free.rs`) and 3.15's
+    /// virtual iterators skip it. Returns whether one was made, for
     /// [`Interpreter::free_loop_iterator`] when the loop ends.
     pub(in crate::python) fn count_loop_iterator(&mut self, iterable: Value) -> bool {
         let counted = match iterable {
             Value::Obj(o) => match self.heap.kind(o) {
-                ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
+                ObjKind::List(_) | ObjKind::Tuple(_) => !self.heap.profile.virtual_loop_iterators,
                 // `_collections._deque_iterator` is always GC-allocated.
                 // So are `set_iterator`s.
                 ObjKind::Dict(_) | ObjKind::Deque { .. } | ObjKind::Set { .. } => true,
@@ -119,16 +129,16 @@ impl<'a> Interpreter<'a> {
             },
             _ => false,
         };
-        if counted {
-            self.count_untracked_allocations(1);
+        if counted && self.heap.count_loop_iterator(iterable) {
+            self.collection_due();
         }
         counted
     }
 
-    /// The end of a loop whose iterator [`Interpreter::count_loop_iterator`] counted: no
-    /// free list serves these iterators, so the counter drops.
+    /// The end of a loop whose iterator [`Interpreter::count_loop_iterator`] made: onto its
+    /// free list (3.14+, lists and tuples) or the counter drops.
     pub(in crate::python) fn free_loop_iterator(&mut self) {
-        self.heap.count_deallocation(&ObjKind::Cell(None));
+        self.heap.free_loop_iterator();
     }
 
     /// The next item of a lazy iterator, or `None` when it is exhausted.

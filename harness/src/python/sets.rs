@@ -234,12 +234,13 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// A list's or tuple's iterator (`PyObject_GetIter`), which is GC-allocated.
+    /// A list's or tuple's iterator (`PyObject_GetIter`), which is GC-allocated (from its
+    /// free list on 3.14+, `heap/seq_iter_free.rs`).
     fn count_loop_iterator_of_sequence(&mut self, source: Value) -> bool {
         let sequence = matches!(source, Value::Obj(o)
             if matches!(self.heap.kind(o), ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Deque { .. }));
-        if sequence {
-            self.count_untracked_allocations(1);
+        if sequence && self.heap.count_loop_iterator(source) {
+            self.collection_due();
         }
         sequence
     }
