@@ -4,19 +4,8 @@
 //! `torch.cuda.memory_allocated()` and worked out by hand in the comments (the caching
 //! allocator rounds every block up to 512 bytes).
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload on CPython 3.11's rules; the peak allocated bytes, or the error.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// A `TensorDataset` of CUDA tensors batched by 4: the samples are views (no bytes), each
 /// batch is a new stacked tensor per field, and the loop variable keeps the previous batch

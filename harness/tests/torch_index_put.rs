@@ -2,19 +2,8 @@
 //! `IndexPutBackward0`, which keeps the index tensors until backward frees them. Bytes are
 //! asserted inside the workloads with `torch.cuda.memory_allocated()`.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload on CPython 3.11's rules; the error text if it failed.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// A `[1024, 1024]` bool mask is 1 MiB. Written through with grad, the node keeps it: the
 /// mask's 1 MiB stays after `del mask` until backward releases the node's saved tensors;

@@ -2,19 +2,8 @@
 //! (torch and `math`), run through the library: result shapes and dtypes checked inside the
 //! workload, bytes checked from the run's peak.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload; the error text if it failed.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// A training loop's NaN guard (`if math.isnan(loss.item())`/`math.isnan(loss)`) and the
 /// tensor tests: `math.*` read one element (no device bytes), `torch.isnan` gives a bool

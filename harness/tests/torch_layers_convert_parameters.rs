@@ -2,19 +2,8 @@
 //! Expected bytes and nodes derived by hand from `torch/nn/utils/convert_parameters.py`
 //! (views, `torch.cat`, `.data` assignment); no PyTorch is installed here.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload; the error text if it failed.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// A `Linear(256, 256)` has 65 536 + 256 parameters: the vector is one new float32 tensor
 /// of 65 792 elements (263 168 B, a multiple of 512) made by `cat` of the `view(-1)`s, with

@@ -4,19 +4,8 @@
 //! (`torch/nn/modules/activation.py`, `flatten.py`, `torch/nn/functional.py`, ATen's
 //! `unflatten` and `get_gelutype_enum`): no PyTorch is installed here.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload; the error text if it failed.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// The softmax modules hold `dim` and nothing else (empty `state_dict`, no parameters);
 /// their forward is the function's node: `SoftmaxBackward0`, `LogSoftmaxBackward0`, and for

@@ -2,19 +2,8 @@
 //! the library: shapes, nodes and what they keep are asserted inside the workloads with
 //! `torch.cuda.memory_allocated()`, worked out by hand in the comments.
 
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
-
-/// Runs an inline workload on CPython 3.11's rules; the peak allocated bytes, or the error.
-fn run(workload: &str) -> Result<u64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let s = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let v = s.variants().remove(0);
-    run_variant(&s, &v)
-        .map(|t| t.peak_allocated())
-        .map_err(|e| e.to_string())
-}
+mod inline_workload;
+use inline_workload::peak_allocated as run;
 
 /// `logsumexp` over dim 1 of a `[1024, 1024]` float32 input (4 MiB): the result `[1024]`
 /// is 4096 B. ATen's kernel holds `maxes` (`[1024, 1]`, 4096 B) and, while the sum runs,
