@@ -14,10 +14,12 @@ use ruff_python_ast::{Expr, Operator};
 
 mod subscripts;
 mod tensor_methods;
+mod tensor_ops;
 mod torch_calls;
 
 pub(super) use subscripts::*;
 pub(super) use tensor_methods::*;
+pub(super) use tensor_ops::*;
 pub(super) use torch_calls::*;
 
 macro_rules! natives {
