@@ -240,6 +240,11 @@ pub(super) fn tensor_method(
     method: &str,
     a: &Args,
 ) -> R<Value> {
+    if matches!(method, "view" | "reshape")
+        && let Some(r) = view_in_place(it, id, &a.pos)
+    {
+        return r;
+    }
     let ObjKind::Tensor(t) = it.heap.kind(id) else {
         unreachable!()
     };
@@ -577,6 +582,27 @@ pub(super) fn tensor_method(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)
         )),
+    }
+}
+
+/// `view`/`reshape` that yields a plain view, read from the tensor's record in place (the
+/// general path clones the record, shape vector included, for every method). `None` leaves
+/// the rest (a `dtype` argument, a copy for `reshape`, the errors) to the general path, which
+/// reaches the same verdict from the same arguments.
+fn view_in_place(it: &mut Interpreter<'_>, id: ObjId, p: &[Value]) -> Option<R<Value>> {
+    if let [Value::Dtype(_)] = p {
+        return None;
+    }
+    let target = match dims_from(it, p) {
+        Ok(target) => target,
+        Err(e) => return Some(Err(e)),
+    };
+    let ObjKind::Tensor(t) = it.heap.kind(id) else {
+        unreachable!()
+    };
+    match torch::reshape_shape(&t.shape, &target) {
+        Ok(shape) if t.contiguous || shape == t.shape => Some(view(it, id, shape)),
+        _ => None,
     }
 }
 

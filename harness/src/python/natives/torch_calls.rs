@@ -847,16 +847,15 @@ pub(super) fn tensor_of<'i>(it: &'i Interpreter<'_>, v: Value) -> Option<&'i tor
 
 /// Sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(t.shape)`.
 pub(super) fn shape_args(it: &Interpreter<'_>, p: &[Value]) -> R<Vec<i64>> {
-    let dims: Vec<Value> = match p {
-        [single @ Value::Obj(_)] => sequence_items(it, *single)?,
-        many => many.to_vec(),
-    };
-    let mut shape = Vec::with_capacity(dims.len());
-    for d in dims {
-        // Negative sizes are refused with PyTorch's message when the storage is sized.
-        shape.push(int_arg(it, d, "size")?);
+    // Negative sizes are refused with PyTorch's message when the storage is sized.
+    match p {
+        [single @ Value::Obj(_)] => sequence_items(it, *single)?
+            .into_iter()
+            .map(|d| int_arg(it, d, "size"))
+            .collect(),
+        // Read in place: `zeros(16)` copies no argument list.
+        many => many.iter().map(|&d| int_arg(it, d, "size")).collect(),
     }
-    Ok(shape)
 }
 
 /// Most dimensions `torch.tensor` accepts from nested data (torch's `MAX_DIMS`); deeper
