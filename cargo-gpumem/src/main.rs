@@ -7,6 +7,7 @@ mod cli;
 mod devices;
 mod diff;
 mod pager;
+mod printed;
 mod reject;
 mod review;
 mod run;

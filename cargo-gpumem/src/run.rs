@@ -35,6 +35,9 @@ pub struct RunArgs {
     /// 3.14.4's incremental one, free-threaded builds) and print one line per version.
     #[arg(long, conflicts_with_all = ["json", "export_snapshot"])]
     pub python_matrix: bool,
+    /// How many lines of the workload's `print` output the report shows (0 hides them).
+    #[arg(long, value_name = "N", default_value_t = crate::printed::DEFAULT_LINES)]
+    pub print_lines: usize,
 }
 
 /// Exit [`SUCCESS`] when every check held, [`FAILED`] when one did not; an input error stops
@@ -116,6 +119,10 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
             if !report.text.ends_with('\n') {
                 println!();
             }
+            print!(
+                "{}",
+                crate::printed::section(&timeline.printed, args.print_lines)
+            );
         }
     }
     Ok(if all_held { SUCCESS } else { FAILED })

@@ -6,9 +6,10 @@
 //! report keeps (noted beside it) and agrees with what the report's users observed: memory
 //! that grows by the kept tensors each step, or stays flat once the fix is applied.
 
-use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
+#[allow(dead_code)] // each test file uses some of the helpers
+mod reports_judge;
+
+use reports_judge::{inline_yaml, judge_variant};
 
 const MIB: i64 = 1 << 20;
 const KIB: i64 = 1 << 10;
@@ -16,24 +17,17 @@ const KIB: i64 = 1 << 10;
 /// Growth per iteration (least squares after iteration 0) and peak allocated bytes of the
 /// variant named `variant` (`""` for a scenario without `vary`).
 fn judge(yaml: &str, file: &str, variant: &str) -> (i64, u64) {
-    let scenario = scenario::parse(yaml, file).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let chosen = scenario
-        .variants()
-        .into_iter()
-        .find(|v| v.name() == variant)
-        .unwrap_or_else(|| panic!("{file}: no variant {variant}"));
-    let timeline = run_variant(&scenario, &chosen).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let slope = growth_per_iteration(&completed_boundaries(&timeline))
-        .unwrap_or_else(|e| panic!("{file}: {e:?}"))
-        .bytes_per_iteration;
-    (slope, timeline.peak_allocated())
+    let f = judge_variant(yaml, file, variant);
+    (f.growth, f.peak)
 }
 
 /// An inline report: no `vary`, 3.11, an 80 GiB card.
 fn judge_inline(name: &str, workload: &str) -> (i64, u64) {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: {name}\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    judge(&yaml, &format!("{name}.yaml"), "")
+    judge(
+        &inline_yaml(name, "", workload),
+        &format!("{name}.yaml"),
+        "",
+    )
 }
 
 const CAUGHT: &str = include_str!("../../scenarios/reports/caught_exception_kept.yaml");

@@ -3,20 +3,12 @@
 //! graph), and the hidden state carried across iterations with `retain_graph=True` whose
 //! backward reaches weights that `optimizer.step()` rewrote in place.
 
-use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
+#[allow(dead_code)] // each test file uses some of the helpers
+mod reports_judge;
 
 /// Growth per iteration of an inline workload (3.11, an 80 GiB card), or the run's error.
 fn slope_of(workload: &str) -> Result<i64, String> {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    let scenario = scenario::parse(&yaml, "t.yaml").map_err(|e| e.to_string())?;
-    let variant = scenario.variants().remove(0);
-    let timeline = run_variant(&scenario, &variant).map_err(|e| e.to_string())?;
-    growth_per_iteration(&completed_boundaries(&timeline))
-        .map(|g| g.bytes_per_iteration)
-        .map_err(|e| format!("{e:?}"))
+    reports_judge::try_judge("t", workload).map(|f| f.growth)
 }
 
 fn clip_loop(keep: &str) -> String {

@@ -10,7 +10,9 @@
 #[allow(dead_code)] // this file uses a part of the shared probes
 mod probes;
 
-use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
+#[allow(dead_code)] // each test file uses some of the helpers
+mod reports_judge;
+
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;
 use probes::{
@@ -23,23 +25,12 @@ const KIB: i64 = 1 << 10;
 /// Growth per iteration (least squares after iteration 0) and the number of iterations of
 /// the variant named `variant` (`""` for a scenario without `vary`).
 fn judge(yaml: &str, file: &str, variant: &str) -> (i64, usize) {
-    let scenario = scenario::parse(yaml, file).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let chosen = scenario
-        .variants()
-        .into_iter()
-        .find(|v| v.name() == variant)
-        .unwrap_or_else(|| panic!("{file}: no variant {variant}"));
-    let timeline = run_variant(&scenario, &chosen).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let boundaries = completed_boundaries(&timeline);
-    let slope = growth_per_iteration(&boundaries)
-        .unwrap_or_else(|e| panic!("{file}: {e:?}"))
-        .bytes_per_iteration;
-    (slope, boundaries.len())
+    let f = reports_judge::judge_variant(yaml, file, variant);
+    (f.growth, f.iterations)
 }
 
 fn inline_yaml(name: &str, workload: &str) -> String {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    format!("name: {name}\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}")
+    reports_judge::inline_yaml(name, "", workload)
 }
 
 /// An inline report: no `vary`, 3.11, an 80 GiB card.

@@ -9,9 +9,9 @@
 #[allow(dead_code)] // this file uses its own checks
 mod probes;
 
-use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
-use gpumem_harness::run::run_variant;
-use gpumem_harness::scenario;
+#[allow(dead_code)] // each test file uses some of the helpers
+mod reports_judge;
+
 use probes::{agrees_with_cpython, run};
 
 const KIB: i64 = 1 << 10;
@@ -19,23 +19,12 @@ const MIB: i64 = 1 << 20;
 
 /// Growth per iteration (least squares after iteration 0) of `variant` (`""` without `vary`).
 fn judge(yaml: &str, file: &str, variant: &str) -> i64 {
-    let scenario = scenario::parse(yaml, file).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let chosen = scenario
-        .variants()
-        .into_iter()
-        .find(|v| v.name() == variant)
-        .unwrap_or_else(|| panic!("{file}: no variant {variant}"));
-    let timeline = run_variant(&scenario, &chosen).unwrap_or_else(|e| panic!("{file}: {e}"));
-    growth_per_iteration(&completed_boundaries(&timeline))
-        .unwrap_or_else(|e| panic!("{file}: {e:?}"))
-        .bytes_per_iteration
+    reports_judge::judge_variant(yaml, file, variant).growth
 }
 
 /// An inline report: no `vary`, 3.11, an 80 GiB card.
 fn judge_inline(name: &str, workload: &str) -> i64 {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!("name: {name}\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
-    judge(&yaml, &format!("{name}.yaml"), "")
+    reports_judge::judge(name, workload).growth
 }
 
 /// The error text of a workload the model refuses.

@@ -5,9 +5,9 @@
 //! penalties. Judged as in `user_reports_round12.rs`.
 
 #[allow(dead_code)] // each test file uses some of the helpers
-mod reports12_judge;
+mod reports_judge;
 
-use reports12_judge::{judge, judge_fix, judge_scenario};
+use reports_judge::{judge, judge_fix, judge_scenario};
 
 const KIB: i64 = 1 << 10;
 const MIB: i64 = 1 << 20;

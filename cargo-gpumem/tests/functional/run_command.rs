@@ -55,3 +55,44 @@ fn a_failed_check_exits_1_and_bad_input_exits_2() {
         out.all()
     );
 }
+
+/// A workload that prints what it measures, as users debug leaks.
+const PRINTING: &str = r#"name: printing
+device: { capacity: 1 GiB }
+python: "3.11"
+workload: |
+  import torch
+  kept = []
+  for i in range(3):
+      kept.append(torch.zeros(256, device="cuda"))
+      print("step", i, "allocated:", torch.cuda.memory_allocated())
+  print("done", end="")
+"#;
+
+#[test]
+fn the_workloads_print_output_is_shown_after_its_report() {
+    let project = Project::new();
+    project.write("printing.yaml", PRINTING);
+    let out = project.gpumem(&["run", "printing.yaml"]);
+    assert_eq!(out.code, 0, "{}", out.all());
+    // Each kept tensor (256 float32) holds one 1 KiB block: the model's figures, printed by the
+    // workload.
+    let expected = "printed by the workload (4 lines):\n  | step 0 allocated: 1024\n  | step 1 allocated: 2048\n  | step 2 allocated: 3072\n  | done\n";
+    assert!(out.stdout.contains(expected), "{}", out.all());
+    let report_end = out.stdout.find("printed by the workload").expect("section");
+    assert!(report_end > 0, "the report comes first: {}", out.stdout);
+
+    let limited = project.gpumem(&["run", "printing.yaml", "--print-lines", "1"]);
+    assert!(
+        limited
+            .stdout
+            .contains("  | step 0 allocated: 1024\n  … 3 more lines"),
+        "{}",
+        limited.all()
+    );
+    let hidden = project.gpumem(&["run", "printing.yaml", "--print-lines", "0"]);
+    assert!(!hidden.stdout.contains("printed by"), "{}", hidden.all());
+    let json = project.gpumem(&["run", "printing.yaml", "--json"]);
+    assert_eq!(json.stdout.lines().count(), 1, "{}", json.all());
+    assert!(!json.stdout.contains("allocated: 1024"), "{}", json.all());
+}

@@ -254,13 +254,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             },
             _ => it.error("TypeError: len() takes exactly one argument"),
         },
-        Print => {
-            // Printing produces strings only: nothing the collector sees.
-            for &v in p {
-                let _ = it.display(v);
-            }
-            Ok(Value::None)
-        }
+        Print => it.print_call(p, &a.kw),
         Int => match p.as_slice() {
             [] => Ok(Value::Int(0)),
             [Value::Int(i)] => Ok(Value::Int(*i)),

@@ -89,6 +89,7 @@ mod optim_state;
 mod optim_step_wrapper;
 mod ordering;
 mod parameter_containers;
+mod print_output;
 mod random_module;
 mod recurrent;
 mod recurrent_params;
@@ -122,6 +123,7 @@ mod weak_containers;
 mod weakrefs;
 
 pub use interp::{Interpreter, RunEnd};
+pub use print_output::Printed;
 pub use source::SourceMap;
 pub use vm::exceptions_caught_by_vm;
 

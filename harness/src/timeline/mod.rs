@@ -195,6 +195,10 @@ pub struct Timeline {
     /// of the golden text; the approximations say what folding changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folded: Option<Folded>,
+    /// What the workload printed (`cargo gpumem run` shows it). Not part of the golden text
+    /// or the JSON report.
+    #[serde(skip)]
+    pub printed: crate::python::Printed,
 }
 
 /// The driver's view of a run on a real device, next to the model's.

@@ -182,6 +182,8 @@ pub struct Interpreter<'a> {
     /// Emptied local-variable tables of returned calls, reused by later calls' frames so
     /// that a call does not allocate one (Rust memory only, not modelled objects).
     pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
+    /// What the workload printed (`print_output.rs`), handed to the timeline at the end.
+    pub(super) printed: super::print_output::Printed,
 }
 
 impl<'a> Interpreter<'a> {
@@ -282,6 +284,7 @@ impl<'a> Interpreter<'a> {
             sym_init,
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
+            printed: Default::default(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);
@@ -354,7 +357,10 @@ impl<'a> Interpreter<'a> {
         for note in approximations {
             self.recorder.approximation(note);
         }
-        self.recorder.finish()
+        let printed = std::mem::take(&mut self.printed);
+        let mut timeline = self.recorder.finish();
+        timeline.printed = printed;
+        timeline
     }
 
     fn approximations(&self) -> Vec<String> {

@@ -1,0 +1,94 @@
+//! The one runner of the user-report tests (`user_reports*.rs`): a report's figures (growth,
+//! peaks, what the collector freed) from an inline workload, a report with its fix
+//! (`vary: fix`), one variant of a scenario, or each variant of a shipped scenario.
+
+use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
+use gpumem_harness::run::run_variant;
+use gpumem_harness::scenario::{self, Scenario};
+use gpumem_harness::timeline::Timeline;
+
+/// What a report is judged by.
+pub struct Figures {
+    /// Least-squares growth of allocated bytes per iteration after iteration 0.
+    pub growth: i64,
+    pub peak: u64,
+    pub peak_reserved: u64,
+    /// Device bytes the cycle collector freed.
+    pub collector_freed: u64,
+    /// Completed iterations of the measured loop.
+    pub iterations: usize,
+    /// The lines the workload printed.
+    pub printed: Vec<String>,
+}
+
+pub fn figures(timeline: &Timeline, file: &str) -> Figures {
+    let boundaries = completed_boundaries(timeline);
+    Figures {
+        growth: growth_per_iteration(&boundaries)
+            .unwrap_or_else(|e| panic!("{file}: {e:?}"))
+            .bytes_per_iteration,
+        peak: timeline.peak_allocated(),
+        peak_reserved: timeline.peak_reserved(),
+        collector_freed: timeline.collector_freed().1,
+        iterations: boundaries.len(),
+        printed: timeline.printed.all_lines().map(str::to_string).collect(),
+    }
+}
+
+/// A scenario around `workload`: 3.11, an 80 GiB card, `vary` lines as given (`""`: none).
+pub fn inline_yaml(name: &str, vary: &str, workload: &str) -> String {
+    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+    format!("name: {name}\ndevice: h100-80gb\npython: \"3.11\"\n{vary}workload: |\n{body}")
+}
+
+fn parsed(yaml: &str, file: &str) -> Scenario {
+    scenario::parse(yaml, file).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// The variant named `variant` (`""` for a scenario without `vary`) of a scenario.
+pub fn judge_variant(yaml: &str, file: &str, variant: &str) -> Figures {
+    let scenario = parsed(yaml, file);
+    let chosen = scenario
+        .variants()
+        .into_iter()
+        .find(|v| v.name() == variant)
+        .unwrap_or_else(|| panic!("{file}: no variant {variant}"));
+    let timeline = run_variant(&scenario, &chosen).unwrap_or_else(|e| panic!("{file}: {e}"));
+    figures(&timeline, file)
+}
+
+/// An inline report: no `vary`.
+pub fn judge(name: &str, workload: &str) -> Figures {
+    let file = format!("{name}.yaml");
+    judge_variant(&inline_yaml(name, "", workload), &file, "")
+}
+
+/// An inline report, or the run's error (a refused feature) as text.
+pub fn try_judge(name: &str, workload: &str) -> Result<Figures, String> {
+    let file = format!("{name}.yaml");
+    let scenario =
+        scenario::parse(&inline_yaml(name, "", workload), &file).map_err(|e| e.to_string())?;
+    let variant = scenario.variants().remove(0);
+    let timeline = run_variant(&scenario, &variant).map_err(|e| e.to_string())?;
+    Ok(figures(&timeline, &file))
+}
+
+/// A report and its fix: the workload branches on `fix` (`False` as reported, `True` fixed).
+pub fn judge_fix(name: &str, workload: &str) -> (Figures, Figures) {
+    let file = format!("{name}.yaml");
+    let yaml = inline_yaml(name, "vary:\n  fix: [false, true]\n", workload);
+    (
+        judge_variant(&yaml, &file, "fix=false"),
+        judge_variant(&yaml, &file, "fix=true"),
+    )
+}
+
+/// The figures of each variant of a shipped scenario, in `vary` order.
+pub fn judge_scenario(yaml: &str, file: &str) -> Vec<Figures> {
+    let scenario = parsed(yaml, file);
+    scenario
+        .variants()
+        .into_iter()
+        .map(|v| figures(&run_variant(&scenario, &v).expect("runs"), file))
+        .collect()
+}
