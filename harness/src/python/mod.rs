@@ -58,6 +58,7 @@ mod index_put;
 mod index_reductions;
 mod inplace;
 mod inplace_activations;
+mod instance_dict;
 mod int_ops;
 mod interp;
 mod itertools;

@@ -402,6 +402,8 @@ natives!(
     TracebackFormatException,
     TracebackPrintException,
     TracebackClearFrames,
+    // `vars(obj)` (instance_dict.rs)
+    VarsFn,
 );
 
 impl Native {
@@ -581,6 +583,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "id" => IdFn,
         "hash" => HashFn,
         "callable" => CallableFn,
+        "vars" => VarsFn,
         _ => return None,
     }))
 }
