@@ -196,7 +196,7 @@ impl<'a> Interpreter<'a> {
 
     /// `callable(x)`: functions, classes, methods, natives, instances whose class has
     /// `__call__` (every `nn.Module`), and the modelled wrappers that CPython can call.
-    fn callable(&self, v: Value) -> bool {
+    pub(in crate::python) fn callable(&self, v: Value) -> bool {
         match v {
             Value::Native(_) | Value::BoundNative(..) => true,
             Value::Obj(id) => match self.heap.kind(id) {

@@ -116,6 +116,7 @@ mod traceback_module;
 mod transformer;
 mod type_builtin;
 mod type_checks;
+mod types_module;
 mod unflatten;
 mod version_info;
 mod vm;

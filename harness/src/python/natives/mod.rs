@@ -404,6 +404,9 @@ natives!(
     TracebackClearFrames,
     // `vars(obj)` (instance_dict.rs)
     VarsFn,
+    // `types` (types_module.rs)
+    ModTypes,
+    TypesMethodType,
 );
 
 impl Native {
