@@ -26,6 +26,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         | TracebackPrintException | TracebackClearFrames => it.call_traceback(n, p, &a.kw),
         ContextManager => it.contextmanager_decorate(p),
         Suppress => it.new_suppress(p),
+        VarsFn => it.vars_builtin(p),
+        TypesMethodType => it.method_type(p),
         CopyDeepcopy | CopyCopy => match p.as_slice() {
             [x] if n == CopyDeepcopy => it.deepcopy(*x),
             [x] => it.shallow_copy(*x),

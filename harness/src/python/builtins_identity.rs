@@ -12,17 +12,12 @@
 
 use super::interp::{Interpreter, R};
 use super::natives::Native;
+use super::sets::{NONE_HASH, TupleHash};
 use crate::heap::{ObjKind, Value, WrapperKind};
 
 /// `_PyHASH_MODULUS` (2**61 - 1) and its bit count.
 const MODULUS: u64 = (1 << 61) - 1;
 const MODULUS_BITS: i32 = 61;
-/// CPython's tuple hash constants (xxHash).
-const XXPRIME_1: u64 = 11400714785074694791;
-const XXPRIME_2: u64 = 14029467366897019727;
-const XXPRIME_5: u64 = 2870177450012600261;
-/// `hash(None)` from 3.12.
-const NONE_HASH: i64 = 0xFCA86420;
 /// Where the stand-in addresses of objects start (a typical heap address on Linux).
 const OBJECT_BASE: i64 = 0x7f00_0000_0000;
 /// Stand-in addresses of the values the model keeps unboxed, by kind (each below the next).
@@ -148,19 +143,11 @@ impl<'a> Interpreter<'a> {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tuple(items) => {
                     let items = items.clone();
-                    let mut acc = XXPRIME_5;
+                    let mut acc = TupleHash::new();
                     for item in &items {
-                        let lane = self.builtin_hash(*item)? as u64;
-                        acc = acc.wrapping_add(lane.wrapping_mul(XXPRIME_2));
-                        acc = acc.rotate_left(31);
-                        acc = acc.wrapping_mul(XXPRIME_1);
+                        acc.push(self.builtin_hash(*item)?);
                     }
-                    acc = acc.wrapping_add((items.len() as u64) ^ (XXPRIME_5 ^ 3527539));
-                    if acc == u64::MAX {
-                        1546275796
-                    } else {
-                        acc as i64
-                    }
+                    acc.finish(items.len())
                 }
                 ObjKind::Instance { class, .. } => {
                     let class = *class;
@@ -196,7 +183,7 @@ impl<'a> Interpreter<'a> {
 
     /// `callable(x)`: functions, classes, methods, natives, instances whose class has
     /// `__call__` (every `nn.Module`), and the modelled wrappers that CPython can call.
-    fn callable(&self, v: Value) -> bool {
+    pub(in crate::python) fn callable(&self, v: Value) -> bool {
         match v {
             Value::Native(_) | Value::BoundNative(..) => true,
             Value::Obj(id) => match self.heap.kind(id) {

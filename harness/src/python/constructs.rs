@@ -65,6 +65,8 @@ pub enum Construct {
     TypeAliases,
     IpythonEscapes,
     TracebackModule,
+    InstanceDict,
+    TypesModule,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -426,6 +428,24 @@ pub const LANGUAGE: &[Row] = &[
         notes: "formatting returns the text and prints nothing (chained sections are not rendered); `clear_frames(tb)` clears each returned frame of the traceback, skipping a running one as CPython does, so a kept exception stops pinning tensors",
         what: "",
         runs: "import traceback\ntry:\n    raise ValueError('x')\nexcept ValueError as e:\n    assert traceback.format_exc().endswith('ValueError: x\\n')\n    traceback.clear_frames(e.__traceback__)\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::InstanceDict,
+        construct: "`vars(obj)`, `obj.__dict__` (read, write through, `.items()`, assigned), `__name__`/`__qualname__`/`__module__` of functions and classes",
+        support: Support::Partly,
+        notes: "from 3.11 the first read of `__dict__` turns the inline attributes into a dict the instance keeps (from the dict free list, as CPython does); refused (located): `vars()` without an argument, `vars(cls)`/`cls.__dict__` (a mappingproxy), and a class's `__qualname__` when class statements of the same name are nested differently; a function defined inside a comprehension gets 3.12's qualified name on every version",
+        what: "",
+        runs: "class Box:\n    def __init__(self):\n        self.a = 1\n    def get(self):\n        def inner():\n            pass\n        return inner\nb = Box()\nd = vars(b)\nd['c'] = 3\nassert b.c == 3 and b.__dict__ is d\nassert sorted(d.items()) == [('a', 1), ('c', 3)]\nassert Box.get(b).__qualname__ == 'Box.get.<locals>.inner'\nassert Box.__qualname__ == 'Box' and Box.__module__ == '__main__'\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::TypesModule,
+        construct: "`types.MethodType(func, obj)`",
+        support: Support::Yes,
+        notes: "the bound method attribute access makes (stored on its own instance it is a cycle, freed by the collector); other names of `types` are refused where used",
+        what: "",
+        runs: "import types\nclass Net:\n    pass\ndef forward(self, x):\n    return x + 1\nn = Net()\nn.forward = types.MethodType(forward, n)\nassert n.forward(1) == 2 and n.forward.__self__ is n\n",
         refused: "",
     },
 ];

@@ -36,10 +36,7 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::Obj(d))
             }
             "__doc__" => self.function_doc(code),
-            "__qualname__" => self.unsupported(
-                "`__qualname__` of a function (the model keeps no enclosing scopes' names); \
-                 nearest supported: `__name__`",
-            ),
+            "__qualname__" => Ok(Value::Str(self.codes.get(code).qualname)),
             other => {
                 let message =
                     format!("AttributeError: 'function' object has no attribute '{other}'");

@@ -47,6 +47,9 @@ pub struct Code<'a> {
     pub is_async: bool,
     /// A `def` whose body suspends (`yield`): calling it makes a generator.
     pub is_generator: bool,
+    /// `__qualname__` (PEP 3155): the dotted path of enclosing classes and functions, a
+    /// function's followed by `<locals>`.
+    pub qualname: Sym,
 }
 
 /// Every function and lambda of the workload, found by the address of its AST node.
@@ -54,6 +57,8 @@ pub struct Code<'a> {
 pub struct Codes<'a> {
     pub list: Vec<Code<'a>>,
     by_node: FxHashMap<usize, u32>,
+    /// Each class statement's name and `__qualname__`, in source order.
+    pub class_qualnames: Vec<(Sym, Sym)>,
 }
 
 impl<'a> Codes<'a> {
@@ -92,7 +97,7 @@ pub fn analyze<'a>(module: &'a [Stmt], names: &mut Interner) -> Codes<'a> {
     }
     let mut enclosing = Enclosing::default();
     for child in facts.children {
-        resolve(child, &mut enclosing, &mut codes, names);
+        resolve(child, &mut enclosing, &mut codes, names, "");
     }
     codes
 }
@@ -130,16 +135,21 @@ fn resolve<'a>(
     enclosing: &mut Enclosing,
     codes: &mut Codes<'a>,
     names: &mut Interner,
+    prefix: &str,
 ) -> FxHashSet<Sym> {
     match child {
         Child::Class(class) => {
+            let qualname = format!("{prefix}{}", class.name.as_str());
+            let (name, q) = (names.intern(class.name.as_str()), names.intern(&qualname));
+            codes.class_qualnames.push((name, q));
+            let prefix = format!("{qualname}.");
             let mut facts = ScopeFacts::default();
             for s in &class.body {
                 collect_stmt(s, &mut facts, names);
             }
             let mut needs: FxHashSet<Sym> = FxHashSet::default();
             for c in facts.children {
-                needs.extend(resolve(c, enclosing, codes, names));
+                needs.extend(resolve(c, enclosing, codes, names, &prefix));
             }
             needs.extend(facts.used.difference(&facts.bound).copied());
             needs.retain(|n| enclosing.contains(n));
@@ -155,6 +165,9 @@ fn resolve<'a>(
                 ),
                 Body::Lambda(l) => (l.parameters.as_deref(), names.intern("<lambda>"), false),
             };
+            let qualname = format!("{prefix}{}", names.name(name));
+            let prefix = format!("{qualname}.<locals>.");
+            let qualname = names.intern(&qualname);
             let params = params_ast.map(|p| parameters(p, names)).unwrap_or_default();
             for p in &params {
                 facts.bound.insert(p.name);
@@ -184,7 +197,7 @@ fn resolve<'a>(
             enclosing.push(&locals);
             let mut child_needs: FxHashSet<Sym> = FxHashSet::default();
             for c in std::mem::take(&mut facts.children) {
-                child_needs.extend(resolve(c, enclosing, codes, names));
+                child_needs.extend(resolve(c, enclosing, codes, names, &prefix));
             }
             enclosing.pop(&locals);
             // CPython's `co_cellvars` order (compile.c `dictbytype`: sorted by name), which is
@@ -235,6 +248,7 @@ fn resolve<'a>(
                 freevars: freevars.clone(),
                 is_async,
                 is_generator,
+                qualname,
             });
             free
         }

@@ -22,7 +22,35 @@ const XXPRIME_1: u64 = 11400714785074694791;
 const XXPRIME_2: u64 = 14029467366897019727;
 const XXPRIME_5: u64 = 2870177450012600261;
 /// `hash(None)` from 3.12 (a constant; earlier ones hash its address).
-const NONE_HASH: i64 = 0xFCA86420;
+pub(super) const NONE_HASH: i64 = 0xFCA86420;
+
+/// CPython's tuple hash (`Objects/tupleobject.c` `tuplehash`), fed one item hash at a
+/// time so that callers compute those in their own (fallible) way; `hash()` and set keys
+/// share it.
+pub(super) struct TupleHash(u64);
+
+impl TupleHash {
+    pub(super) fn new() -> Self {
+        TupleHash(XXPRIME_5)
+    }
+
+    pub(super) fn push(&mut self, lane: i64) {
+        self.0 = self
+            .0
+            .wrapping_add((lane as u64).wrapping_mul(XXPRIME_2))
+            .rotate_left(31)
+            .wrapping_mul(XXPRIME_1);
+    }
+
+    pub(super) fn finish(self, len: usize) -> i64 {
+        let acc = self.0.wrapping_add((len as u64) ^ (XXPRIME_5 ^ 3527539));
+        if acc == u64::MAX {
+            1546275796
+        } else {
+            acc as i64
+        }
+    }
+}
 /// A key for the interpreter's constant table that no AST node can have: the shared empty
 /// frozenset of 3.8 – 3.9.
 const EMPTY_FROZENSET_KEY: usize = usize::MAX - 0x5e7;
@@ -55,19 +83,11 @@ impl<'a> Interpreter<'a> {
             Value::None => NONE_HASH,
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tuple(items) => {
-                    let mut acc = XXPRIME_5;
+                    let mut acc = TupleHash::new();
                     for &item in items {
-                        let lane = self.hash_value(item)? as u64;
-                        acc = acc.wrapping_add(lane.wrapping_mul(XXPRIME_2));
-                        acc = acc.rotate_left(31);
-                        acc = acc.wrapping_mul(XXPRIME_1);
+                        acc.push(self.hash_value(item)?);
                     }
-                    acc = acc.wrapping_add((items.len() as u64) ^ (XXPRIME_5 ^ 3527539));
-                    if acc == u64::MAX {
-                        1546275796
-                    } else {
-                        acc as i64
-                    }
+                    acc.finish(items.len())
                 }
                 ObjKind::Set {
                     frozen: true,

@@ -1,6 +1,6 @@
 //! Harmless standard-library modules a workload may import: `typing`, `os`, `math`, `time`,
 //! `random`, `itertools`, `collections`, `dataclasses`, `weakref`, `contextlib`, `logging`,
-//! `warnings` (and `sys`, `functools`, whose used parts live with their features). The
+//! `warnings`, `types` (and `sys`, `functools`, whose used parts live with their features). The
 //! attributes that matter to a run are modelled; anything else is rejected where it is
 //! used (`os.system`, located). Nothing here touches files, processes, the network or the
 //! real clock: `time.time()` is a deterministic clock, `random` CPython's seeded generator
@@ -26,6 +26,7 @@ pub(super) const MODULES: &[(&str, Native)] = &[
     ("warnings", Native::ModWarnings),
     ("copy", Native::ModCopy),
     ("traceback", Native::ModTraceback),
+    ("types", Native::ModTypes),
 ];
 
 /// Deterministic stand-ins for the clock and the random generator.
@@ -134,6 +135,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "combinations") => f(ItertoolsCombinations),
         (ModItertools, "permutations") => f(ItertoolsPermutations),
         (ModTraceback, _) => super::traceback_module::module_attr(attr),
+        (ModTypes, "MethodType") => f(TypesMethodType),
         _ => None,
     }
 }

@@ -103,6 +103,7 @@ impl<'a> Interpreter<'a> {
                         {
                             self.saved_tensors(id)
                         }
+                        None if self.names.name(name) == "__dict__" => self.instance_dict(id),
                         None => {
                             let cname = self.class_name(class);
                             self.error(format!(
@@ -123,6 +124,11 @@ impl<'a> Interpreter<'a> {
                         ObjKind::Class(c) => Ok(Value::Str(c.name)),
                         _ => unreachable!("matched above"),
                     },
+                    // What `type_new` sets on every class (`instance_dict.rs`).
+                    None if self.names.name(name) == "__module__" => {
+                        Ok(Value::Str(self.names.intern("__main__")))
+                    }
+                    None if self.names.name(name) == "__qualname__" => self.class_qualname(id),
                     None => self.error(format!(
                         "AttributeError: type object has no attribute '{}'",
                         self.names.name(name)
@@ -296,6 +302,11 @@ impl<'a> Interpreter<'a> {
                 self.names.name(name)
             ));
         };
+        if matches!(self.heap.kind(id), ObjKind::Instance { .. })
+            && self.names.name(name) == "__dict__"
+        {
+            return self.set_instance_dict(id, value);
+        }
         let value = match self.heap.kind(id) {
             &ObjKind::Instance { class, .. } if self.properties_defined => {
                 match self.set_through_property(obj, class, name, value)? {

@@ -286,7 +286,7 @@ impl<'a> Interpreter<'a> {
     /// Instances of `class` have no `__dict__`: it and each of its bases define `__slots__`
     /// without `"__dict__"` (otherwise `type_new` gives them a dict offset). Matters where
     /// instance attributes live in a separate dict object (≤ 3.10).
-    pub(super) fn instances_without_dict(&self, class: ObjId) -> bool {
+    pub(in crate::python) fn instances_without_dict(&self, class: ObjId) -> bool {
         let mut cur = Some(class);
         while let Some(c) = cur {
             match self.own_slot_names(c) {

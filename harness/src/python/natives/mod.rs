@@ -404,6 +404,11 @@ natives!(
     TracebackFormatException,
     TracebackPrintException,
     TracebackClearFrames,
+    // `vars(obj)` (instance_dict.rs)
+    VarsFn,
+    // `types` (types_module.rs)
+    ModTypes,
+    TypesMethodType,
 );
 
 impl Native {
@@ -583,6 +588,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "id" => IdFn,
         "hash" => HashFn,
         "callable" => CallableFn,
+        "vars" => VarsFn,
         _ => return None,
     }))
 }
