@@ -8,21 +8,9 @@ mod common;
 #[allow(dead_code)]
 mod probes;
 
-/// The model runs `script` (which ends by asserting its `out` equals the expected counts) under
-/// each release; each installed interpreter prints `out`, which must equal the same figures.
+/// [`common::gc_counts::check_against_measured_and_installed`] with the installed interpreters.
 fn check_against_measured_and_installed(script: &str, expected: impl Fn(u8) -> Vec<u64>) {
-    for minor in 8..=15u8 {
-        let workload = format!("{script}assert out == {:?}, out\n", expected(minor));
-        common::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
-        match probes::interpreter(minor) {
-            Some(python) => assert_eq!(
-                common::gc_counts::real_out(&python, &format!("import gc\n{script}")),
-                expected(minor),
-                "CPython 3.{minor} ({python:?})"
-            ),
-            None => eprintln!("skipped: CPython 3.{minor} is not installed"),
-        }
-    }
+    common::gc_counts::check_against_measured_and_installed(script, expected, probes::interpreter);
 }
 
 /// After a full collection (free lists empty): a new `iter(xs)` is counted; dropping it

@@ -22,6 +22,7 @@ mod gc_callbacks;
 mod generator_objects;
 mod incremental;
 mod instance_finalizers;
+mod iterator_results;
 mod profile;
 mod schedule;
 mod seq_iter_free;
@@ -232,7 +233,8 @@ pub enum WrapperKind {
     Property,
     /// Items: the function, the tuple of stored arguments, the dict of stored keywords.
     Partial,
-    /// Lazy iterators. `enumerate`: the source, its position, the count.
+    /// Lazy iterators. `enumerate`: the source, its position, the count, the result tuple it
+    /// hands out again (`iterator_results.rs`).
     Enumerate,
     /// `map(f, source)` and `filter(f, source)`: the function, the source, its position.
     Map,
@@ -244,7 +246,8 @@ pub enum WrapperKind {
     /// `iter(seq)` of a list, tuple or dict (`list_iterator`, `tuple_iterator`,
     /// `dict_keyiterator`: GC objects): the sequence, the index of the next item.
     SeqIter,
-    /// `zip(a, b, ...)`: one iterator per source.
+    /// `zip(a, b, ...)`: the tuple of one iterator per source, the result tuple it hands out
+    /// again (`iterator_results.rs`); no items for `zip()`.
     Zip,
     /// A `@contextlib.contextmanager` function: its closure tuple (a cell holding the
     /// generator function) and its `__dict__`.

@@ -24,7 +24,10 @@ impl<'a> Interpreter<'a> {
                 };
                 self.heap.incref(*source);
                 let source = self.iterator_of(*source)?;
-                vec![source, Value::Int(0), Value::Int(count)]
+                // The result tuple it hands out again (`heap/iterator_results.rs`).
+                let result = self.alloc(ObjKind::Tuple(vec![Value::None, Value::None]));
+                self.heap.new_result_tuple(result);
+                vec![source, Value::Int(0), Value::Int(count), Value::Obj(result)]
             }
             (WrapperKind::Map | WrapperKind::Filter, [func, source]) => {
                 self.heap.incref(*func);
@@ -63,19 +66,29 @@ impl<'a> Interpreter<'a> {
                 self.heap.incref(*seq);
                 vec![*seq, Value::Int(len as i64)]
             }
+            // `zip()` holds the empty tuple twice: nothing counted, nothing to hold.
+            (WrapperKind::Zip, []) => Vec::new(),
+            // As `zip_new`: the tuple of iterators, each iterator, the result tuple it hands
+            // out again (`heap/iterator_results.rs`), then the zip object.
             (WrapperKind::Zip, sources) => {
-                let mut iterators = Vec::with_capacity(sources.len());
-                for &source in sources {
+                let ittuple = self.alloc(ObjKind::Tuple(vec![Value::None; sources.len()]));
+                for (i, &source) in sources.iter().enumerate() {
                     self.heap.incref(source);
                     match self.iterator_of(source) {
-                        Ok(i) => iterators.push(i),
+                        Ok(iterator) => {
+                            if let ObjKind::Tuple(held) = self.heap.kind_mut(ittuple) {
+                                held[i] = iterator;
+                            }
+                        }
                         Err(e) => {
-                            self.heap.decref_all(iterators);
+                            self.heap.decref(Value::Obj(ittuple));
                             return Err(e);
                         }
                     }
                 }
-                iterators
+                let result = self.alloc(ObjKind::Tuple(vec![Value::None; sources.len()]));
+                self.heap.new_result_tuple(result);
+                vec![Value::Obj(ittuple), Value::Obj(result)]
             }
             _ => return self.error("TypeError: wrong number of arguments"),
         };
@@ -141,6 +154,15 @@ impl<'a> Interpreter<'a> {
         self.heap.free_loop_iterator();
     }
 
+    /// The tuple `enumerate` or `zip` hands out: its kept `result` again when nothing else
+    /// holds it, else a new one (`heap/iterator_results.rs`).
+    fn result_tuple(&mut self, result: Value, items: Vec<Value>) -> Value {
+        match self.heap.reuse_result_tuple(result, items) {
+            Ok(tuple) => tuple,
+            Err(items) => Value::Obj(self.alloc(ObjKind::Tuple(items))),
+        }
+    }
+
     /// The next item of a lazy iterator, or `None` when it is exhausted.
     pub(super) fn lazy_next(&mut self, id: ObjId) -> R<Option<Value>> {
         let (kind, items) = match self.heap.kind(id) {
@@ -165,8 +187,9 @@ impl<'a> Interpreter<'a> {
                 set(self, 1, pos + 1);
                 let count = int(items[2]);
                 set(self, 2, count + 1);
-                let pair = self.alloc(ObjKind::Tuple(vec![Value::Int(count), item]));
-                Ok(Some(Value::Obj(pair)))
+                Ok(Some(
+                    self.result_tuple(items[3], vec![Value::Int(count), item]),
+                ))
             }
             WrapperKind::Map => {
                 let pos = int(items[2]);
@@ -232,8 +255,15 @@ impl<'a> Interpreter<'a> {
                 Ok(item)
             }
             WrapperKind::Zip => {
-                let mut row = Vec::with_capacity(items.len());
-                for &source in &items {
+                let iterators = match items.first() {
+                    Some(&Value::Obj(t)) => match self.heap.kind(t) {
+                        ObjKind::Tuple(held) => held.clone(),
+                        _ => Vec::new(),
+                    },
+                    _ => Vec::new(),
+                };
+                let mut row = Vec::with_capacity(iterators.len());
+                for &source in &iterators {
                     match self.next_of(source, 0) {
                         Ok(Some(v)) => row.push(v),
                         Ok(None) => {
@@ -249,7 +279,7 @@ impl<'a> Interpreter<'a> {
                 if row.is_empty() {
                     return Ok(None);
                 }
-                Ok(Some(Value::Obj(self.alloc(ObjKind::Tuple(row)))))
+                Ok(Some(self.result_tuple(items[1], row)))
             }
             WrapperKind::Chain
             | WrapperKind::Islice

@@ -26,3 +26,25 @@ pub fn real_out(python: &std::path::Path, workload: &str) -> Vec<u64> {
         .map(|n| n.trim().parse().expect("a count"))
         .collect()
 }
+
+/// Runs `script` (which fills `out` with counts) in the model under each release 3.8 – 3.15,
+/// asserting `out == expected(minor)`, and prints `out` from each interpreter `interpreter`
+/// finds, which must equal the same figures (skipped, with the reason, where absent).
+pub fn check_against_measured_and_installed(
+    script: &str,
+    expected: impl Fn(u8) -> Vec<u64>,
+    interpreter: impl Fn(u8) -> Option<std::path::PathBuf>,
+) {
+    for minor in 8..=15u8 {
+        let workload = format!("{script}assert out == {:?}, out\n", expected(minor));
+        super::run_model(&workload, &format!("3.{minor}"), [0, 0, 0], 11_000, 0);
+        match interpreter(minor) {
+            Some(python) => assert_eq!(
+                real_out(&python, &format!("import gc\n{script}")),
+                expected(minor),
+                "CPython 3.{minor} ({python:?})"
+            ),
+            None => eprintln!("skipped: CPython 3.{minor} is not installed"),
+        }
+    }
+}

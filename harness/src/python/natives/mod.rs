@@ -888,14 +888,14 @@ pub(super) fn call(
         Some(n) => {
             // Builtin types called through `tp_call` on older releases (`heap/builtin_type_calls.rs`).
             let packed = builtin_type_call(n)
-                .filter(|t| t.packs_arguments(it.heap.profile.version))
-                .map(|_| args.pos.len());
-            if let Some(len) = packed {
-                it.argument_tuple_begin(len);
+                .filter(|t| t.packs_call(it.heap.profile.version, !args.kw.is_empty()))
+                .map(|_| (args.pos.len(), args.kw.len()));
+            if let Some((len, kw)) = packed {
+                it.varargs_call_begin(len, kw);
             }
             let result = super::builtin_calls::call_native(it, n, &args);
-            if let Some(len) = packed {
-                it.argument_tuple_end(len);
+            if let Some((len, kw)) = packed {
+                it.varargs_call_end(len, kw);
             }
             result
         }

@@ -327,7 +327,7 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// `GET_ITER` of a compiled `for` loop: over a list or tuple (≤ 3.13; 3.14's virtual
+    /// `GET_ITER` of a compiled `for` loop: over a list or tuple (up to 3.14; 3.15's virtual
     /// iterators skip it), a dict or a deque, CPython's loop holds a GC-allocated iterator,
     /// as [`Interpreter::count_loop_iterator`] counts for the evaluator's loops. Here it is
     /// a real iterator object on the frame's value stack, so that a generator suspended in
@@ -335,7 +335,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn hidden_loop_iterator(&mut self, iterable: Value) -> Value {
         let wrapped = match iterable {
             Value::Obj(o) => match self.heap.kind(o) {
-                ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.profile.version.minor <= 13,
+                ObjKind::List(_) | ObjKind::Tuple(_) => self.heap.sequence_loops_make_iterators(),
                 ObjKind::Dict(_) | ObjKind::Deque { .. } => true,
                 _ => false,
             },
