@@ -124,6 +124,7 @@ mod weakrefs;
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;
 pub use vm::exceptions_caught_by_vm;
+pub use vm::with_blocks_entered_by_vm;
 
 use crate::error::{Error, InputErrorKind};
 use crate::heap::Sym;

@@ -228,12 +228,27 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::SetupFinally { handler } => {
-                    self.plain_setup(handler);
+                    self.plain_setup(handler, true);
                     ip += 1;
                 }
                 Instr::PopFinally => {
-                    self.plain_blocks.pop();
-                    self.exc.handler_depth -= 1;
+                    self.plain_pop_block();
+                    ip += 1;
+                }
+                Instr::WithEnter(item) => {
+                    self.plain_with_enter(item)?;
+                    ip += 1;
+                }
+                Instr::SetupWith { handler } => {
+                    self.plain_setup_with(handler);
+                    ip += 1;
+                }
+                Instr::WithExit { under } => {
+                    self.plain_with_exit(under)?;
+                    ip += 1;
+                }
+                Instr::WithExitExc => {
+                    self.plain_with_exit_exc()?;
                     ip += 1;
                 }
                 Instr::MatchExcept { class, name, next } => {
