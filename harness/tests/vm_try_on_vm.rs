@@ -49,4 +49,22 @@ assert f() == 1
     .expect("runs");
     assert_eq!(exceptions_caught_by_vm() - before, 2);
     assert_eq!(with_blocks_entered_by_vm() - entered, 2);
+    // A class body runs on the VM too: its `with` is entered there.
+    let entered = with_blocks_entered_by_vm();
+    probes::run(
+        "3.11",
+        "
+class M:
+    def __enter__(self):
+        return 1
+    def __exit__(self, *a):
+        return False
+class C:
+    with M() as one:
+        pass
+assert C.one == 1
+",
+    )
+    .expect("runs");
+    assert_eq!(with_blocks_entered_by_vm() - entered, 1);
 }

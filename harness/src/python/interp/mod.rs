@@ -182,6 +182,8 @@ pub struct Interpreter<'a> {
     /// Emptied local-variable tables of returned calls, reused by later calls' frames so
     /// that a call does not allocate one (Rust memory only, not modelled objects).
     pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
+    /// Compiled class bodies, by the class statement's address (`vm/plain.rs`).
+    pub(super) class_codes: FxHashMap<usize, Rc<super::vm::VmCode<'a>>>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -282,6 +284,7 @@ impl<'a> Interpreter<'a> {
             sym_init,
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
+            class_codes: FxHashMap::default(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);

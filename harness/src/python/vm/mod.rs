@@ -5,7 +5,8 @@
 //! function bodies and the module body run on a VM loop whose frame lives for the call
 //! (`plain.rs`).
 //!
-//! Stage reached: in plain bodies `if`, `while` and `for` (with `else`, `break`,
+//! Stage reached: in plain bodies and class bodies (`run_class_body`: the class namespace
+//! is where the body's names bind) `if`, `while` and `for` (with `else`, `break`,
 //! `continue`, `return` out of loops), `try`/`except`/`else`/`finally`, `raise` and `with`
 //! are instructions (`compile_try.rs`, run by `plain_try.rs`; `with` is compiled by the
 //! generator compiler's `with_items` and run by `with_blocks.rs`): `return`, `break` and
