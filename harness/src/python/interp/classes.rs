@@ -100,7 +100,7 @@ impl<'a> Interpreter<'a> {
         if let Some(f) = self.frames.last_mut() {
             f.class_namespaces.push(Vec::new());
         }
-        let body = self.exec_block(&c.body);
+        let body = self.run_class_body(c);
         let namespace = self
             .frames
             .last_mut()

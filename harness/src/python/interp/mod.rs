@@ -184,6 +184,8 @@ pub struct Interpreter<'a> {
     pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
     /// What the workload printed (`print_output.rs`), handed to the timeline at the end.
     pub(super) printed: super::print_output::Printed,
+    /// Compiled class bodies, by the class statement's address (`vm/plain.rs`).
+    pub(super) class_codes: FxHashMap<usize, Rc<super::vm::VmCode<'a>>>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -285,6 +287,7 @@ impl<'a> Interpreter<'a> {
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
             printed: Default::default(),
+            class_codes: FxHashMap::default(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);

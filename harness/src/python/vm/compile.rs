@@ -382,14 +382,14 @@ impl<'a> Compiler<'a> {
 
     /// `with a, b: body` around a suspension point: each item enters its manager and
     /// guards the rest with a handler that calls its exit with the exception.
-    fn with_stmt(&mut self, w: &'a ast::StmtWith) -> Result<(), Refusal> {
+    pub(super) fn with_stmt(&mut self, w: &'a ast::StmtWith) -> Result<(), Refusal> {
         let refuse = |construct| {
             Err(Refusal {
                 offset: offset(w),
                 construct,
             })
         };
-        if w.body.iter().any(leaves_block) {
+        if !self.plain && w.body.iter().any(leaves_block) {
             return refuse(
                 "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
             );
@@ -420,17 +420,29 @@ impl<'a> Compiler<'a> {
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        self.with_items(rest, body, is_async)?;
+        // In a plain body a `return`/`break`/`continue` may leave the block (`compile_try.rs`).
+        if self.plain {
+            self.fblocks.push(super::compile_try::FBlock::With);
+        }
+        let compiled = self.with_items(rest, body, is_async);
+        if self.plain {
+            self.fblocks.pop();
+        }
+        compiled?;
         self.instrs.push(Instr::PopFinally);
         if is_async {
             self.async_with_exit(item);
         } else {
-            self.instrs.push(Instr::WithExit);
+            self.instrs.push(Instr::WithExit { under: 0 });
         }
         let skip = self.instrs.len();
         self.instrs.push(Instr::Jump(NO_LOOP));
         let handler = self.here();
-        self.instrs[setup] = Instr::SetupFinally { handler };
+        self.instrs[setup] = if self.plain {
+            Instr::SetupWith { handler }
+        } else {
+            Instr::SetupFinally { handler }
+        };
         self.instrs.push(if is_async {
             Instr::AsyncWithExitExc
         } else {

@@ -2,8 +2,8 @@
 //! `if`, `while` and `for` become instructions whether or not they hold a suspension point,
 //! each bracketed by [`Instr::StmtStart`]/[`Instr::StmtEnd`] so that the per-statement
 //! work (line, step budget, finalizers, storage release) happens where the tree walker
-//! did it. `try` and `raise` are compiled by `compile_try.rs`. Other statements (`with`,
-//! `def`, `class`, most simple statements) stay [`Instr::Exec`] leaves for now.
+//! did it. `try`, `with` and `raise` are compiled by `compile_try.rs`. Other statements
+//! (`def`, `class`, most simple statements) stay [`Instr::Exec`] leaves for now.
 
 use super::compile::{Compiler, Instr, LoopCtx, NO_LOOP, Refusal, VmCode};
 use super::compile_try::FBlock;
@@ -55,9 +55,8 @@ impl<'a> Compiler<'a> {
                 Ok(())
             }
             Stmt::Break(_) | Stmt::Continue(_) if self.unwinds() => self.plain_jump(s),
-            Stmt::Try(t) if !t.is_star && !super::compile_try::leaves_a_leaf(s) => {
-                self.plain_try(s, t)
-            }
+            Stmt::Try(t) if !t.is_star => self.plain_try(s, t),
+            Stmt::With(w) if !w.is_async => self.plain_with(s, w),
             Stmt::Raise(r) => {
                 self.instrs.push(Instr::RaiseStmt(s, r));
                 Ok(())

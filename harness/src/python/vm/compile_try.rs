@@ -5,13 +5,9 @@
 //! through it, a handled exception is popped, a loop ends. A `return` keeps its value on
 //! the frame's value stack meanwhile, so a `return` in that `finally` body replaces it and a
 //! `break` there drops it.
-//!
-//! A `try` holding a `with` that `return`s, `break`s or `continue`s out of it stays a leaf
-//! run by the tree walker (the walker's `with` reports those as flows, which would skip
-//! the `finally` bodies compiled here).
+//! A `with` body is such a block too: leaving it calls the exit with `None` x3.
 
-use super::compile::{Compiler, Instr, NO_LOOP, Refusal, leaves_block};
-use ruff_python_ast::visitor::{Visitor, walk_stmt};
+use super::compile::{Compiler, Instr, NO_LOOP, Refusal};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 
 /// A block around the statement being compiled that a way out leaves.
@@ -29,7 +25,9 @@ pub(in crate::python) enum FBlock<'a> {
     Handling,
     /// The value of a `return` kept while a `finally` body runs for it.
     ReturnValue,
-    /// A `try` statement: leaving it ends the statement.
+    /// A `with` body: leaving pops its guard and calls the exit with `None` x3.
+    With,
+    /// A `try` or `with` statement: leaving it ends the statement.
     TryStmt,
 }
 
@@ -112,6 +110,10 @@ impl<'a> Compiler<'a> {
                 }
                 FBlock::Handling => self.instrs.push(Instr::PopExcept { under: keeps }),
                 FBlock::ReturnValue => self.instrs.push(Instr::DropValue { under: keeps }),
+                FBlock::With => {
+                    self.instrs.push(Instr::PopFinally);
+                    self.instrs.push(Instr::WithExit { under: keeps });
+                }
                 FBlock::TryStmt => self.instrs.push(Instr::StmtEnd),
             }
         }
@@ -142,6 +144,18 @@ impl<'a> Compiler<'a> {
         self.plain_depth = depth;
         self.fblocks.extend(inner);
         compiled
+    }
+
+    /// `with a, b: body` (`async with` is a coroutine's): each item enters its manager
+    /// and guards the rest (`Compiler::with_items`, shared with generator bodies).
+    pub(super) fn plain_with(&mut self, s: &'a Stmt, w: &'a ast::StmtWith) -> Result<(), Refusal> {
+        self.instrs.push(Instr::StmtStart(s));
+        self.fblocks.push(FBlock::TryStmt);
+        let compiled = self.with_stmt(w);
+        self.fblocks.pop();
+        compiled?;
+        self.instrs.push(Instr::StmtEnd);
+        Ok(())
     }
 
     /// `try` with its `except` clauses, `else` and `finally`. The `finally` body is
@@ -219,24 +233,4 @@ impl<'a> Compiler<'a> {
         self.patch(&to_end, end);
         Ok(())
     }
-}
-
-/// Whether `s` holds (in its own scope) a `with` statement that a `return`, `break` or
-/// `continue` leaves: the `with` is run by the tree walker, which reports those as flows.
-pub(super) fn leaves_a_leaf(s: &Stmt) -> bool {
-    struct Finder(bool);
-    impl<'b> Visitor<'b> for Finder {
-        fn visit_stmt(&mut self, stmt: &'b Stmt) {
-            match stmt {
-                Stmt::With(_) if leaves_block(stmt) => self.0 = true,
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                _ if !self.0 => walk_stmt(self, stmt),
-                _ => {}
-            }
-        }
-        fn visit_expr(&mut self, _: &'b Expr) {}
-    }
-    let mut f = Finder(false);
-    f.visit_stmt(s);
-    f.0
 }

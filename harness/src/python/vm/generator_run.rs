@@ -461,7 +461,7 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
-                Instr::WithExit => {
+                Instr::WithExit { .. } => {
                     let exit = stack.pop().expect("WithEnter pushes the exit");
                     self.vm_exit_with(exit, None)?;
                     ip += 1;
@@ -559,7 +559,8 @@ impl<'a> Interpreter<'a> {
                 | Instr::ReturnValue(..)
                 | Instr::ReturnTop
                 | Instr::PopExcept { .. }
-                | Instr::DropValue { .. } => {
+                | Instr::DropValue { .. }
+                | Instr::SetupWith { .. } => {
                     unreachable!("only plain bodies compile their loops to these")
                 }
                 Instr::Return(value) => {

@@ -82,8 +82,12 @@ pub(in crate::python) enum Instr<'a> {
     /// `with` around a suspension point (`BEFORE_WITH`): evaluates the manager, enters it,
     /// pushes what its exit needs and stores the entered value to the item's target.
     WithEnter(&'a ast::WithItem),
-    /// The `with` body ended normally: pops the exit and calls it with no exception.
-    WithExit,
+    /// The `with` body ended normally, or a `return`/`break`/`continue` leaves it: the
+    /// exit `under` slots below the top (a kept return value may be above it) is taken and
+    /// called with no exception (`None` x3).
+    WithExit {
+        under: u32,
+    },
     /// The handler of a `with` body (`WITH_EXCEPT_START`): pops the exit and calls it with
     /// the exception; a true result suppresses it, otherwise it is re-raised.
     WithExitExc,
@@ -159,6 +163,12 @@ pub(in crate::python) enum Instr<'a> {
     /// A `return` that leaves `try` blocks: the statement runs and its value is pushed on
     /// the frame's value stack while the blocks are left (`compile_try.rs`).
     ReturnValue(&'a Stmt, Option<&'a Expr>),
+    /// `SETUP_FINALLY` guarding a plain `with` body, its handler a [`Instr::WithExitExc`]:
+    /// errors inside become exception objects only when the exit takes them (an object's
+    /// `__exit__`, a `contextlib` manager), as the tree walker's `with` made them.
+    SetupWith {
+        handler: u32,
+    },
     /// Pops the value that [`Instr::ReturnValue`] pushed and returns it.
     ReturnTop,
     /// `POP_EXCEPT` on a way out of an `except` clause or of a `finally` body entered by

@@ -5,18 +5,19 @@
 //! function bodies and the module body run on a VM loop whose frame lives for the call
 //! (`plain.rs`).
 //!
-//! Stage reached: in plain bodies `if`, `while` and `for` (with `else`, `break`,
-//! `continue`, `return` out of loops), `try`/`except`/`else`/`finally` and `raise` are
-//! instructions (`compile_try.rs`, run by `plain_try.rs`): `return`, `break` and `continue`
-//! leave `finally` bodies and `except` clauses as CPython's compiler makes them, and the
-//! exceptions being handled sit on the frame's value stack, so a `try` inside an `except`
-//! clause keeps the outer one. `with` and class bodies are still leaf statements run by the
-//! tree walker (`interp/statements.rs`, `handlers.rs`), and so is a `try` holding a `with`
-//! that `return`s, `break`s or `continue`s out of it (the walker reports those as flows).
+//! Stage reached: in plain bodies and class bodies (`run_class_body`: the class namespace
+//! is where the body's names bind) `if`, `while` and `for` (with `else`, `break`,
+//! `continue`, `return` out of loops), `try`/`except`/`else`/`finally`, `raise` and `with`
+//! are instructions (`compile_try.rs`, run by `plain_try.rs`; `with` is compiled by the
+//! generator compiler's `with_items` and run by `with_blocks.rs`): `return`, `break` and
+//! `continue` leave `finally` bodies, `except` clauses and `with` blocks as CPython's
+//! compiler makes them, and the exceptions being handled and the `with` exits sit on the
+//! frame's value stack, so a `try` inside an `except` clause keeps the outer one.
 //! Simple statements are leaf instructions ([`compile::Instr::Exec`]) and expressions are
-//! evaluated by the evaluator; the next stages move `with` onto instructions (the
-//! generator compiler's `WithEnter`...), which removes the walker's compound statements,
-//! then expressions. Generator frames keep the exception handled before an `except` clause
+//! evaluated by the evaluator. The tree walker (`interp/statements.rs`, `handlers.rs`)
+//! still runs the statements of generator bodies that hold no suspension point (compound
+//! ones included), `except*`, and `async for`/`async with` outside coroutines (refused).
+//! Generator frames keep the exception handled before an `except` clause
 //! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
@@ -61,3 +62,4 @@ pub use plain_try::exceptions_caught_by_vm;
 pub(super) use plain_try::{PlainBlock, PlainSlot};
 pub(super) use queues::QUEUE_TYPE;
 pub(super) use substitutes::Substitute;
+pub use with_blocks::with_blocks_entered_by_vm;

@@ -57,6 +57,32 @@ impl<'a> Interpreter<'a> {
         Ok(compiled)
     }
 
+    /// Runs a class statement's body (the class namespace is the innermost frame's, so its
+    /// names bind there), compiled on its first run.
+    pub(in crate::python) fn run_class_body(
+        &mut self,
+        c: &'a ruff_python_ast::StmtClassDef,
+    ) -> R<()> {
+        let key = c as *const _ as usize;
+        let vm = match self.class_codes.get(&key) {
+            Some(vm) => Rc::clone(vm),
+            None => match super::compile_plain::compile_plain(&c.body) {
+                Ok(vm) => {
+                    let vm = Rc::new(vm);
+                    self.class_codes.insert(key, Rc::clone(&vm));
+                    vm
+                }
+                Err(refusal) => {
+                    self.offset = refusal.offset;
+                    return self.unsupported(refusal.construct);
+                }
+            },
+        };
+        let v = self.run_plain(&vm)?;
+        self.heap.decref(v);
+        Ok(())
+    }
+
     /// Runs the module body.
     pub(in crate::python) fn run_module_body(
         &mut self,
@@ -228,12 +254,27 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::SetupFinally { handler } => {
-                    self.plain_setup(handler);
+                    self.plain_setup(handler, true);
                     ip += 1;
                 }
                 Instr::PopFinally => {
-                    self.plain_blocks.pop();
-                    self.exc.handler_depth -= 1;
+                    self.plain_pop_block();
+                    ip += 1;
+                }
+                Instr::WithEnter(item) => {
+                    self.plain_with_enter(item)?;
+                    ip += 1;
+                }
+                Instr::SetupWith { handler } => {
+                    self.plain_setup_with(handler);
+                    ip += 1;
+                }
+                Instr::WithExit { under } => {
+                    self.plain_with_exit(under)?;
+                    ip += 1;
+                }
+                Instr::WithExitExc => {
+                    self.plain_with_exit_exc()?;
                     ip += 1;
                 }
                 Instr::MatchExcept { class, name, next } => {

@@ -25,6 +25,8 @@ pub fn exceptions_caught_by_vm() -> u64 {
 pub(in crate::python) enum PlainSlot {
     /// A `return` value kept while the blocks it leaves are left.
     Value(Value),
+    /// What a `with` block's exit needs (the token of [`Interpreter::vm_enter_with`]).
+    Exit(Value),
     /// An exception being handled, where it was raised, and the `as` name its clause bound.
     Handling {
         exception: ObjId,
@@ -39,6 +41,8 @@ pub(in crate::python) struct PlainBlock {
     handler: u32,
     slots: u32,
     loops: u32,
+    /// Whether it counts in `exc.handler_depth` (errors inside become exception objects).
+    counts: bool,
 }
 
 /// Where a plain frame's stacks start.
@@ -51,13 +55,20 @@ pub(super) struct PlainBase {
 impl<'a> Interpreter<'a> {
     /// `SETUP_FINALLY`: while it is set up, an exception can be caught, so errors become
     /// exception objects.
-    pub(super) fn plain_setup(&mut self, handler: u32) {
+    pub(super) fn plain_setup(&mut self, handler: u32, counts: bool) {
         self.plain_blocks.push(PlainBlock {
             handler,
             slots: self.plain_slots.len() as u32,
             loops: self.plain_loops.len() as u32,
+            counts,
         });
-        self.exc.handler_depth += 1;
+        self.exc.handler_depth += u32::from(counts);
+    }
+
+    /// `POP_BLOCK`: the innermost handler ends.
+    pub(super) fn plain_pop_block(&mut self) {
+        let block = self.plain_blocks.pop().expect("a handler is set up");
+        self.exc.handler_depth -= u32::from(block.counts);
     }
 
     /// An error raised in a plain frame: taken by its innermost handler (whose
@@ -71,7 +82,7 @@ impl<'a> Interpreter<'a> {
         // while the handler still counts, with this frame's traceback entry.
         let e = self.unwinding(e);
         let block = self.plain_blocks.pop().expect("checked above");
-        self.exc.handler_depth -= 1;
+        self.exc.handler_depth -= u32::from(block.counts);
         let Exc::Raised {
             exception, offset, ..
         } = *e
@@ -98,15 +109,14 @@ impl<'a> Interpreter<'a> {
     pub(super) fn plain_unwind_all(&mut self, base: &PlainBase) {
         self.drop_slots(base.slots);
         while self.plain_blocks.len() > base.blocks {
-            self.plain_blocks.pop();
-            self.exc.handler_depth -= 1;
+            self.plain_pop_block();
         }
         while self.plain_loops.len() > base.loops {
             self.end_plain_loop(false);
         }
     }
 
-    fn drop_slots(&mut self, len: usize) {
+    pub(super) fn drop_slots(&mut self, len: usize) {
         while self.plain_slots.len() > len {
             let slot = self.plain_slots.pop().expect("checked");
             self.drop_slot(slot);
@@ -116,7 +126,7 @@ impl<'a> Interpreter<'a> {
     /// `POP_EXCEPT` (then `name = None; del name` for `except E as name`).
     fn drop_slot(&mut self, slot: PlainSlot) {
         match slot {
-            PlainSlot::Value(v) => self.heap.decref(v),
+            PlainSlot::Value(v) | PlainSlot::Exit(v) => self.heap.decref(v),
             PlainSlot::Handling {
                 exception, name, ..
             } => {
