@@ -26,8 +26,8 @@ pub(super) fn requires_grad(it: &Interpreter<'_>, v: Value) -> bool {
     tensor(it, v).is_some_and(|t| t.requires_grad)
 }
 
-/// The edge through which a gradient reaches `v`: its `grad_fn`, or a new
-/// `AccumulateGrad` holding the leaf (a new reference), or `None`.
+/// The edge through which a gradient reaches `v`: its `grad_fn`, or the leaf's
+/// `AccumulateGrad` (shared while alive, a new reference), or `None`.
 pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
     let t = tensor(it, v)?.clone();
     let node = if !t.requires_grad {
@@ -37,10 +37,7 @@ pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
         Some(n)
     } else {
         let Value::Obj(leaf) = v else { return None };
-        it.heap.incref(v);
-        let mut acc = GradNode::new("AccumulateGrad", GradFlow::Accumulate);
-        acc.leaf = Some(leaf);
-        Some(it.heap.insert(ObjKind::GradNode(Box::new(acc))))
+        Some(it.grad_accumulator(leaf))
     };
     let input_nr = if t.grad_fn.is_some() { t.output_nr } else { 0 };
     Some(InputEdge {

@@ -63,12 +63,7 @@ impl Interpreter<'_> {
                                 self.heap.incref(Value::Obj(n));
                                 Some(n)
                             }
-                            None => {
-                                self.heap.incref(v);
-                                let mut acc = GradNode::new("AccumulateGrad", GradFlow::Accumulate);
-                                acc.leaf = v.obj();
-                                Some(self.heap.insert(ObjKind::GradNode(Box::new(acc))))
-                            }
+                            None => v.obj().map(|leaf| self.grad_accumulator(leaf)),
                         }
                     } else {
                         None

@@ -120,6 +120,7 @@ mod version_info;
 mod vm;
 mod weak_containers;
 mod weakrefs;
+mod grad_accumulator;
 
 pub use interp::{Interpreter, RunEnd};
 pub use source::SourceMap;

@@ -382,6 +382,8 @@ pub(super) struct TorchClasses {
     pub(super) scheduler_warnings: Vec<&'static str>,
     /// The `DataLoader(shuffle=True)` order note was added to the timeline.
     pub(super) data_shuffle_noted: bool,
+    /// Each leaf's weak reference to its `AccumulateGrad` (`python/grad_accumulator.rs`).
+    pub(super) grad_accumulators: super::grad_accumulator::GradAccumulators,
 }
 
 impl TorchClasses {
@@ -419,6 +421,7 @@ impl TorchClasses {
             causal_detection_noted: false,
             scheduler_warnings: Vec::new(),
             data_shuffle_noted: false,
+            grad_accumulators: Default::default(),
         }
     }
 

@@ -145,6 +145,7 @@ impl<'a> Interpreter<'a> {
                     self.dataclass_field_attr(id, name)
                 }
                 ObjKind::Function(_) => self.function_attr(id, name),
+                ObjKind::GradFn { .. } => self.grad_fn_attr(id, &self.names.name_rc(name)),
                 ObjKind::BoundMethod { func, receiver } => {
                     let (func, receiver) = (*func, *receiver);
                     self.bound_method_attr(func, receiver, name)
