@@ -13,9 +13,14 @@
 //! the node must still be alive, an `AccumulateGrad`, and hold this leaf. A reused slot
 //! fails that check, as an expired `weak_ptr` would.
 
+use super::autograd::{
+    BackwardOptions, GradBuffer as Buffer, drop_buffer, set_history, set_history_at, sum_node,
+    tensor,
+};
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
-use crate::torch::{GradFlow, GradNode};
+use crate::torch::{Category, GradFlow, GradNode};
+use rustc_hash::FxHashMap;
 
 /// The leaves' weak references to their accumulators.
 #[derive(Debug, Default)]
@@ -91,5 +96,122 @@ impl Interpreter<'_> {
                 "AttributeError: '{name}' object has no attribute '{attr}'"
             )),
         }
+    }
+}
+
+/// `AccumulateGrad`, then the leaf's post-accumulate-grad hooks (`hook(leaf)`, run once
+/// `.grad` holds the new gradient; they may free it, as an optimizer step in backward does).
+pub(super) fn deliver_to_leaf(
+    it: &mut Interpreter<'_>,
+    leaf: ObjId,
+    buffer: Buffer,
+    options: &BackwardOptions,
+    captured: &mut FxHashMap<ObjId, Buffer>,
+) -> R<()> {
+    accumulate_grad(it, leaf, buffer, options, captured)?;
+    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
+    let post = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_post_acc_hooks);
+    match post {
+        Some(dict) if options.accumulate && wanted => it.run_post_accumulate_grad_hooks(dict, leaf),
+        _ => Ok(()),
+    }
+}
+
+/// `AccumulateGrad`: the first gradient becomes `.grad` (stolen when nothing else holds
+/// it, else copied); later ones are added in place, so `.grad` is allocated once. With
+/// `create_graph` the gradient keeps its graph, and a later one makes a new `.grad`
+/// (`grad = grad + new`, recorded), as PyTorch does in grad mode.
+fn accumulate_grad(
+    it: &mut Interpreter<'_>,
+    leaf: ObjId,
+    buffer: Buffer,
+    options: &BackwardOptions,
+    captured: &mut FxHashMap<ObjId, Buffer>,
+) -> R<()> {
+    // The leaf's own hooks (`register_hook` on a leaf) see the gradient first.
+    let hook_dict = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_hook_dict);
+    let buffer = match hook_dict {
+        Some(dict) => it.run_tensor_hooks(dict, buffer, options.create_graph)?,
+        None => buffer,
+    };
+    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
+    if !options.accumulate {
+        if options.inputs.contains(&leaf) && !captured.contains_key(&leaf) {
+            captured.insert(leaf, buffer);
+        } else {
+            drop_buffer(it, buffer);
+        }
+        return Ok(());
+    }
+    let Some(t) = tensor(it, Value::Obj(leaf)).cloned() else {
+        drop_buffer(it, buffer);
+        return Ok(());
+    };
+    if !wanted {
+        drop_buffer(it, buffer);
+        return Ok(());
+    }
+    if let Some(old) = t.grad {
+        if !options.create_graph {
+            drop_buffer(it, buffer);
+            return Ok(());
+        }
+        let old_grad = tensor(it, Value::Obj(old)).map(|g| (g.grad_fn, g.output_nr));
+        let (old_node, old_nr) = old_grad.unwrap_or((None, 0));
+        if let Some(n) = old_node {
+            it.heap.incref(Value::Obj(n));
+        }
+        let sum = sum_node(
+            it,
+            &buffer,
+            [(old_node, old_nr), (buffer.node, buffer.output_nr)],
+        );
+        it.heap.dropped_storage_refs.push(buffer.storage);
+        let g = it.new_tensor_as(t.shape, t.dtype, t.device, None, Category::Gradient)?;
+        if let Value::Obj(gid) = g {
+            set_history(it, gid, sum);
+        }
+        replace_grad(it, leaf, g);
+        return Ok(());
+    }
+    let stealable = it.storages.get(buffer.storage).refs == 1;
+    let storage = if stealable {
+        buffer.storage
+    } else {
+        it.heap.dropped_storage_refs.push(buffer.storage);
+        it.new_storage(&t.shape, t.dtype, t.device, Category::Gradient)?
+    };
+    let relabel = it.storages.get(storage);
+    if relabel.category != Category::Gradient
+        && let Some(addr) = relabel.addr
+    {
+        // The timeline's alloc event said what the buffer was when allocated.
+        it.recorder.relabel_allocation(addr, Category::Gradient);
+    }
+    it.storages.set_category(storage, Category::Gradient);
+    let g = it.new_tensor_as(
+        t.shape,
+        t.dtype,
+        t.device,
+        Some((storage, None)),
+        Category::Gradient,
+    )?;
+    // `new_tensor_as` took its own storage reference; the buffer's is handed over.
+    it.heap.dropped_storage_refs.push(storage);
+    if let (Some(n), Value::Obj(gid)) = (buffer.node, g) {
+        set_history_at(it, gid, n, buffer.output_nr);
+    }
+    replace_grad(it, leaf, g);
+    Ok(())
+}
+
+/// Sets `leaf.grad` to `g` (a reference handed over), dropping the old one.
+fn replace_grad(it: &mut Interpreter<'_>, leaf: ObjId, g: Value) {
+    let old = match it.heap.kind_mut(leaf) {
+        ObjKind::Tensor(t) => std::mem::replace(&mut t.grad, g.obj()),
+        _ => None,
+    };
+    if let Some(old) = old {
+        it.heap.decref_id(old);
     }
 }

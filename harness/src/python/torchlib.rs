@@ -101,6 +101,9 @@ pub(super) enum TorchClass {
     DataLoader,
     /// `_SingleProcessDataLoaderIter`: one epoch's iterator of a `DataLoader`.
     DataLoaderIter,
+    LstmCell,
+    GruCell,
+    RnnCell,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -262,6 +265,9 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "_SingleProcessDataLoaderIter",
         None,
     ),
+    (TorchClass::LstmCell, "LSTMCell", Some(TorchClass::Module)),
+    (TorchClass::GruCell, "GRUCell", Some(TorchClass::Module)),
+    (TorchClass::RnnCell, "RNNCell", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -308,6 +314,9 @@ impl TorchClass {
                 | TorchClass::Embedding
                 | TorchClass::Lstm
                 | TorchClass::Gru
+                | TorchClass::LstmCell
+                | TorchClass::GruCell
+                | TorchClass::RnnCell
                 | TorchClass::CrossEntropyLoss
                 | TorchClass::ModuleList
                 | TorchClass::ModuleDict
@@ -603,6 +612,9 @@ impl Interpreter<'_> {
             }
             TorchClass::Lstm | TorchClass::Gru | TorchClass::Rnn => {
                 self.construct_recurrent(kind, args, kwargs)?
+            }
+            TorchClass::LstmCell | TorchClass::GruCell | TorchClass::RnnCell => {
+                self.construct_recurrent_cell(kind, args, kwargs)?
             }
             TorchClass::Sequential => {
                 let names: Vec<String> = (0..args.len()).map(|i| i.to_string()).collect();
