@@ -1,18 +1,23 @@
 //! Recording autograd graphs as ops run, and running backward, for memory.
 //!
 //! The node kinds and the table of what each op saves are in [`crate::torch::GradNode`]'s
-//! module. Here: building nodes from an op's operands, the engine that walks a graph in
-//! dependency order allocating and freeing gradient buffers as PyTorch's engine does, and
-//! custom `autograd.Function`s whose `ctx` is a Python object the collector sees.
+//! module. Here: building nodes from an op's operands and the engine that walks a graph in
+//! dependency order allocating and freeing gradient buffers as PyTorch's engine does. A
+//! leaf's `AccumulateGrad` is in `grad_accumulator.rs`, a custom Function's backward in
+//! `custom_function.rs`, tensors internal to an op in `autograd_internal.rs`.
 
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
 use crate::torch::{Category, DeviceKind, Dtype, GradFlow, GradNode, InputEdge, Saved, StorageId};
 use rustc_hash::FxHashMap;
 
+pub(super) use super::autograd_internal::Internal;
 pub(super) use crate::torch::Save;
 
-fn tensor<'i>(it: &'i Interpreter<'_>, v: Value) -> Option<&'i crate::torch::TensorData> {
+pub(super) fn tensor<'i>(
+    it: &'i Interpreter<'_>,
+    v: Value,
+) -> Option<&'i crate::torch::TensorData> {
     match v {
         Value::Obj(id) => match it.heap.kind(id) {
             ObjKind::Tensor(t) => Some(t),
@@ -26,8 +31,8 @@ pub(super) fn requires_grad(it: &Interpreter<'_>, v: Value) -> bool {
     tensor(it, v).is_some_and(|t| t.requires_grad)
 }
 
-/// The edge through which a gradient reaches `v`: its `grad_fn`, or a new
-/// `AccumulateGrad` holding the leaf (a new reference), or `None`.
+/// The edge through which a gradient reaches `v`: its `grad_fn`, or the leaf's
+/// `AccumulateGrad` (shared while alive, a new reference), or `None`.
 pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
     let t = tensor(it, v)?.clone();
     let node = if !t.requires_grad {
@@ -37,10 +42,7 @@ pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
         Some(n)
     } else {
         let Value::Obj(leaf) = v else { return None };
-        it.heap.incref(v);
-        let mut acc = GradNode::new("AccumulateGrad", GradFlow::Accumulate);
-        acc.leaf = Some(leaf);
-        Some(it.heap.insert(ObjKind::GradNode(Box::new(acc))))
+        Some(it.grad_accumulator(leaf))
     };
     let input_nr = if t.grad_fn.is_some() { t.output_nr } else { 0 };
     Some(InputEdge {
@@ -215,7 +217,7 @@ impl GradBuffer {
 }
 
 /// Drops a buffer's storage and node references.
-fn drop_buffer(it: &mut Interpreter<'_>, b: Buffer) {
+pub(super) fn drop_buffer(it: &mut Interpreter<'_>, b: Buffer) {
     it.heap.dropped_storage_refs.push(b.storage);
     if let Some(n) = b.node {
         it.heap.decref_id(n);
@@ -315,7 +317,9 @@ fn run_graph(
                 add_to_buffer(it, &mut buffers, (node, t.output_nr), buffer, options);
                 root_nodes.push(node);
             }
-            None => deliver_to_leaf(it, root, buffer, options, &mut captured)?,
+            None => {
+                super::grad_accumulator::deliver_to_leaf(it, root, buffer, options, &mut captured)?
+            }
         }
     }
     // Dependencies: how many edges of the reachable graph point at each node.
@@ -419,7 +423,11 @@ fn run_graph(
 }
 
 /// A new node (one reference) over the given gradient nodes (their references handed over).
-fn sum_node(it: &mut Interpreter<'_>, a: &Buffer, nodes: [(Option<ObjId>, u32); 2]) -> ObjId {
+pub(super) fn sum_node(
+    it: &mut Interpreter<'_>,
+    a: &Buffer,
+    nodes: [(Option<ObjId>, u32); 2],
+) -> ObjId {
     let mut node = GradNode::new(row("add").node, GradFlow::PassThrough);
     for (n, input_nr) in nodes {
         node.inputs.push(InputEdge {
@@ -504,7 +512,7 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
             let s = it.storages.get(storage);
             let described = format!(
                 "[{} {:?}]",
-                legacy_type_name(s.dtype, s.addr.is_some()),
+                super::tensor_type::legacy_type_name(s.dtype, s.addr.is_some()),
                 sizes.as_deref().unwrap_or(&s.shape)
             );
             let which = output_of
@@ -536,27 +544,6 @@ fn node_name(it: &Interpreter<'_>, n: ObjId) -> Option<&'static str> {
     match it.heap.kind(n) {
         ObjKind::GradNode(g) => Some(g.name),
         _ => None,
-    }
-}
-
-/// `torch.cuda.FloatTensor`: the legacy type name PyTorch's messages use.
-pub(super) fn legacy_type_name(dtype: Dtype, cuda: bool) -> String {
-    let base = match dtype {
-        Dtype::Float32 => "FloatTensor",
-        Dtype::Float16 => "HalfTensor",
-        Dtype::BFloat16 => "BFloat16Tensor",
-        Dtype::Float64 => "DoubleTensor",
-        Dtype::Int64 => "LongTensor",
-        Dtype::Int32 => "IntTensor",
-        Dtype::Int16 => "ShortTensor",
-        Dtype::Int8 => "CharTensor",
-        Dtype::UInt8 => "ByteTensor",
-        Dtype::Bool => "BoolTensor",
-    };
-    if cuda {
-        format!("torch.cuda.{base}")
-    } else {
-        format!("torch.{base}")
     }
 }
 
@@ -620,7 +607,7 @@ fn execute(
     match node.flow {
         GradFlow::Accumulate => {
             if let Some(leaf) = node.leaf {
-                deliver_to_leaf(it, leaf, incoming, options, captured)?;
+                super::grad_accumulator::deliver_to_leaf(it, leaf, incoming, options, captured)?;
             } else {
                 drop_buffer(it, incoming);
             }
@@ -683,7 +670,7 @@ fn execute(
             drop_buffer(it, incoming);
         }
         GradFlow::Python => {
-            out = python_backward(it, &node, incoming, options)?;
+            out = super::custom_function::python_backward(it, &node, incoming, options)?;
         }
         GradFlow::Recompute => {
             let grad = it.new_tensor_as(
@@ -838,291 +825,6 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
         device: b.device,
         node: None,
         output_nr: 0,
-    }
-}
-
-/// `AccumulateGrad`, then the leaf's post-accumulate-grad hooks (`hook(leaf)`, run once
-/// `.grad` holds the new gradient; they may free it, as an optimizer step in backward does).
-fn deliver_to_leaf(
-    it: &mut Interpreter<'_>,
-    leaf: ObjId,
-    buffer: Buffer,
-    options: &BackwardOptions,
-    captured: &mut FxHashMap<ObjId, Buffer>,
-) -> R<()> {
-    accumulate_grad(it, leaf, buffer, options, captured)?;
-    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
-    let post = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_post_acc_hooks);
-    match post {
-        Some(dict) if options.accumulate && wanted => it.run_post_accumulate_grad_hooks(dict, leaf),
-        _ => Ok(()),
-    }
-}
-
-/// `AccumulateGrad`: the first gradient becomes `.grad` (stolen when nothing else holds
-/// it, else copied); later ones are added in place, so `.grad` is allocated once. With
-/// `create_graph` the gradient keeps its graph, and a later one makes a new `.grad`
-/// (`grad = grad + new`, recorded), as PyTorch does in grad mode.
-fn accumulate_grad(
-    it: &mut Interpreter<'_>,
-    leaf: ObjId,
-    buffer: Buffer,
-    options: &BackwardOptions,
-    captured: &mut FxHashMap<ObjId, Buffer>,
-) -> R<()> {
-    // The leaf's own hooks (`register_hook` on a leaf) see the gradient first.
-    let hook_dict = tensor(it, Value::Obj(leaf)).and_then(|t| t.cpp_hook_dict);
-    let buffer = match hook_dict {
-        Some(dict) => it.run_tensor_hooks(dict, buffer, options.create_graph)?,
-        None => buffer,
-    };
-    let wanted = options.inputs.is_empty() || options.inputs.contains(&leaf);
-    if !options.accumulate {
-        if options.inputs.contains(&leaf) && !captured.contains_key(&leaf) {
-            captured.insert(leaf, buffer);
-        } else {
-            drop_buffer(it, buffer);
-        }
-        return Ok(());
-    }
-    let Some(t) = tensor(it, Value::Obj(leaf)).cloned() else {
-        drop_buffer(it, buffer);
-        return Ok(());
-    };
-    if !wanted {
-        drop_buffer(it, buffer);
-        return Ok(());
-    }
-    if let Some(old) = t.grad {
-        if !options.create_graph {
-            drop_buffer(it, buffer);
-            return Ok(());
-        }
-        let old_grad = tensor(it, Value::Obj(old)).map(|g| (g.grad_fn, g.output_nr));
-        let (old_node, old_nr) = old_grad.unwrap_or((None, 0));
-        if let Some(n) = old_node {
-            it.heap.incref(Value::Obj(n));
-        }
-        let sum = sum_node(
-            it,
-            &buffer,
-            [(old_node, old_nr), (buffer.node, buffer.output_nr)],
-        );
-        it.heap.dropped_storage_refs.push(buffer.storage);
-        let g = it.new_tensor_as(t.shape, t.dtype, t.device, None, Category::Gradient)?;
-        if let Value::Obj(gid) = g {
-            set_history(it, gid, sum);
-        }
-        replace_grad(it, leaf, g);
-        return Ok(());
-    }
-    let stealable = it.storages.get(buffer.storage).refs == 1;
-    let storage = if stealable {
-        buffer.storage
-    } else {
-        it.heap.dropped_storage_refs.push(buffer.storage);
-        it.new_storage(&t.shape, t.dtype, t.device, Category::Gradient)?
-    };
-    let relabel = it.storages.get(storage);
-    if relabel.category != Category::Gradient
-        && let Some(addr) = relabel.addr
-    {
-        // The timeline's alloc event said what the buffer was when allocated.
-        it.recorder.relabel_allocation(addr, Category::Gradient);
-    }
-    it.storages.set_category(storage, Category::Gradient);
-    let g = it.new_tensor_as(
-        t.shape,
-        t.dtype,
-        t.device,
-        Some((storage, None)),
-        Category::Gradient,
-    )?;
-    // `new_tensor_as` took its own storage reference; the buffer's is handed over.
-    it.heap.dropped_storage_refs.push(storage);
-    if let (Some(n), Value::Obj(gid)) = (buffer.node, g) {
-        set_history_at(it, gid, n, buffer.output_nr);
-    }
-    replace_grad(it, leaf, g);
-    Ok(())
-}
-
-/// Sets `leaf.grad` to `g` (a reference handed over), dropping the old one.
-fn replace_grad(it: &mut Interpreter<'_>, leaf: ObjId, g: Value) {
-    let old = match it.heap.kind_mut(leaf) {
-        ObjKind::Tensor(t) => std::mem::replace(&mut t.grad, g.obj()),
-        _ => None,
-    };
-    if let Some(old) = old {
-        it.heap.decref_id(old);
-    }
-}
-
-/// A custom Function's backward: the gradient is wrapped in a tensor object, the Python
-/// `backward(ctx, *grads)` runs, and what it returns flows to the inputs.
-fn python_backward(
-    it: &mut Interpreter<'_>,
-    node: &GradNode,
-    incoming: Buffer,
-    options: &BackwardOptions,
-) -> R<Vec<(Target, Buffer)>> {
-    let Some(ctx) = node.ctx else {
-        drop_buffer(it, incoming);
-        return Ok(Vec::new());
-    };
-    let grad = it.new_tensor_as(
-        incoming.shape.clone(),
-        incoming.dtype,
-        incoming.device,
-        Some((incoming.storage, None)),
-        Category::Temporary,
-    )?;
-    it.heap.dropped_storage_refs.push(incoming.storage);
-    if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
-        set_history_at(it, g, n, incoming.output_nr);
-    }
-    let backward = it.custom_function_method(ctx, "backward")?;
-    it.heap.incref(Value::Obj(ctx));
-    let result = it.call(backward, vec![Value::Obj(ctx), grad], Vec::new());
-    it.heap.decref(backward);
-    let result = result?;
-    let items: Vec<Value> = match result {
-        Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::Tuple(items) => items.clone(),
-            _ => vec![result],
-        },
-        other => vec![other],
-    };
-    let mut out = Vec::new();
-    // Gradients returned for non-tensor arguments (`None`) have no edge.
-    let mut edges = node.inputs.iter();
-    for item in items {
-        let Some(t) = tensor(it, item).cloned() else {
-            continue;
-        };
-        let Some(e) = edges.next() else { break };
-        if let Some(next) = e.node {
-            it.storages.add_ref(t.storage);
-            let graph = t.grad_fn.filter(|_| options.create_graph);
-            if let Some(g) = graph {
-                it.heap.incref(Value::Obj(g));
-            }
-            out.push((
-                (next, e.input_nr),
-                Buffer {
-                    storage: t.storage,
-                    shape: e.shape.clone(),
-                    dtype: t.dtype,
-                    device: t.device,
-                    node: graph,
-                    output_nr: t.output_nr,
-                },
-            ));
-        }
-    }
-    it.heap.decref(result);
-    Ok(out)
-}
-
-/// A tensor that lives only inside an op's C++ code and never gets a Python object (the
-/// gates of a recurrent cell, the log-softmax inside `cross_entropy`). It owns one
-/// storage reference and one reference to its `grad_fn`, if any.
-#[derive(Debug, Clone)]
-pub(super) struct Internal {
-    pub storage: StorageId,
-    pub shape: Vec<i64>,
-    pub dtype: Dtype,
-    pub device: DeviceKind,
-    pub node: Option<ObjId>,
-    /// Which output of `node` it is (PyTorch's `output_nr`).
-    pub output_nr: u32,
-}
-
-impl Internal {
-    /// A new storage of `shape`.
-    pub(super) fn new(
-        it: &mut Interpreter<'_>,
-        shape: Vec<i64>,
-        dtype: Dtype,
-        device: DeviceKind,
-        category: Category,
-    ) -> R<Internal> {
-        let storage = it.new_storage(&shape, dtype, device, category)?;
-        Ok(Internal {
-            storage,
-            shape,
-            dtype,
-            device,
-            node: None,
-            output_nr: 0,
-        })
-    }
-
-    /// The C++ side of a Python tensor: its storage and the edge a gradient takes to it.
-    pub(super) fn of(it: &mut Interpreter<'_>, v: Value) -> Option<Internal> {
-        let t = tensor(it, v)?.clone();
-        let edge = edge_to(it, v);
-        let output_nr = edge.as_ref().map_or(0, |e| e.input_nr);
-        let node = edge.and_then(|e| e.node);
-        it.storages.add_ref(t.storage);
-        Some(Internal {
-            storage: t.storage,
-            shape: t.shape,
-            dtype: t.dtype,
-            device: t.device,
-            node,
-            output_nr,
-        })
-    }
-
-    pub(super) fn requires_grad(&self) -> bool {
-        self.node.is_some()
-    }
-
-    /// An edge to this tensor's `grad_fn` (a new node reference).
-    pub(super) fn edge(&self, it: &mut Interpreter<'_>) -> InputEdge {
-        if let Some(n) = self.node {
-            it.heap.incref(Value::Obj(n));
-        }
-        InputEdge {
-            node: self.node,
-            input_nr: self.output_nr,
-            shape: self.shape.clone(),
-            dtype: self.dtype,
-            device: self.device,
-        }
-    }
-
-    /// Its data as a saved tensor (one more storage reference).
-    pub(super) fn saved(&self, it: &mut Interpreter<'_>) -> Saved {
-        it.storages.add_ref(self.storage);
-        Saved::Data(self.storage)
-    }
-
-    /// Drops its references.
-    pub(super) fn release(self, it: &mut Interpreter<'_>) {
-        it.heap.dropped_storage_refs.push(self.storage);
-        if let Some(n) = self.node {
-            it.heap.decref_id(n);
-        }
-    }
-
-    /// Gives it a Python object (`shape` may differ for a view of the same bytes), sets
-    /// its `grad_fn`, and drops the internal references.
-    pub(super) fn expose(self, it: &mut Interpreter<'_>, shape: Vec<i64>) -> R<Value> {
-        let v = it.new_tensor_as(
-            shape,
-            self.dtype,
-            self.device,
-            Some((self.storage, None)),
-            Category::Activation,
-        )?;
-        if let (Some(n), Value::Obj(out)) = (self.node, v) {
-            it.heap.incref(Value::Obj(n));
-            set_history_at(it, out, n, self.output_nr);
-        }
-        self.release(it);
-        Ok(v)
     }
 }
 

@@ -1,11 +1,13 @@
 //! `torch.autograd.Function` subclasses (`Fn.apply`, `ctx.save_for_backward`,
 //! `ctx.saved_tensors`) and the entry points of the backward pass.
 
-use super::autograd::{self, BackwardOptions};
+use super::autograd::{
+    self, BackwardOptions, GradBuffer as Buffer, Target, drop_buffer, set_history_at, tensor,
+};
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
 use crate::heap::{ObjId, ObjKind, Value};
-use crate::torch::{DeviceKind, GradFlow, GradNode, InputEdge, Saved};
+use crate::torch::{Category, DeviceKind, GradFlow, GradNode, InputEdge, Saved};
 
 impl Interpreter<'_> {
     /// `Fn.apply(*args)` for a subclass of `torch.autograd.Function`: a ctx object per
@@ -63,12 +65,7 @@ impl Interpreter<'_> {
                                 self.heap.incref(Value::Obj(n));
                                 Some(n)
                             }
-                            None => {
-                                self.heap.incref(v);
-                                let mut acc = GradNode::new("AccumulateGrad", GradFlow::Accumulate);
-                                acc.leaf = v.obj();
-                                Some(self.heap.insert(ObjKind::GradNode(Box::new(acc))))
-                            }
+                            None => v.obj().map(|leaf| self.grad_accumulator(leaf)),
                         }
                     } else {
                         None
@@ -264,4 +261,70 @@ impl Interpreter<'_> {
             },
         )
     }
+}
+
+/// A custom Function's backward: the gradient is wrapped in a tensor object, the Python
+/// `backward(ctx, *grads)` runs, and what it returns flows to the inputs.
+pub(super) fn python_backward(
+    it: &mut Interpreter<'_>,
+    node: &GradNode,
+    incoming: Buffer,
+    options: &BackwardOptions,
+) -> R<Vec<(Target, Buffer)>> {
+    let Some(ctx) = node.ctx else {
+        drop_buffer(it, incoming);
+        return Ok(Vec::new());
+    };
+    let grad = it.new_tensor_as(
+        incoming.shape.clone(),
+        incoming.dtype,
+        incoming.device,
+        Some((incoming.storage, None)),
+        Category::Temporary,
+    )?;
+    it.heap.dropped_storage_refs.push(incoming.storage);
+    if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
+        set_history_at(it, g, n, incoming.output_nr);
+    }
+    let backward = it.custom_function_method(ctx, "backward")?;
+    it.heap.incref(Value::Obj(ctx));
+    let result = it.call(backward, vec![Value::Obj(ctx), grad], Vec::new());
+    it.heap.decref(backward);
+    let result = result?;
+    let items: Vec<Value> = match result {
+        Value::Obj(id) => match it.heap.kind(id) {
+            ObjKind::Tuple(items) => items.clone(),
+            _ => vec![result],
+        },
+        other => vec![other],
+    };
+    let mut out = Vec::new();
+    // Gradients returned for non-tensor arguments (`None`) have no edge.
+    let mut edges = node.inputs.iter();
+    for item in items {
+        let Some(t) = tensor(it, item).cloned() else {
+            continue;
+        };
+        let Some(e) = edges.next() else { break };
+        if let Some(next) = e.node {
+            it.storages.add_ref(t.storage);
+            let graph = t.grad_fn.filter(|_| options.create_graph);
+            if let Some(g) = graph {
+                it.heap.incref(Value::Obj(g));
+            }
+            out.push((
+                (next, e.input_nr),
+                Buffer {
+                    storage: t.storage,
+                    shape: e.shape.clone(),
+                    dtype: t.dtype,
+                    device: t.device,
+                    node: graph,
+                    output_nr: t.output_nr,
+                },
+            ));
+        }
+    }
+    it.heap.decref(result);
+    Ok(out)
 }

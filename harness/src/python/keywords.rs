@@ -204,6 +204,15 @@ pub(super) fn for_class(kind: super::torchlib::TorchClass) -> &'static [&'static
             "device",
             "dtype",
         ],
+        C::LstmCell | C::GruCell => &["input_size", "hidden_size", "bias", "device", "dtype"],
+        C::RnnCell => &[
+            "input_size",
+            "hidden_size",
+            "bias",
+            "nonlinearity",
+            "device",
+            "dtype",
+        ],
         C::Rnn => &[
             "input_size",
             "hidden_size",
@@ -829,6 +838,7 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "any" | "all" => &["dim", "keepdim"],
         "isclose" | "allclose" => &["other", "rtol", "atol"],
         "addcdiv" | "addcdiv_" => &["value"],
+        "type" => &["dtype", "non_blocking"],
         _ => &[],
     }
 }
@@ -1127,6 +1137,8 @@ mod tests {
             C::Unflatten,
             C::DataLoader,
             C::Subset,
+            C::LstmCell,
+            C::RnnCell,
         ] {
             tables.push(for_class(c));
         }

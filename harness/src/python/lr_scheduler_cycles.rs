@@ -187,14 +187,7 @@ impl Interpreter<'_> {
             let Some(opt) = optimizer.obj() else {
                 return self.error("TypeError: OneCycleLR needs an optimizer");
             };
-            let defaults = self.optimizer_attr_dict(opt, "defaults")?;
-            let (m_key, b_key) = (self.sym("momentum"), self.sym("betas"));
-            let has_m = self.dict_str_get(defaults, m_key).is_some();
-            let use_beta1 = self.dict_str_get(defaults, b_key).is_some();
-            self.heap.decref_id(defaults);
-            if !has_m && !use_beta1 {
-                return self.error("ValueError: optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
-            }
+            let use_beta1 = self.cycled_momentum_is_beta1(opt)?;
             attrs.push(("use_beta1", Value::Bool(use_beta1)));
             let max_m = arg("max_momentum").unwrap_or(Value::Float(0.95));
             let base_m = arg("base_momentum").unwrap_or(Value::Float(0.85));

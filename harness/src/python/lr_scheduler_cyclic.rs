@@ -25,6 +25,20 @@ const TRIANGULAR2: &str = "CyclicLR._triangular2_scale_fn";
 const EXP_RANGE: &str = "CyclicLR._exp_range_scale_fn";
 
 impl Interpreter<'_> {
+    /// `CyclicLR`/`OneCycleLR` with `cycle_momentum`: whether the optimizer's defaults
+    /// cycle `betas[0]` (`use_beta1`) rather than `momentum`; neither is an error.
+    pub(super) fn cycled_momentum_is_beta1(&mut self, opt: ObjId) -> R<bool> {
+        let defaults = self.optimizer_attr_dict(opt, "defaults")?;
+        let (m_key, b_key) = (self.sym("momentum"), self.sym("betas"));
+        let has_m = self.dict_str_get(defaults, m_key).is_some();
+        let use_beta1 = self.dict_str_get(defaults, b_key).is_some();
+        self.heap.decref_id(defaults);
+        if !has_m && !use_beta1 {
+            return self.error("ValueError: optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
+        }
+        Ok(use_beta1)
+    }
+
     /// `a <op> b` with Python's numeric rules.
     fn num_op(&mut self, op: Operator, a: Value, b: Value) -> R<Value> {
         self.binary(op, a, b, false)
@@ -138,15 +152,13 @@ impl Interpreter<'_> {
         let Some(opt) = optimizer.obj() else {
             return self.error("TypeError: CyclicLR needs an optimizer");
         };
-        let defaults = self.optimizer_attr_dict(opt, "defaults")?;
-        let (m_key, b_key) = (self.sym("momentum"), self.sym("betas"));
-        let has_m = self.dict_str_get(defaults, m_key).is_some();
-        let use_beta1 = self.dict_str_get(defaults, b_key).is_some();
-        self.heap.decref_id(defaults);
-        if !has_m && !use_beta1 {
-            self.heap.decref_all(attrs.into_iter().map(|(_, v)| v));
-            return self.error("ValueError: optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
-        }
+        let use_beta1 = match self.cycled_momentum_is_beta1(opt) {
+            Ok(b) => b,
+            Err(e) => {
+                self.heap.decref_all(attrs.into_iter().map(|(_, v)| v));
+                return Err(e);
+            }
+        };
         attrs.push(("use_beta1", Value::Bool(use_beta1)));
         let base_m = arg("base_momentum").unwrap_or(Value::Float(0.8));
         let max_m = arg("max_momentum").unwrap_or(Value::Float(0.9));

@@ -142,6 +142,9 @@ impl Interpreter<'_> {
             Some(TorchClass::Lstm) => {
                 self.recurrent_forward(module, super::recurrent::CellKind::Lstm, args)
             }
+            Some(kind @ (TorchClass::LstmCell | TorchClass::GruCell | TorchClass::RnnCell)) => {
+                self.recurrent_cell_forward(module, kind, args)
+            }
             Some(TorchClass::Gru) => {
                 self.recurrent_forward(module, super::recurrent::CellKind::Gru, args)
             }

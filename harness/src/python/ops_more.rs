@@ -275,16 +275,7 @@ fn vector_norm(
             out
         }
     };
-    let shape: Vec<i64> = t
-        .shape
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &s)| match (reduced.contains(&i), keepdim) {
-            (false, _) => Some(s),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect();
+    let shape = super::select_ops::shape_after(&t.shape, &reduced, keepdim);
     let out_dtype = match dtype {
         Some(Value::Dtype(d)) => d,
         Some(Value::None) | None => it.autocast_float32_output(x).unwrap_or(t.dtype),

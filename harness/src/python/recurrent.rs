@@ -580,7 +580,7 @@ impl Interpreter<'_> {
     /// One time step of one layer: the two gate products and the fused cell. Returns
     /// `h'` and, for an LSTM, `c'`.
     #[allow(clippy::too_many_arguments)]
-    fn cell_step(
+    pub(super) fn cell_step(
         &mut self,
         kind: CellKind,
         x_t: &Internal,

@@ -138,7 +138,8 @@ fn reduced_dims(it: &Interpreter<'_>, dim: Value, ndim: usize) -> R<Vec<usize>> 
     Ok(out)
 }
 
-fn shape_after(shape: &[i64], reduced: &[usize], keepdim: bool) -> Vec<i64> {
+/// The shape of a reduction over the `reduced` dimensions (kept as 1 with `keepdim`).
+pub(super) fn shape_after(shape: &[i64], reduced: &[usize], keepdim: bool) -> Vec<i64> {
     shape
         .iter()
         .enumerate()

@@ -101,6 +101,9 @@ pub(super) enum TorchClass {
     DataLoader,
     /// `_SingleProcessDataLoaderIter`: one epoch's iterator of a `DataLoader`.
     DataLoaderIter,
+    LstmCell,
+    GruCell,
+    RnnCell,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -262,6 +265,9 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
         "_SingleProcessDataLoaderIter",
         None,
     ),
+    (TorchClass::LstmCell, "LSTMCell", Some(TorchClass::Module)),
+    (TorchClass::GruCell, "GRUCell", Some(TorchClass::Module)),
+    (TorchClass::RnnCell, "RNNCell", Some(TorchClass::Module)),
 ];
 
 impl TorchClass {
@@ -308,6 +314,9 @@ impl TorchClass {
                 | TorchClass::Embedding
                 | TorchClass::Lstm
                 | TorchClass::Gru
+                | TorchClass::LstmCell
+                | TorchClass::GruCell
+                | TorchClass::RnnCell
                 | TorchClass::CrossEntropyLoss
                 | TorchClass::ModuleList
                 | TorchClass::ModuleDict
@@ -382,6 +391,8 @@ pub(super) struct TorchClasses {
     pub(super) scheduler_warnings: Vec<&'static str>,
     /// The `DataLoader(shuffle=True)` order note was added to the timeline.
     pub(super) data_shuffle_noted: bool,
+    /// Each leaf's weak reference to its `AccumulateGrad` (`python/grad_accumulator.rs`).
+    pub(super) grad_accumulators: super::grad_accumulator::GradAccumulators,
 }
 
 impl TorchClasses {
@@ -419,6 +430,7 @@ impl TorchClasses {
             causal_detection_noted: false,
             scheduler_warnings: Vec::new(),
             data_shuffle_noted: false,
+            grad_accumulators: Default::default(),
         }
     }
 
@@ -600,6 +612,9 @@ impl Interpreter<'_> {
             }
             TorchClass::Lstm | TorchClass::Gru | TorchClass::Rnn => {
                 self.construct_recurrent(kind, args, kwargs)?
+            }
+            TorchClass::LstmCell | TorchClass::GruCell | TorchClass::RnnCell => {
+                self.construct_recurrent_cell(kind, args, kwargs)?
             }
             TorchClass::Sequential => {
                 let names: Vec<String> = (0..args.len()).map(|i| i.to_string()).collect();

@@ -151,6 +151,7 @@ impl<'a> Interpreter<'a> {
                     self.dataclass_field_attr(id, name)
                 }
                 ObjKind::Function(_) => self.function_attr(id, name),
+                ObjKind::GradFn { .. } => self.grad_fn_attr(id, &self.names.name_rc(name)),
                 ObjKind::BoundMethod { func, receiver } => {
                     let (func, receiver) = (*func, *receiver);
                     self.bound_method_attr(func, receiver, name)
@@ -271,6 +272,9 @@ impl<'a> Interpreter<'a> {
             ("torch.nn", "LogSoftmax") => C::LogSoftmax,
             ("torch.nn", "Softmin") => C::Softmin,
             ("torch.nn", "Unflatten") => C::Unflatten,
+            ("torch.nn", "LSTMCell") => C::LstmCell,
+            ("torch.nn", "GRUCell") => C::GruCell,
+            ("torch.nn", "RNNCell") => C::RnnCell,
             ("torch.utils.data", "Dataset") => C::Dataset,
             ("torch.utils.data", "IterableDataset") => C::IterableDataset,
             ("torch.utils.data", "TensorDataset") => C::TensorDataset,

@@ -531,12 +531,7 @@ pub(super) fn tensor_method(
         "numel" | "nelement" => Ok(Value::Int(t.numel() as i64)),
         "dim" => Ok(Value::Int(t.shape.len() as i64)),
         "element_size" => Ok(Value::Int(t.dtype.element_size() as i64)),
-        // `t.type()`: the legacy type name (`torch.cuda.FloatTensor`); a conversion is not.
-        "type" if p.is_empty() && a.kw.is_empty() => {
-            let name =
-                crate::python::autograd::legacy_type_name(t.dtype, t.device == DeviceKind::Cuda);
-            Ok(Value::Str(it.names.intern(&name)))
-        }
+        "type" => crate::python::tensor_type::method(it, id, a),
         m if crate::python::tensor_pieces::is_piece_method(m) => {
             crate::python::tensor_pieces::call(it, id, m, p, a.kw(it, "dim"))
         }
