@@ -36,7 +36,10 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::Obj(d))
             }
             "__doc__" => self.function_doc(code),
-            "__qualname__" => Ok(Value::Str(self.codes.get(code).qualname)),
+            "__qualname__" => {
+                let path = self.codes.qualname(self.codes.get(code).qualname, &self.names);
+                Ok(Value::Str(self.names.intern(&path)))
+            }
             other => {
                 let message =
                     format!("AttributeError: 'function' object has no attribute '{other}'");

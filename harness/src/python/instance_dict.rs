@@ -122,15 +122,16 @@ impl Interpreter<'_> {
             unreachable!("checked by the caller")
         };
         let name = c.name;
-        let mut distinct: Vec<crate::heap::Sym> = Vec::new();
-        for &(n, q) in &self.codes.class_qualnames {
+        let mut distinct: Vec<String> = Vec::new();
+        for &(n, step) in &self.codes.class_qualnames {
+            let q = self.codes.qualname(step, &self.names);
             if n == name && !distinct.contains(&q) {
                 distinct.push(q);
             }
         }
         match distinct.as_slice() {
             [] => Ok(Value::Str(name)),
-            [q] => Ok(Value::Str(*q)),
+            [q] => Ok(Value::Str(self.names.intern(q))),
             _ => self.unsupported(format!(
                 "`__qualname__` of class `{}`: class statements of that name are nested differently",
                 self.names.name(name)

@@ -47,9 +47,17 @@ pub struct Code<'a> {
     pub is_async: bool,
     /// A `def` whose body suspends (`yield`): calling it makes a generator.
     pub is_generator: bool,
-    /// `__qualname__` (PEP 3155): the dotted path of enclosing classes and functions, a
-    /// function's followed by `<locals>`.
-    pub qualname: Sym,
+    /// `__qualname__` (PEP 3155): its step in [`Codes::qual_steps`], rendered on demand by
+    /// [`Codes::qualname`] (a string per code would make deep nesting quadratic).
+    pub qualname: u32,
+}
+
+/// One step of a dotted `__qualname__` path: a class or function name under its parent's.
+pub struct QualStep {
+    parent: Option<u32>,
+    name: Sym,
+    /// A function's children sit under `<locals>`.
+    function: bool,
 }
 
 /// Every function and lambda of the workload, found by the address of its AST node.
@@ -57,11 +65,38 @@ pub struct Code<'a> {
 pub struct Codes<'a> {
     pub list: Vec<Code<'a>>,
     by_node: FxHashMap<usize, u32>,
-    /// Each class statement's name and `__qualname__`, in source order.
-    pub class_qualnames: Vec<(Sym, Sym)>,
+    /// Each class statement's name and `__qualname__` step, in source order.
+    pub class_qualnames: Vec<(Sym, u32)>,
+    /// The steps of every class and function's dotted path.
+    pub qual_steps: Vec<QualStep>,
 }
 
 impl<'a> Codes<'a> {
+    /// The dotted `__qualname__` ending at `step`.
+    pub fn qualname(&self, step: u32, names: &Interner) -> String {
+        let mut parts = Vec::new();
+        let mut at = Some(step);
+        while let Some(i) = at {
+            let s = &self.qual_steps[i as usize];
+            if s.function && !parts.is_empty() {
+                parts.push("<locals>");
+            }
+            parts.push(names.name(s.name));
+            at = s.parent;
+        }
+        parts.reverse();
+        parts.join(".")
+    }
+
+    fn push_step(&mut self, parent: Option<u32>, name: Sym, function: bool) -> u32 {
+        self.qual_steps.push(QualStep {
+            parent,
+            name,
+            function,
+        });
+        (self.qual_steps.len() - 1) as u32
+    }
+
     pub fn of_def(&self, def: &ast::StmtFunctionDef) -> u32 {
         self.by_node[&(def as *const _ as usize)]
     }
@@ -97,7 +132,7 @@ pub fn analyze<'a>(module: &'a [Stmt], names: &mut Interner) -> Codes<'a> {
     }
     let mut enclosing = Enclosing::default();
     for child in facts.children {
-        resolve(child, &mut enclosing, &mut codes, names, "");
+        resolve(child, &mut enclosing, &mut codes, names, None);
     }
     codes
 }
@@ -135,21 +170,20 @@ fn resolve<'a>(
     enclosing: &mut Enclosing,
     codes: &mut Codes<'a>,
     names: &mut Interner,
-    prefix: &str,
+    parent: Option<u32>,
 ) -> FxHashSet<Sym> {
     match child {
         Child::Class(class) => {
-            let qualname = format!("{prefix}{}", class.name.as_str());
-            let (name, q) = (names.intern(class.name.as_str()), names.intern(&qualname));
-            codes.class_qualnames.push((name, q));
-            let prefix = format!("{qualname}.");
+            let name = names.intern(class.name.as_str());
+            let step = codes.push_step(parent, name, false);
+            codes.class_qualnames.push((name, step));
             let mut facts = ScopeFacts::default();
             for s in &class.body {
                 collect_stmt(s, &mut facts, names);
             }
             let mut needs: FxHashSet<Sym> = FxHashSet::default();
             for c in facts.children {
-                needs.extend(resolve(c, enclosing, codes, names, &prefix));
+                needs.extend(resolve(c, enclosing, codes, names, Some(step)));
             }
             needs.extend(facts.used.difference(&facts.bound).copied());
             needs.retain(|n| enclosing.contains(n));
@@ -165,9 +199,7 @@ fn resolve<'a>(
                 ),
                 Body::Lambda(l) => (l.parameters.as_deref(), names.intern("<lambda>"), false),
             };
-            let qualname = format!("{prefix}{}", names.name(name));
-            let prefix = format!("{qualname}.<locals>.");
-            let qualname = names.intern(&qualname);
+            let qualname = codes.push_step(parent, name, true);
             let params = params_ast.map(|p| parameters(p, names)).unwrap_or_default();
             for p in &params {
                 facts.bound.insert(p.name);
@@ -197,7 +229,7 @@ fn resolve<'a>(
             enclosing.push(&locals);
             let mut child_needs: FxHashSet<Sym> = FxHashSet::default();
             for c in std::mem::take(&mut facts.children) {
-                child_needs.extend(resolve(c, enclosing, codes, names, &prefix));
+                child_needs.extend(resolve(c, enclosing, codes, names, Some(qualname)));
             }
             enclosing.pop(&locals);
             // CPython's `co_cellvars` order (compile.c `dictbytype`: sorted by name), which is
