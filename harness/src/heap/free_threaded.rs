@@ -123,6 +123,19 @@ impl Heap {
         }
     }
 
+    /// `_PyObject_ClearFreeLists(freelists, 0)`: each cached object is freed through
+    /// `PyObject_GC_Del`, one deallocation each.
+    fn free_threaded_clear_free_lists(&mut self) {
+        let cached = self.dict_free.len
+            + self.list_free.len
+            + self.frame_free.len
+            + self.tuple_free.iter().map(|t| t.len).sum::<u32>();
+        self.clear_free_lists();
+        for _ in 0..cached {
+            self.free_threaded_deallocation();
+        }
+    }
+
     /// A collection (`gc_collect_internal`): every tracked object; survivors' total becomes
     /// `long_lived_total`; the free lists are emptied. The generation is what the caller asked
     /// for (automatic ones are 0).
@@ -141,22 +154,18 @@ impl Heap {
         // The shared count is zeroed before the garbage is freed; the thread's count is not.
         self.free_threaded_state().shared = 0;
         // `_PyGC_ClearAllFreeLists` runs before the garbage is deleted: the cached objects are
-        // really freed (each one a deallocation) and the garbage refills the emptied lists.
-        let cached = self.dict_free.len
-            + self.list_free.len
-            + self.frame_free.len
-            + self.tuple_free.iter().map(|t| t.len).sum::<u32>();
-        self.clear_free_lists();
-        for _ in 0..cached {
-            self.free_threaded_deallocation();
-        }
+        // really freed (each one a deallocation).
+        self.free_threaded_clear_free_lists();
         // Every tracked object in one set: all of them in generation 1, collected as
-        // generations 0 - 1 (survivors land in 2), so that the free lists keep what the
-        // garbage put there, as CPython's do.
+        // generations 0 - 1 (survivors land in 2).
         for id in self.generation_members(2) {
             self.move_to_generation(id, 1);
         }
         let mut outcome = self.collect(1, on_garbage_tensor);
+        // `gc_collect_main` then clears the thread's free lists again, after the garbage was
+        // deleted: what the garbage put there is freed too, and every collection (automatic
+        // ones included, unlike the default build's generation-0 ones) leaves them empty.
+        self.free_threaded_clear_free_lists();
         outcome.generation = generation;
         self.long_lived_pending = 0;
         self.long_lived_total = self.generation_sizes()[2];
