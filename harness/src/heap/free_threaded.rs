@@ -20,6 +20,9 @@ pub const LOCAL_FLUSH_STEP: i64 = 512;
 pub struct FreeThreadedState {
     /// The workload thread's buffered count (`_gc_thread_state.alloc_count`).
     pub local: i64,
+    /// Dropped function objects that deferred reference counting keeps until the next
+    /// collection frees them (see [`Heap::drop_top_level_function`]).
+    pub deferred_garbage: u64,
     /// The shared count (`generations[0].count`); negative on unfixed releases.
     pub shared: i64,
     /// The release keeps the shared count from going below zero (gh-142048 fixed).
@@ -33,6 +36,7 @@ impl FreeThreadedState {
     pub fn new(outside_objects: u64, negative_count_fixed: bool) -> Self {
         FreeThreadedState {
             local: 0,
+            deferred_garbage: 0,
             shared: 0,
             negative_count_fixed,
             outside_objects,
@@ -100,6 +104,20 @@ impl Heap {
         }
     }
 
+    /// A function object of code not nested in a function is made and its last reference
+    /// dropped (a module-level class statement's body function). Free-threaded builds give
+    /// such functions deferred reference counting (`PyFunction_NewWithQualName` checks
+    /// `CO_NESTED`, 3.13 `Objects/funcobject.c`): dropping it frees nothing; the next
+    /// collection finds it unreachable and frees it. Default builds free it at once, so the
+    /// model counts nothing for it there. Returns whether a collection is due.
+    pub fn drop_top_level_function(&mut self) -> bool {
+        let CollectorState::FreeThreaded(state) = &mut self.schedule else {
+            return false;
+        };
+        state.deferred_garbage += 1;
+        self.free_threaded_allocations(1)
+    }
+
     /// `gc.get_count()` on 3.13t flushes the calling thread's count first.
     pub fn flush_thread_count(&mut self) {
         if let CollectorState::FreeThreaded(state) = &mut self.schedule {
@@ -162,6 +180,11 @@ impl Heap {
             self.move_to_generation(id, 1);
         }
         let mut outcome = self.collect(1, on_garbage_tensor);
+        // The dropped functions deferred reference counting kept are garbage too.
+        let deferred = std::mem::take(&mut self.free_threaded_state().deferred_garbage);
+        for _ in 0..deferred {
+            self.free_threaded_deallocation();
+        }
         // `gc_collect_main` then clears the thread's free lists again, after the garbage was
         // deleted: what the garbage put there is freed too, and every collection (automatic
         // ones included, unlike the default build's generation-0 ones) leaves them empty.
