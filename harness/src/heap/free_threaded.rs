@@ -303,4 +303,30 @@ mod tests {
         let at = schedule(&mut h, 1);
         assert_eq!(at, vec![12_544]);
     }
+
+    fn local_and_deferred(h: &Heap) -> (i64, u64) {
+        match &h.schedule {
+            CollectorState::FreeThreaded(s) => (s.local, s.deferred_garbage),
+            _ => unreachable!("a free-threaded heap"),
+        }
+    }
+
+    /// A dropped module-level function is one more counted object until the next collection,
+    /// which frees it: one deallocation more than a heap without it, so both end level.
+    #[test]
+    fn a_dropped_top_level_function_is_freed_by_the_next_collection() {
+        let mut with = heap(Some(5), 0);
+        let mut without = heap(Some(5), 0);
+        assert!(!with.drop_top_level_function());
+        assert_eq!(
+            local_and_deferred(&with),
+            (local_and_deferred(&without).0 + 1, 1)
+        );
+        with.run_collection(0, |_, _| {});
+        without.run_collection(0, |_, _| {});
+        assert_eq!(
+            local_and_deferred(&with),
+            (local_and_deferred(&without).0, 0)
+        );
+    }
 }
