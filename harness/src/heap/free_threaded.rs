@@ -20,6 +20,9 @@ pub const LOCAL_FLUSH_STEP: i64 = 512;
 pub struct FreeThreadedState {
     /// The workload thread's buffered count (`_gc_thread_state.alloc_count`).
     pub local: i64,
+    /// Dropped function objects that deferred reference counting keeps until the next
+    /// collection frees them (see [`Heap::drop_top_level_function`]).
+    pub deferred_garbage: u64,
     /// The shared count (`generations[0].count`); negative on unfixed releases.
     pub shared: i64,
     /// The release keeps the shared count from going below zero (gh-142048 fixed).
@@ -33,6 +36,7 @@ impl FreeThreadedState {
     pub fn new(outside_objects: u64, negative_count_fixed: bool) -> Self {
         FreeThreadedState {
             local: 0,
+            deferred_garbage: 0,
             shared: 0,
             negative_count_fixed,
             outside_objects,
@@ -100,6 +104,20 @@ impl Heap {
         }
     }
 
+    /// A function object of code not nested in a function is made and its last reference
+    /// dropped (a module-level class statement's body function). Free-threaded builds give
+    /// such functions deferred reference counting (`PyFunction_NewWithQualName` checks
+    /// `CO_NESTED`, 3.13 `Objects/funcobject.c`): dropping it frees nothing; the next
+    /// collection finds it unreachable and frees it. Default builds free it at once, so the
+    /// model counts nothing for it there. Returns whether a collection is due.
+    pub fn drop_top_level_function(&mut self) -> bool {
+        let CollectorState::FreeThreaded(state) = &mut self.schedule else {
+            return false;
+        };
+        state.deferred_garbage += 1;
+        self.free_threaded_allocations(1)
+    }
+
     /// `gc.get_count()` on 3.13t flushes the calling thread's count first.
     pub fn flush_thread_count(&mut self) {
         if let CollectorState::FreeThreaded(state) = &mut self.schedule {
@@ -123,6 +141,19 @@ impl Heap {
         }
     }
 
+    /// `_PyObject_ClearFreeLists(freelists, 0)`: each cached object is freed through
+    /// `PyObject_GC_Del`, one deallocation each.
+    fn free_threaded_clear_free_lists(&mut self) {
+        let cached = self.dict_free.len
+            + self.list_free.len
+            + self.frame_free.len
+            + self.tuple_free.iter().map(|t| t.len).sum::<u32>();
+        self.clear_free_lists();
+        for _ in 0..cached {
+            self.free_threaded_deallocation();
+        }
+    }
+
     /// A collection (`gc_collect_internal`): every tracked object; survivors' total becomes
     /// `long_lived_total`; the free lists are emptied. The generation is what the caller asked
     /// for (automatic ones are 0).
@@ -141,22 +172,23 @@ impl Heap {
         // The shared count is zeroed before the garbage is freed; the thread's count is not.
         self.free_threaded_state().shared = 0;
         // `_PyGC_ClearAllFreeLists` runs before the garbage is deleted: the cached objects are
-        // really freed (each one a deallocation) and the garbage refills the emptied lists.
-        let cached = self.dict_free.len
-            + self.list_free.len
-            + self.frame_free.len
-            + self.tuple_free.iter().map(|t| t.len).sum::<u32>();
-        self.clear_free_lists();
-        for _ in 0..cached {
-            self.free_threaded_deallocation();
-        }
+        // really freed (each one a deallocation).
+        self.free_threaded_clear_free_lists();
         // Every tracked object in one set: all of them in generation 1, collected as
-        // generations 0 - 1 (survivors land in 2), so that the free lists keep what the
-        // garbage put there, as CPython's do.
+        // generations 0 - 1 (survivors land in 2).
         for id in self.generation_members(2) {
             self.move_to_generation(id, 1);
         }
         let mut outcome = self.collect(1, on_garbage_tensor);
+        // The dropped functions deferred reference counting kept are garbage too.
+        let deferred = std::mem::take(&mut self.free_threaded_state().deferred_garbage);
+        for _ in 0..deferred {
+            self.free_threaded_deallocation();
+        }
+        // `gc_collect_main` then clears the thread's free lists again, after the garbage was
+        // deleted: what the garbage put there is freed too, and every collection (automatic
+        // ones included, unlike the default build's generation-0 ones) leaves them empty.
+        self.free_threaded_clear_free_lists();
         outcome.generation = generation;
         self.long_lived_pending = 0;
         self.long_lived_total = self.generation_sizes()[2];
@@ -270,5 +302,31 @@ mod tests {
         let mut h = heap(None, 100_000);
         let at = schedule(&mut h, 1);
         assert_eq!(at, vec![12_544]);
+    }
+
+    fn local_and_deferred(h: &Heap) -> (i64, u64) {
+        match &h.schedule {
+            CollectorState::FreeThreaded(s) => (s.local, s.deferred_garbage),
+            _ => unreachable!("a free-threaded heap"),
+        }
+    }
+
+    /// A dropped module-level function is one more counted object until the next collection,
+    /// which frees it: one deallocation more than a heap without it, so both end level.
+    #[test]
+    fn a_dropped_top_level_function_is_freed_by_the_next_collection() {
+        let mut with = heap(Some(5), 0);
+        let mut without = heap(Some(5), 0);
+        assert!(!with.drop_top_level_function());
+        assert_eq!(
+            local_and_deferred(&with),
+            (local_and_deferred(&without).0 + 1, 1)
+        );
+        with.run_collection(0, |_, _| {});
+        without.run_collection(0, |_, _| {});
+        assert_eq!(
+            local_and_deferred(&with),
+            (local_and_deferred(&without).0, 0)
+        );
     }
 }

@@ -124,6 +124,11 @@ impl<'a> Interpreter<'a> {
     /// namespace dict, and up to 3.10 the frame of the class body, kept as its code object's
     /// zombie frame after the first run.
     fn class_statement_prologue(&mut self, c: &'a ast::StmtClassDef) {
+        // The body's function: kept until the next collection on free-threaded builds.
+        let top_level = self.frames.last().is_some_and(|f| f.code.is_none());
+        if top_level && self.heap.drop_top_level_function() {
+            self.collection_due();
+        }
         self.count_shape(&ObjKind::Dict(Vec::new()));
         if self.heap.profile.frame_objects && self.class_bodies_run.insert(c as *const _ as usize) {
             self.count_untracked_allocations(1);
