@@ -67,6 +67,7 @@ pub enum Construct {
     TracebackModule,
     InstanceDict,
     TypesModule,
+    Starred,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -446,6 +447,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "the bound method attribute access makes (stored on its own instance it is a cycle, freed by the collector); other names of `types` are refused where used",
         what: "",
         runs: "import types\nclass Net:\n    pass\ndef forward(self, x):\n    return x + 1\nn = Net()\nn.forward = types.MethodType(forward, n)\nassert n.forward(1) == 2 and n.forward.__self__ is n\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Starred,
+        construct: "`*` in assignment and `for` targets (`a, *b = xs`) and in tuple, list and set displays (`[*a, *b]`)",
+        support: Support::Yes,
+        notes: "the starred target gets a new list (`UNPACK_EX`), a tuple display with a `*` item is built in a list first (`LIST_TO_TUPLE`); the iterator `UNPACK_EX` takes is not allocated",
+        what: "",
+        runs: "xs = [1, 2, 3, 4]\na, *b, c = xs\nassert b == [2, 3]\nfor k, *rest in [(1, 2), (3,)]:\n    pass\nassert rest == []\nassert (0, *b) == (0, 2, 3) and [*b, *b] == [2, 3, 2, 3] and {*b} == {2, 3}\n",
         refused: "",
     },
 ];

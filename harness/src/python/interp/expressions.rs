@@ -152,6 +152,13 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref(obj);
                 v
             }
+            Expr::Tuple(t) if t.elts.iter().any(Expr::is_starred_expr) => {
+                self.eval_spread_tuple(&t.elts)
+            }
+            Expr::List(l) if l.elts.iter().any(Expr::is_starred_expr) => {
+                let items = self.eval_spread(&l.elts)?;
+                Ok(Value::Obj(self.alloc(ObjKind::List(items))))
+            }
             Expr::Tuple(t) => {
                 // A tuple of constants is a constant of the code object: nothing is allocated.
                 if t.elts.iter().all(is_constant) {
