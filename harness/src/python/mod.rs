@@ -40,6 +40,7 @@ mod dataclasses;
 mod deepcopy;
 mod depth;
 mod descriptors;
+mod dict_keys;
 mod dict_unpacking;
 mod dropout;
 mod dunder;

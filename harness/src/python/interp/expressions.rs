@@ -597,13 +597,10 @@ impl<'a> Interpreter<'a> {
             return self.unsupported(crate::python::constructs::Construct::DictUnpacking.what());
         };
         let k = self.eval(key)?;
-        if !matches!(
-            k,
-            Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
-        ) {
+        self.at(key);
+        if let Err(e) = self.check_dict_key(k) {
             self.heap.decref(k);
-            self.at(key);
-            return self.unsupported("dict keys other than ints and strings");
+            return Err(e);
         }
         match self.eval(&item.value) {
             Ok(v) => Ok((k, v)),
