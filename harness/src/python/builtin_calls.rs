@@ -593,14 +593,12 @@ pub(super) fn dict_from_type_call(
         _ => return it.error("TypeError: dict expected at most 1 argument"),
     };
     borrowed.extend(kw.iter().map(|&(k, v)| (Value::Str(k), v)));
-    if borrowed.iter().any(|(k, _)| {
-        !matches!(
-            k,
-            Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
-        )
-    }) {
-        it.heap.decref_all(pairs);
-        return it.unsupported("dict keys other than ints and strings");
+    let keys: Vec<Value> = borrowed.iter().map(|(k, _)| *k).collect();
+    for k in keys {
+        if let Err(e) = it.check_dict_key(k) {
+            it.heap.decref_all(pairs);
+            return Err(e);
+        }
     }
     let mut entries: Vec<(Value, Value)> = Vec::with_capacity(borrowed.len());
     for (k, v) in borrowed {

@@ -67,6 +67,8 @@ pub enum Construct {
     TracebackModule,
     InstanceDict,
     TypesModule,
+    Starred,
+    ObjectKeys,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -446,6 +448,24 @@ pub const LANGUAGE: &[Row] = &[
         notes: "the bound method attribute access makes (stored on its own instance it is a cycle, freed by the collector); other names of `types` are refused where used",
         what: "",
         runs: "import types\nclass Net:\n    pass\ndef forward(self, x):\n    return x + 1\nn = Net()\nn.forward = types.MethodType(forward, n)\nassert n.forward(1) == 2 and n.forward.__self__ is n\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::Starred,
+        construct: "`*` in assignment and `for` targets (`a, *b = xs`) and in tuple, list and set displays (`[*a, *b]`)",
+        support: Support::Yes,
+        notes: "the starred target gets a new list (`UNPACK_EX`), a tuple display with a `*` item is built in a list first (`LIST_TO_TUPLE`); the iterator `UNPACK_EX` takes is not allocated",
+        what: "",
+        runs: "xs = [1, 2, 3, 4]\na, *b, c = xs\nassert b == [2, 3]\nfor k, *rest in [(1, 2), (3,)]:\n    pass\nassert rest == []\nassert (0, *b) == (0, 2, 3) and [*b, *b] == [2, 3, 2, 3] and {*b} == {2, 3}\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::ObjectKeys,
+        construct: "objects as dict keys (`cache[x] = f(x)` with `x` a tensor, instance or function)",
+        support: Support::Partly,
+        notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); refused (located): tuple, float and user-`__hash__` keys (lookup by value is not modelled)",
+        what: "",
+        runs: "import torch\nclass A:\n    pass\na = A()\nx = torch.zeros(2)\nd = {a: 1, x: 2, None: 3}\nassert d[a] == 1 and x in d\ntry:\n    d[[1]] = 4\nexcept TypeError:\n    pass\n",
         refused: "",
     },
 ];

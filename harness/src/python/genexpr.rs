@@ -252,13 +252,10 @@ impl<'a> Interpreter<'a> {
                         return Err(e);
                     }
                 };
-                if !matches!(
-                    k,
-                    Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
-                ) {
+                if let Err(e) = it.check_dict_key(k) {
                     it.heap.decref(k);
                     it.heap.decref(v);
-                    return it.unsupported("dict keys other than ints and strings");
+                    return Err(e);
                 }
                 it.dict_set(dict, k, v);
                 Ok(true)

@@ -41,6 +41,7 @@ mod dataclasses;
 mod deepcopy;
 mod depth;
 mod descriptors;
+mod dict_keys;
 mod dict_unpacking;
 mod dropout;
 mod dunder;

@@ -13,7 +13,7 @@
 
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, SetTable, Value};
-use ruff_python_ast::{self as ast, Expr, Operator};
+use ruff_python_ast::{self as ast, Operator};
 
 /// `_PyHASH_MODULUS` (2**61 - 1): ints hash to their value modulo it.
 const HASH_MODULUS: u64 = (1 << 61) - 1;
@@ -326,21 +326,8 @@ impl<'a> Interpreter<'a> {
     /// `BUILD_SET` and a `SET_UPDATE` of a constant frozenset, so the set takes the merge
     /// order of that frozenset's table; otherwise items are added left to right.
     pub(super) fn eval_set_display(&mut self, s: &'a ast::ExprSet) -> R<Value> {
-        let mut items = Vec::with_capacity(s.elts.len());
-        for x in &s.elts {
-            if let Expr::Starred(_) = x {
-                self.heap.decref_all(items);
-                self.at(x);
-                return self.unsupported("`*` unpacking in a set display");
-            }
-            match self.eval(x) {
-                Ok(v) => items.push(v),
-                Err(e) => {
-                    self.heap.decref_all(items);
-                    return Err(e);
-                }
-            }
-        }
+        // `*x` items are spread in (`SET_UPDATE`).
+        let items = self.eval_spread(&s.elts)?;
         let folded = self.heap.profile.version.minor >= 9
             && s.elts.len() >= 3
             && s.elts.iter().all(super::interp::is_constant);

@@ -152,6 +152,13 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref(obj);
                 v
             }
+            Expr::Tuple(t) if t.elts.iter().any(Expr::is_starred_expr) => {
+                self.eval_spread_tuple(&t.elts)
+            }
+            Expr::List(l) if l.elts.iter().any(Expr::is_starred_expr) => {
+                let items = self.eval_spread(&l.elts)?;
+                Ok(Value::Obj(self.alloc(ObjKind::List(items))))
+            }
             Expr::Tuple(t) => {
                 // A tuple of constants is a constant of the code object: nothing is allocated.
                 if t.elts.iter().all(is_constant) {
@@ -590,13 +597,10 @@ impl<'a> Interpreter<'a> {
             return self.unsupported(crate::python::constructs::Construct::DictUnpacking.what());
         };
         let k = self.eval(key)?;
-        if !matches!(
-            k,
-            Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
-        ) {
+        self.at(key);
+        if let Err(e) = self.check_dict_key(k) {
             self.heap.decref(k);
-            self.at(key);
-            return self.unsupported("dict keys other than ints and strings");
+            return Err(e);
         }
         match self.eval(&item.value) {
             Ok(v) => Ok((k, v)),

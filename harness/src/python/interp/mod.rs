@@ -13,6 +13,7 @@ mod comprehensions;
 mod device;
 mod expressions;
 mod names;
+mod starred;
 mod statements;
 
 pub(in crate::python) use expressions::is_constant;

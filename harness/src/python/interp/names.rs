@@ -210,42 +210,34 @@ impl<'a> Interpreter<'a> {
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tuple(items) | ObjKind::List(items) | ObjKind::StructSeq { items, .. } => {
-                    items.clone()
+                    let items = items.clone();
+                    for v in &items {
+                        self.heap.incref(*v);
+                    }
+                    self.heap.decref(value);
+                    items
                 }
                 // Any other iterable (`images, labels = zip(*batch)`) is read to its end,
                 // as CPython's `UNPACK_SEQUENCE` does.
                 _ => {
                     let read = self.collect_items(value);
                     self.heap.decref(value);
-                    let items = read?;
-                    if items.len() != targets.len() {
-                        let n = items.len();
-                        self.heap.decref_all(items);
-                        return self.error(format!(
-                            "ValueError: expected {} values to unpack, got {n}",
-                            targets.len()
-                        ));
-                    }
-                    for (t, v) in targets.iter().zip(items) {
-                        self.store(t, v)?;
-                    }
-                    return Ok(());
+                    read?
                 }
             },
             _ => return self.error("TypeError: cannot unpack a non-sequence"),
         };
+        if let Some(star) = targets.iter().position(Expr::is_starred_expr) {
+            return self.unpack_starred(targets, star, items);
+        }
         if items.len() != targets.len() {
-            self.heap.decref(value);
+            let n = items.len();
+            self.heap.decref_all(items);
             return self.error(format!(
-                "ValueError: expected {} values to unpack, got {}",
-                targets.len(),
-                items.len()
+                "ValueError: expected {} values to unpack, got {n}",
+                targets.len()
             ));
         }
-        for v in &items {
-            self.heap.incref(*v);
-        }
-        self.heap.decref(value);
         for (t, v) in targets.iter().zip(items) {
             self.store(t, v)?;
         }

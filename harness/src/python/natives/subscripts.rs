@@ -456,13 +456,10 @@ pub(in crate::python) fn store_subscript<'a>(
     let key = it.eval(index)?;
     match it.heap.kind(id) {
         ObjKind::Dict(_) => {
-            if !matches!(
-                key,
-                Value::Int(_) | Value::Str(_) | Value::Bool(_) | Value::None
-            ) {
+            if let Err(e) = it.check_dict_key(key) {
                 it.heap.decref(key);
                 it.heap.decref(value);
-                return it.unsupported("dict keys other than ints and strings");
+                return Err(e);
             }
             it.dict_set(id, key, value);
             Ok(())
