@@ -289,41 +289,6 @@ for i in range(10):
 "#,
             "torch.autograd.graph",
         ),
-        // Stonesjtu/pytorch_memlab#17
-        (
-            "reporter_dict_tensor_keys",
-            r#"
-import torch
-import torch.nn as nn
-class MemReporter:
-    def __init__(self, model):
-        self.tensor_name = {}
-        self.device_tensor = {}
-        self.name_idx = 0
-        for name, param in model.named_parameters():
-            self.tensor_name[param] = name
-    def _get_tensor_name(self, tensor):
-        if tensor in self.tensor_name:
-            name = self.tensor_name[tensor]
-        else:
-            name = type(tensor).__name__ + str(self.name_idx)
-            self.tensor_name[tensor] = name
-            self.name_idx += 1
-        return name
-    def collect_tensor(self, tensors):
-        for t in tensors:
-            self._get_tensor_name(t)
-        if fix:
-            self.tensor_name.clear()
-model = nn.Linear(1024, 1024).cuda()
-reporter = MemReporter(model)
-for i in range(10):
-    x = torch.randn(256, 1024, device="cuda")
-    out = model(x)
-    reporter.collect_tensor([x, out])
-"#,
-            "dict keys other than ints and strings",
-        ),
         // pytorch/tensordict#1309
         (
             "tensordict_module_io",

@@ -37,7 +37,9 @@ impl<'a> Interpreter<'a> {
             }
             "__doc__" => self.function_doc(code),
             "__qualname__" => {
-                let path = self.codes.qualname(self.codes.get(code).qualname, &self.names);
+                let path = self
+                    .codes
+                    .qualname(self.codes.get(code).qualname, &self.names);
                 Ok(Value::Str(self.names.intern(&path)))
             }
             other => {
