@@ -1004,9 +1004,6 @@ impl Heap {
             &mut self.list_free,
             &mut self.frame_free,
             &mut self.method_free,
-            &mut self.list_iter_free,
-            &mut self.tuple_iter_free,
-            &mut self.cfunction_free,
         ]
         .into_iter()
         .chain(self.tuple_free.iter_mut().skip(1))
