@@ -262,33 +262,7 @@ for epoch in range(8):
 #[test]
 fn refused_reports_name_the_missing_feature() {
     for (report, workload, feature) in [
-        // pytorch/pytorch#115255
-        (
-            "saved_tensors_hooks_lambda",
-            r#"
-import torch
-class TestNN(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = torch.nn.Linear(10, 20)
-        self.ln2 = torch.nn.Linear(20, 3000)
-        self.ln3 = torch.nn.Linear(3000, 40)
-    def forward(self, x):
-        x = self.ln1(x)
-        x = torch.nn.functional.relu(x)
-        with torch.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x):
-            x = self.ln2(x)
-            x = torch.nn.functional.relu(x)
-        x = self.ln3(x)
-        return x
-model = TestNN().cuda()
-for i in range(10):
-    x = torch.randn(256, 10, device="cuda")
-    y = model(x).sum()
-    y.backward()
-"#,
-            "torch.autograd.graph",
-        ),
+        // pytorch/pytorch#115255 runs now: tests/torch_saved_tensors_hooks.rs
         // pytorch/tensordict#1309
         (
             "tensordict_module_io",

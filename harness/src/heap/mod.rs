@@ -322,6 +322,9 @@ pub enum WrapperKind {
     /// A method of a builtin container taken as a value (`d.get`, `lst.append`): the
     /// receiver, the method's name (python/function_attrs.rs).
     BuiltinMethod,
+    /// `torch.autograd.graph.saved_tensors_hooks`: `pack`, `unpack`; `save_on_cpu`: `None`,
+    /// `None`, `pin_memory` (python/saved_tensors_hooks.rs).
+    SavedTensorsHooks,
 }
 
 impl ObjKind {
@@ -393,6 +396,7 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::Combinations, _) => "itertools.combinations",
             ObjKind::Wrapper(WrapperKind::Permutations, _) => "itertools.permutations",
             ObjKind::Wrapper(WrapperKind::BuiltinMethod, _) => "builtin_function_or_method",
+            ObjKind::Wrapper(WrapperKind::SavedTensorsHooks, _) => "saved_tensors_hooks",
             ObjKind::Deque { .. } => "deque",
             ObjKind::Set { frozen: false, .. } => "set",
             ObjKind::Set { frozen: true, .. } => "frozenset",

@@ -250,14 +250,21 @@ impl Interpreter<'_> {
         ))
     }
 
-    /// Whether `v` is an autocast manager.
+    /// Whether `v` is an autocast manager, or another torch manager that only sets and
+    /// restores autograd state (`saved_tensors_hooks`, entered and left the same way).
     pub(super) fn is_autocast(&self, v: Value) -> bool {
-        matches!(v, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Wrapper(WrapperKind::Autocast, _)))
+        matches!(v, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Wrapper(WrapperKind::Autocast | WrapperKind::SavedTensorsHooks, _)))
     }
 
     /// `autocast.__enter__`: notes the state it replaces, enables (or disables) casting and
     /// deepens the nesting.
     pub(super) fn autocast_enter(&mut self, manager: ObjId) {
+        if matches!(
+            self.heap.kind(manager),
+            ObjKind::Wrapper(WrapperKind::SavedTensorsHooks, _)
+        ) {
+            return self.saved_hooks_enter(manager);
+        }
         let previous = match self.autocast.enabled {
             Some(d) => Value::Dtype(d),
             None => Value::None,
@@ -277,6 +284,12 @@ impl Interpreter<'_> {
     /// `autocast.__exit__`: the outermost region's exit frees the cached casts; the state
     /// the region replaced comes back.
     pub(super) fn autocast_exit(&mut self, manager: ObjId) {
+        if matches!(
+            self.heap.kind(manager),
+            ObjKind::Wrapper(WrapperKind::SavedTensorsHooks, _)
+        ) {
+            return self.saved_hooks_exit();
+        }
         self.autocast.nesting = self.autocast.nesting.saturating_sub(1);
         if self.autocast.nesting == 0 {
             let cache = std::mem::take(&mut self.autocast.cache);

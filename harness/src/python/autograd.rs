@@ -169,6 +169,7 @@ pub(super) fn build_node_with_results(
             }
         }
     }
+    it.pack_saved(&mut node, output);
     it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }
 
@@ -506,6 +507,8 @@ fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
                 None => continue,
             },
             Saved::Data(st) => (st, None, Some((node.name, 0))),
+            // PyTorch cannot see versions through the hooks and checks none.
+            Saved::Packed { .. } => continue,
         };
         let now = it.storages.version(storage);
         if now != version {
@@ -636,6 +639,15 @@ fn execute(
             drop_buffer(it, incoming);
         }
         GradFlow::Compute => {
+            // Tensors saved through `saved_tensors_hooks` come back from `unpack` for the
+            // node's run and die after it.
+            let unpacked = match it.unpack_saved(&node) {
+                Ok(u) => u,
+                Err(e) => {
+                    drop_buffer(it, incoming);
+                    return Err(e);
+                }
+            };
             // `CopySlices` calls its `fn` on a contiguous clone of the gradient's slice and
             // copies `fn`'s gradient for the view back into that slice: two view-sized
             // temporaries while its outputs are allocated.
@@ -667,6 +679,7 @@ fn execute(
             for st in slice_temporaries {
                 it.heap.dropped_storage_refs.push(st);
             }
+            it.heap.decref_all(unpacked);
             drop_buffer(it, incoming);
         }
         GradFlow::Python => {
@@ -781,6 +794,11 @@ fn double_backward_node(
                 it.heap.incref(Value::Obj(t));
             }
             Saved::Data(st) => it.storages.add_ref(st),
+            Saved::Packed { data, pack, unpack } => {
+                for v in [data, pack, unpack] {
+                    it.heap.incref(v);
+                }
+            }
         }
         g.saved.push(*s);
     }
@@ -802,6 +820,7 @@ pub(super) fn release_saved(it: &mut Interpreter<'_>, saved: Vec<Saved>) {
         match s {
             Saved::Tensor(t) => it.heap.decref_id(t),
             Saved::Data(st) => it.heap.dropped_storage_refs.push(st),
+            Saved::Packed { data, pack, unpack } => it.heap.decref_all([data, pack, unpack]),
         }
     }
 }
@@ -840,5 +859,6 @@ pub(super) fn new_node(
     let mut node = GradNode::new(name, flow);
     node.inputs = inputs;
     node.saved = saved;
+    it.pack_saved(&mut node, None);
     it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }

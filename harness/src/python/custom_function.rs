@@ -110,6 +110,7 @@ impl Interpreter<'_> {
                 }
             }
             node.ctx = Some(ctx);
+            self.pack_saved(&mut node, outputs.first().copied());
             let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
             self.ctx_nodes.insert(ctx, node);
             let mut first = true;
@@ -205,6 +206,13 @@ impl Interpreter<'_> {
                         };
                         items.push(self.new_tensor(shape, dtype, device, Some((st, None)))?);
                     }
+                    Saved::Packed { data, unpack, .. } => match self.unpack_one(data, unpack) {
+                        Ok(t) => items.push(t),
+                        Err(e) => {
+                            self.heap.decref_all(items);
+                            return Err(e);
+                        }
+                    },
                 }
             }
         }

@@ -31,40 +31,75 @@ impl Interpreter<'_> {
         kwargs: &[(Sym, Value)],
     ) -> R<ObjId> {
         match kind {
-            TorchClass::TensorDataset => {
-                let mut first: Option<i64> = None;
-                for &t in args {
-                    let Some(size) = self.tensor_shape(t).and_then(|s| s.first().copied()) else {
-                        return self.error("TypeError: TensorDataset(*tensors) takes tensors of at least one dimension");
-                    };
-                    if first.is_some_and(|f| f != size) {
-                        // `assert all(tensors[0].size(0) == tensor.size(0) ...)`
-                        return self.error("AssertionError: Size mismatch between tensors");
-                    }
-                    first = Some(size);
-                }
-                for &t in args {
-                    self.heap.incref(t);
-                }
-                let tensors = natives::new_tuple(self, args.to_vec());
-                self.new_torch_instance(kind, vec![("tensors", tensors)])
-            }
-            TorchClass::Subset => {
-                let (Some(dataset), Some(indices)) = (
-                    constructor_arg(self, args, kwargs, 0, "dataset"),
-                    constructor_arg(self, args, kwargs, 1, "indices"),
-                ) else {
-                    return self.error(
-                        "TypeError: Subset.__init__() missing required arguments: 'dataset' and 'indices'",
-                    );
-                };
-                self.heap.incref(dataset);
-                self.heap.incref(indices);
-                self.new_torch_instance(kind, vec![("dataset", dataset), ("indices", indices)])
+            TorchClass::TensorDataset | TorchClass::Subset => {
+                let attrs = self.dataset_attrs(kind, args, kwargs)?;
+                self.new_torch_instance(kind, attrs)
             }
             TorchClass::DataLoader => self.construct_loader(args, kwargs),
             _ => self.new_torch_instance(kind, vec![]),
         }
+    }
+
+    /// The attributes `TensorDataset.__init__` / `Subset.__init__` set (owned values):
+    /// `tensors`, or `dataset` and `indices`, after PyTorch's checks.
+    fn dataset_attrs(
+        &mut self,
+        kind: TorchClass,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<Vec<(&'static str, Value)>> {
+        if kind == TorchClass::TensorDataset {
+            let mut first: Option<i64> = None;
+            for &t in args {
+                let Some(size) = self.tensor_shape(t).and_then(|s| s.first().copied()) else {
+                    return self.error(
+                        "TypeError: TensorDataset(*tensors) takes tensors of at least one dimension",
+                    );
+                };
+                if first.is_some_and(|f| f != size) {
+                    // `assert all(tensors[0].size(0) == tensor.size(0) ...)`
+                    return self.error("AssertionError: Size mismatch between tensors");
+                }
+                first = Some(size);
+            }
+            for &t in args {
+                self.heap.incref(t);
+            }
+            return Ok(vec![("tensors", natives::new_tuple(self, args.to_vec()))]);
+        }
+        let (Some(dataset), Some(indices)) = (
+            constructor_arg(self, args, kwargs, 0, "dataset"),
+            constructor_arg(self, args, kwargs, 1, "indices"),
+        ) else {
+            return self.error(
+                "TypeError: Subset.__init__() missing required arguments: 'dataset' and 'indices'",
+            );
+        };
+        self.heap.incref(dataset);
+        self.heap.incref(indices);
+        Ok(vec![("dataset", dataset), ("indices", indices)])
+    }
+
+    /// `super().__init__(...)` in a user subclass reaching a torch data class: the base's
+    /// initialiser runs on the instance (`TensorDataset` keeps its tensors, `Subset` its
+    /// dataset and indices); `Dataset`'s own does nothing. `false` when `base` is none of
+    /// them.
+    pub(super) fn data_base_init(
+        &mut self,
+        receiver: ObjId,
+        base: ObjId,
+        args: &[Value],
+        kwargs: &[(Sym, Value)],
+    ) -> R<bool> {
+        let kind = match self.torch_class(base) {
+            Some(k @ (TorchClass::TensorDataset | TorchClass::Subset)) => k,
+            Some(TorchClass::Dataset | TorchClass::IterableDataset) => return Ok(true),
+            _ => return Ok(false),
+        };
+        for (name, v) in self.dataset_attrs(kind, args, kwargs)? {
+            self.set_data_attr(receiver, name, v)?;
+        }
+        Ok(true)
     }
 
     fn construct_loader(&mut self, args: &[Value], kwargs: &[(Sym, Value)]) -> R<ObjId> {

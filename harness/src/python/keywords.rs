@@ -525,6 +525,15 @@ pub(super) fn for_native(n: Native) -> Option<(&'static str, &'static [&'static 
         Stack => ("torch.stack", &["dim", "tensors"]),
         LogsumexpFn => ("torch.logsumexp", &["input", "dim", "keepdim"]),
         WhereFn => ("torch.where", &["condition", "input", "other"]),
+        SavedTensorsHooksFn => (
+            "torch.autograd.graph.saved_tensors_hooks",
+            &["pack_hook", "unpack_hook"],
+        ),
+        SaveOnCpuFn => (
+            "torch.autograd.graph.save_on_cpu",
+            &["pin_memory", "device_type"],
+        ),
+        AsTensorFn => ("torch.as_tensor", &["data", "dtype", "device"]),
         RandomSplit => (
             "torch.utils.data.random_split",
             &["dataset", "lengths", "generator"],

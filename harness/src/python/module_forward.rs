@@ -20,6 +20,12 @@ impl Interpreter<'_> {
             return self.error("TypeError: object is not callable");
         };
         let class = *class;
+        if self.torch_class(class) == Some(TorchClass::Function) {
+            // `Function.__call__` (`torch/autograd/function.py`).
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            return self.error("RuntimeError: Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)");
+        }
         self.call_module_with_hooks(module, args, kwargs, |it, args, kwargs| {
             let forward = it.names.intern_static("forward");
             if let Some(f) = it.class_lookup(class, forward) {

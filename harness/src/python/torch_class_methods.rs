@@ -28,6 +28,17 @@ impl Interpreter<'_> {
         if is_module && let Some(v) = self.module_api_method(recv, name, args, kwargs)? {
             return Ok(Some(v));
         }
+        if kind == TorchClass::Function && name == "apply" {
+            // `apply` is a classmethod: an instance reaches its class's.
+            let ObjKind::Instance { class, .. } = self.heap.kind(recv) else {
+                return Ok(None);
+            };
+            let class = *class;
+            for &a in args {
+                self.heap.incref(a);
+            }
+            return self.custom_function_apply(class, args.to_vec()).map(Some);
+        }
         if kind == TorchClass::RemovableHandle && name == "remove" {
             return self.remove_hook(recv).map(Some);
         }

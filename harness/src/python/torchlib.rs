@@ -393,6 +393,10 @@ pub(super) struct TorchClasses {
     pub(super) data_shuffle_noted: bool,
     /// Each leaf's weak reference to its `AccumulateGrad` (`python/grad_accumulator.rs`).
     pub(super) grad_accumulators: super::grad_accumulator::GradAccumulators,
+    /// The stack of `saved_tensors_hooks` pairs (`python/saved_tensors_hooks.rs`).
+    pub(super) saved_hooks: Vec<super::saved_tensors_hooks::HookPair>,
+    /// The class of each node name asked for by `type(grad_fn)` (`python/grad_fn_types.rs`).
+    pub(super) node_types: Vec<(String, ObjId)>,
 }
 
 impl TorchClasses {
@@ -431,6 +435,8 @@ impl TorchClasses {
             scheduler_warnings: Vec::new(),
             data_shuffle_noted: false,
             grad_accumulators: Default::default(),
+            saved_hooks: Vec::new(),
+            node_types: Vec::new(),
         }
     }
 

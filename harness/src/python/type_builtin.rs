@@ -50,6 +50,7 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Set { frozen: true, .. } => builtin(Native::FrozenSetFn),
                 ObjKind::Tensor(_) => builtin(Native::TorchTensor),
                 ObjKind::Class(_) => builtin(Native::TypeFn),
+                ObjKind::GradFn { .. } => self.grad_fn_type(id),
                 other => {
                     let t = other.type_name();
                     self.unsupported(format!("`type()` of a {t} object"))

@@ -49,12 +49,20 @@ use super::{DeviceKind, Dtype};
 use crate::heap::{ObjId, Value};
 
 /// A tensor saved for backward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Saved {
     /// An op input: the tensor object itself, held by C++.
     Tensor(ObjId),
     /// An op output: its data (one storage reference), without the tensor object.
     Data(StorageId),
+    /// Saved under `torch.autograd.graph.saved_tensors_hooks`: what `pack` returned and the
+    /// hook pair (`PySavedVariableHooks` owns all three, one reference each), never the
+    /// tensor itself (`python/saved_tensors_hooks.rs`).
+    Packed {
+        data: Value,
+        pack: Value,
+        unpack: Value,
+    },
 }
 
 /// Where the gradient for one input of a node goes, and that input's metadata.
@@ -173,6 +181,11 @@ impl GradNode {
             match s {
                 Saved::Tensor(t) => drop_ref(Value::Obj(t)),
                 Saved::Data(st) => dropped_storage_refs.push(st),
+                Saved::Packed { data, pack, unpack } => {
+                    drop_ref(data);
+                    drop_ref(pack);
+                    drop_ref(unpack);
+                }
             }
         }
         for e in self.inputs {

@@ -104,6 +104,13 @@ impl<'a> Interpreter<'a> {
                             self.saved_tensors(id)
                         }
                         None if self.names.name(name) == "__dict__" => self.instance_dict(id),
+                        // `Function.apply`, a classmethod, through an instance.
+                        None if self.names.name(name) == "apply"
+                            && self.torch_class(class)
+                                == Some(crate::python::torchlib::TorchClass::Function) =>
+                        {
+                            Ok(self.bound_builtin_method(Value::Obj(class), name))
+                        }
                         None => {
                             let cname = self.class_name(class);
                             self.error(format!(
@@ -118,6 +125,13 @@ impl<'a> Interpreter<'a> {
                     Some(v) => {
                         self.heap.incref(v);
                         Ok(v)
+                    }
+                    // `MyFn.apply` taken as a value (`my_fn = MyFn.apply`).
+                    None if self.names.name(name) == "apply"
+                        && self.torch_class(id)
+                            == Some(crate::python::torchlib::TorchClass::Function) =>
+                    {
+                        Ok(self.bound_builtin_method(obj, name))
                     }
                     // `cls.__name__` (`type(x).__name__`): the class's name.
                     None if self.names.name(name) == "__name__" => match self.heap.kind(id) {

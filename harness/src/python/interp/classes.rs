@@ -367,9 +367,17 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::None)
             }
             _ => {
-                // torch's own `__init__` (Module, Function): nothing the model tracks.
+                // torch's own `__init__`: a data class keeps what it is given
+                // (`data_loader.rs`); Module's and Function's track nothing.
+                let ran = match (receiver, base) {
+                    (Value::Obj(r), Some(b)) if self.names.name(name) == "__init__" => {
+                        self.data_base_init(r, b, &args, &kwargs)
+                    }
+                    _ => Ok(false),
+                };
                 self.heap.decref_all(args);
                 self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+                ran?;
                 if self.names.name(name) == "__init__" {
                     Ok(Value::None)
                 } else {

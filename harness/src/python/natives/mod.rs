@@ -409,6 +409,11 @@ natives!(
     // `types` (types_module.rs)
     ModTypes,
     TypesMethodType,
+    // torch.autograd.graph (saved_tensors_hooks.rs), torch.as_tensor (tensor_sharing.rs)
+    ModAutogradGraph,
+    SavedTensorsHooksFn,
+    SaveOnCpuFn,
+    AsTensorFn,
 );
 
 impl Native {
@@ -462,6 +467,7 @@ pub fn module_named(name: &str) -> Option<Value> {
         "torch.linalg" => module(Native::ModLinalg),
         "torch.nn.utils" => module(Native::ModNnUtils),
         "torch.utils.data" => module(Native::ModData),
+        "torch.autograd.graph" => module(Native::ModAutogradGraph),
         "gc" => module(Native::ModGc),
         "asyncio" => module(Native::ModAsyncio),
         "sys" => module(Native::ModSys),
@@ -493,6 +499,7 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModLinalg) => "torch.linalg",
         Some(Native::ModNnUtils) => "torch.nn.utils",
         Some(Native::ModData) => "torch.utils.data",
+        Some(Native::ModAutogradGraph) => "torch.autograd.graph",
         Some(Native::ModGc) => "gc",
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
@@ -810,6 +817,10 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModData, "random_split") => RandomSplit,
         (ModTorch, "logsumexp") => LogsumexpFn,
         (ModTorch, "where") => WhereFn,
+        (ModAutograd, "graph") => return Some(module(ModAutogradGraph)),
+        (ModAutogradGraph, "saved_tensors_hooks") => SavedTensorsHooksFn,
+        (ModAutogradGraph, "save_on_cpu") => SaveOnCpuFn,
+        (ModTorch, "as_tensor") => AsTensorFn,
         _ => return None,
     };
     Some(native(n))

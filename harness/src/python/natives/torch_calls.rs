@@ -698,6 +698,8 @@ pub(in crate::python) fn call_torch_native(
         }
         RandomSplit => crate::python::data_loader::call(it, n, p, &a.kw),
         LogsumexpFn | WhereFn => crate::python::select_ops::call(it, n, a),
+        SavedTensorsHooksFn | SaveOnCpuFn => crate::python::saved_tensors_hooks::call(it, n, a),
+        AsTensorFn => crate::python::tensor_sharing::as_tensor(it, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
