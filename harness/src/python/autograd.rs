@@ -1,197 +1,22 @@
 //! Recording autograd graphs as ops run, and running backward, for memory.
 //!
 //! The node kinds and the table of what each op saves are in [`crate::torch::GradNode`]'s
-//! module. Here: building nodes from an op's operands and the engine that walks a graph in
-//! dependency order allocating and freeing gradient buffers as PyTorch's engine does. A
+//! module. Here: the engine that walks a graph in dependency order allocating and freeing
+//! gradient buffers as PyTorch's engine does; building nodes from an op's operands is in
+//! `autograd_record.rs`, checking and releasing what nodes saved in `autograd_saved.rs`. A
 //! leaf's `AccumulateGrad` is in `grad_accumulator.rs`, a custom Function's backward in
 //! `custom_function.rs`, tensors internal to an op in `autograd_internal.rs`.
 
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Value};
-use crate::torch::{Category, DeviceKind, Dtype, GradFlow, GradNode, InputEdge, Saved, StorageId};
+use crate::torch::{Category, DeviceKind, Dtype, GradFlow, GradNode, InputEdge, StorageId};
 use rustc_hash::FxHashMap;
 
 pub(super) use super::autograd_internal::Internal;
+pub(super) use super::autograd_record::*;
+pub(super) use super::autograd_saved::release_saved;
+use super::autograd_saved::{check_versions, double_backward_node};
 pub(super) use crate::torch::Save;
-
-pub(super) fn tensor<'i>(
-    it: &'i Interpreter<'_>,
-    v: Value,
-) -> Option<&'i crate::torch::TensorData> {
-    match v {
-        Value::Obj(id) => match it.heap.kind(id) {
-            ObjKind::Tensor(t) => Some(t),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-pub(super) fn requires_grad(it: &Interpreter<'_>, v: Value) -> bool {
-    tensor(it, v).is_some_and(|t| t.requires_grad)
-}
-
-/// The edge through which a gradient reaches `v`: its `grad_fn`, or the leaf's
-/// `AccumulateGrad` (shared while alive, a new reference), or `None`.
-pub(super) fn edge_to(it: &mut Interpreter<'_>, v: Value) -> Option<InputEdge> {
-    let t = tensor(it, v)?.clone();
-    let node = if !t.requires_grad {
-        None
-    } else if let Some(n) = t.grad_fn {
-        it.heap.incref(Value::Obj(n));
-        Some(n)
-    } else {
-        let Value::Obj(leaf) = v else { return None };
-        Some(it.grad_accumulator(leaf))
-    };
-    let input_nr = if t.grad_fn.is_some() { t.output_nr } else { 0 };
-    Some(InputEdge {
-        node,
-        input_nr,
-        shape: t.shape,
-        dtype: t.dtype,
-        device: t.device,
-    })
-}
-
-/// Attaches a graph node to the freshly created `output` of an op over `inputs` when grad
-/// mode is on and an input requires grad. `output` is a new tensor owned by the caller.
-pub(super) fn record(
-    it: &mut Interpreter<'_>,
-    output: Value,
-    name: &'static str,
-    flow: GradFlow,
-    inputs: &[Value],
-    saves: &[Save],
-) {
-    if !it.grad_enabled || !inputs.iter().any(|&v| requires_grad(it, v)) {
-        return;
-    }
-    let Value::Obj(out) = output else { return };
-    let node = build_node(it, name, flow, inputs, saves, Some(out));
-    set_history(it, out, node);
-}
-
-/// The autograd table's row of `op` (`torch::OP_RULES`): every op the model records has
-/// one, so a missing row is a bug of the model, caught by its tests.
-pub(super) fn row(op: &str) -> &'static crate::torch::OpRule {
-    crate::torch::op_rule(op).unwrap_or_else(|| panic!("{op} is not a row of the autograd table"))
-}
-
-/// [`record`] with what the row of `op` says.
-pub(super) fn record_op(it: &mut Interpreter<'_>, output: Value, op: &str, inputs: &[Value]) {
-    let r = row(op);
-    record(it, output, r.node, r.flow, inputs, r.saves);
-}
-
-/// A new graph node (one reference) with an edge per tensor of `inputs` and what `saves`
-/// asks for, `Save::Output` being `output`'s data. Each saved tensor's version is noted so
-/// that backward can refuse one overwritten in place since.
-pub(super) fn build_node(
-    it: &mut Interpreter<'_>,
-    name: &'static str,
-    flow: GradFlow,
-    inputs: &[Value],
-    saves: &[Save],
-    output: Option<ObjId>,
-) -> ObjId {
-    let outputs = Outputs {
-        first: output,
-        rest: &[],
-    };
-    build_node_with_results(it, name, flow, (inputs, inputs.len()), saves, outputs)
-}
-
-/// The results of an op as a node saves them: the first (a tensor object) and the storages
-/// of results 1, 2, ... (statistics, a mask, indices: no Python object).
-#[derive(Clone, Copy)]
-pub(super) struct Outputs<'a> {
-    pub first: Option<ObjId>,
-    pub rest: &'a [StorageId],
-}
-
-/// [`build_node`] for a multi-output op whose first `differentiable` operands get edges
-/// (the others are only read, like batch norm's running statistics): `Save::Result(k)`
-/// saves `outputs.rest[k - 1]` as data (a new storage reference; the caller keeps its
-/// own). A result the op did not produce (batch norm's empty eval statistics) is absent.
-pub(super) fn build_node_with_results(
-    it: &mut Interpreter<'_>,
-    name: &'static str,
-    flow: GradFlow,
-    (inputs, differentiable): (&[Value], usize),
-    saves: &[Save],
-    outputs: Outputs<'_>,
-) -> ObjId {
-    let (output, results) = (outputs.first, outputs.rest);
-    let mut node = GradNode::new(name, flow);
-    for &v in inputs.iter().take(differentiable) {
-        if let Some(e) = edge_to(it, v) {
-            node.inputs.push(e);
-        }
-    }
-    let needs_grad =
-        |it: &Interpreter<'_>, c: usize| inputs.get(c).is_some_and(|&v| requires_grad(it, v));
-    for s in saves {
-        let index = match *s {
-            Save::Input(i) => Some(i),
-            Save::InputIf(i, c) if needs_grad(it, c) => Some(i),
-            Save::InputIfAny(i, cs) if cs.iter().any(|&c| needs_grad(it, c)) => Some(i),
-            Save::InputIf(..) | Save::InputIfAny(..) => continue,
-            Save::Output | Save::Result(0) => None,
-            Save::Result(k) => {
-                let Some(&st) = results.get(k - 1) else {
-                    continue;
-                };
-                node.saved_versions
-                    .push((node.saved.len(), it.storages.version(st)));
-                it.storages.add_ref(st);
-                node.saved.push(Saved::Data(st));
-                continue;
-            }
-        };
-        let saved_tensor = match index {
-            Some(i) => inputs.get(i).copied(),
-            None => output.map(Value::Obj),
-        };
-        let Some(t) = saved_tensor.and_then(|v| tensor(it, v).map(|t| t.storage)) else {
-            continue;
-        };
-        let version = it.storages.version(t);
-        node.saved_versions.push((node.saved.len(), version));
-        match (index, saved_tensor) {
-            (Some(_), Some(Value::Obj(id))) => {
-                it.heap.incref(Value::Obj(id));
-                node.saved.push(Saved::Tensor(id));
-            }
-            _ => {
-                it.storages.add_ref(t);
-                node.saved.push(Saved::Data(t));
-            }
-        }
-    }
-    it.pack_saved(&mut node, output);
-    it.heap.insert(ObjKind::GradNode(Box::new(node)))
-}
-
-/// Makes `node` the `grad_fn` of tensor `out` (taking over the node reference).
-pub(super) fn set_history(it: &mut Interpreter<'_>, out: ObjId, node: ObjId) {
-    set_history_at(it, out, node, 0);
-}
-
-/// Makes `out` output `output_nr` of `node` (taking over the node reference).
-pub(super) fn set_history_at(it: &mut Interpreter<'_>, out: ObjId, node: ObjId, output_nr: u32) {
-    let old = match it.heap.kind_mut(out) {
-        ObjKind::Tensor(t) => {
-            t.requires_grad = true;
-            t.output_nr = output_nr;
-            t.grad_fn.replace(node)
-        }
-        _ => Some(node),
-    };
-    if let Some(old) = old {
-        it.heap.decref_id(old);
-    }
-}
 
 /// A gradient flowing through the engine: a storage reference with its metadata and, with
 /// `create_graph=True`, the `grad_fn` of the gradient itself (one node reference).
@@ -491,65 +316,6 @@ fn add_to_buffer(
     }
 }
 
-/// The first saved tensor whose version counter moved since it was saved: PyTorch's
-/// "modified by an inplace operation" error.
-fn check_versions(it: &Interpreter<'_>, node: &GradNode) -> R<()> {
-    for &(i, version) in &node.saved_versions {
-        let Some(saved) = node.saved.get(i) else {
-            continue;
-        };
-        // SavedVariable::unpack names the saved tensor's sizes and its grad_fn as it reads
-        // now (with its output number); a saved output (no grad_fn of its own) the node
-        // that saved it; a leaf nothing.
-        let (storage, sizes, output_of) = match *saved {
-            Saved::Tensor(t) => match tensor(it, Value::Obj(t)) {
-                Some(td) => (td.storage, Some(td.shape.clone()), saved_grad_fn(it, td)),
-                None => continue,
-            },
-            Saved::Data(st) => (st, None, Some((node.name, 0))),
-            // PyTorch cannot see versions through the hooks and checks none.
-            Saved::Packed { .. } => continue,
-        };
-        let now = it.storages.version(storage);
-        if now != version {
-            let s = it.storages.get(storage);
-            let described = format!(
-                "[{} {:?}]",
-                super::tensor_type::legacy_type_name(s.dtype, s.addr.is_some()),
-                sizes.as_deref().unwrap_or(&s.shape)
-            );
-            let which = output_of
-                .map(|(n, nr)| format!(", which is output {nr} of {n},"))
-                .unwrap_or_default();
-            return it.error(format!(
-                "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: {described}{which} is at version {now}; expected version {version} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True)."
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The grad_fn a saved tensor reports once its storage moved: a differentiable view
-/// regenerates its grad_fn when its version changed (`VariableHooks::grad_fn`), as
-/// `AsStridedBackward0` for strided tensors; others keep theirs.
-fn saved_grad_fn(
-    it: &Interpreter<'_>,
-    td: &crate::torch::TensorData,
-) -> Option<(&'static str, u32)> {
-    let name = node_name(it, td.grad_fn?)?;
-    if td.base.is_some() {
-        return Some((row("as_strided").node, 0));
-    }
-    Some((name, td.output_nr))
-}
-
-fn node_name(it: &Interpreter<'_>, n: ObjId) -> Option<&'static str> {
-    match it.heap.kind(n) {
-        ObjKind::GradNode(g) => Some(g.name),
-        _ => None,
-    }
-}
-
 /// Runs one node; returns the gradients for its next nodes.
 fn execute(
     it: &mut Interpreter<'_>,
@@ -757,74 +523,6 @@ fn copy_slices_view(it: &mut Interpreter<'_>, node: &GradNode) -> R<Vec<StorageI
     Ok(temporaries)
 }
 
-/// With `create_graph`, the gradients a node computes are themselves recorded: a node
-/// (PyTorch's `*Backward*` of the backward formula; the model names it after the node it
-/// differentiates) whose edges are the incoming gradient's graph and the saved inputs'
-/// histories, and which holds what the formula reads: the node's saved tensors.
-///
-/// A saved output comes back from `SavedVariable::unpack(saved_for)` with the node that
-/// saved it as its `grad_fn`, so the recorded formula has an edge to node `n` itself (kept
-/// alive by it): `x.grad` of `y = x.tanh()` reaches `x`'s `AccumulateGrad` and so `x`, the
-/// C++ cycle behind pytorch/pytorch#7343 that no collection frees. Approximation: one edge
-/// for all of a node's saved data (outputs and the model's saved intermediates, whose
-/// histories lead back through the same inputs), shaped as the incoming gradient.
-fn double_backward_node(
-    it: &mut Interpreter<'_>,
-    n: ObjId,
-    node: &GradNode,
-    incoming: &Buffer,
-) -> ObjId {
-    let mut g = GradNode::new(node.name, GradFlow::Compute);
-    if let Some(n) = incoming.node {
-        it.heap.incref(Value::Obj(n));
-    }
-    g.inputs.push(InputEdge {
-        node: incoming.node,
-        input_nr: incoming.output_nr,
-        shape: incoming.shape.clone(),
-        dtype: incoming.dtype,
-        device: incoming.device,
-    });
-    for s in &node.saved {
-        match *s {
-            Saved::Tensor(t) => {
-                if let Some(e) = edge_to(it, Value::Obj(t)) {
-                    g.inputs.push(e);
-                }
-                it.heap.incref(Value::Obj(t));
-            }
-            Saved::Data(st) => it.storages.add_ref(st),
-            Saved::Packed { data, pack, unpack } => {
-                for v in [data, pack, unpack] {
-                    it.heap.incref(v);
-                }
-            }
-        }
-        g.saved.push(*s);
-    }
-    if node.saved.iter().any(|s| matches!(s, Saved::Data(_))) {
-        it.heap.incref(Value::Obj(n));
-        g.inputs.push(InputEdge {
-            node: Some(n),
-            input_nr: incoming.output_nr,
-            shape: incoming.shape.clone(),
-            dtype: incoming.dtype,
-            device: incoming.device,
-        });
-    }
-    it.heap.insert(ObjKind::GradNode(Box::new(g)))
-}
-
-pub(super) fn release_saved(it: &mut Interpreter<'_>, saved: Vec<Saved>) {
-    for s in saved {
-        match s {
-            Saved::Tensor(t) => it.heap.decref_id(t),
-            Saved::Data(st) => it.heap.dropped_storage_refs.push(st),
-            Saved::Packed { data, pack, unpack } => it.heap.decref_all([data, pack, unpack]),
-        }
-    }
-}
-
 fn buffer_for(storage: StorageId, e: &InputEdge) -> Buffer {
     Buffer {
         storage,
@@ -845,20 +543,4 @@ fn reshaped(b: &Buffer, e: &InputEdge) -> Buffer {
         node: None,
         output_nr: 0,
     }
-}
-
-/// Inserts a graph node built by an op (it owns `inputs`' node references and `saved`'s
-/// references); returns one reference to it.
-pub(super) fn new_node(
-    it: &mut Interpreter<'_>,
-    name: &'static str,
-    flow: GradFlow,
-    inputs: Vec<InputEdge>,
-    saved: Vec<Saved>,
-) -> ObjId {
-    let mut node = GradNode::new(name, flow);
-    node.inputs = inputs;
-    node.saved = saved;
-    it.pack_saved(&mut node, None);
-    it.heap.insert(ObjKind::GradNode(Box::new(node)))
 }
