@@ -9,13 +9,36 @@ pub const DEFAULT_LINES: usize = 20;
 
 /// The section for `printed`, at most `limit` lines (none when it is empty or `limit` is 0).
 pub fn section(printed: &Printed, limit: usize) -> String {
+    titled_section(printed, limit, "printed by the workload")
+}
+
+/// A run that stopped with an error: what the workload printed up to it (on stdout, as
+/// after a report), then the error's Python traceback located in the scenario file (on
+/// stderr, where CPython prints it; the error line itself follows it there). The model
+/// builds traceback entries only while a handler is active, so an exception raised with no
+/// `try` around it shows its located error line alone.
+pub fn show_failure(failure: &gpumem_harness::run::Failure, limit: usize) {
+    print!(
+        "{}",
+        titled_section(
+            &failure.printed,
+            limit,
+            "printed by the workload before the error"
+        )
+    );
+    for line in &failure.traceback {
+        eprintln!("{line}");
+    }
+}
+
+fn titled_section(printed: &Printed, limit: usize, title: &str) -> String {
     if printed.is_empty() || limit == 0 {
         return String::new();
     }
     let lines: Vec<&str> = printed.all_lines().collect();
     let total = lines.len() as u64 + printed.dropped_lines;
     let mut out = format!(
-        "printed by the workload ({total} line{}):\n",
+        "{title} ({total} line{}):\n",
         if total == 1 { "" } else { "s" }
     );
     for line in lines.iter().take(limit) {

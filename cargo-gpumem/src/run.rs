@@ -89,10 +89,20 @@ pub fn run(args: &RunArgs) -> Result<i32, Error> {
         return Ok(SUCCESS);
     }
     for variant in &variants {
-        let (report, timeline) =
-            gpumem_harness::run::contain_panic(&display, "rendering the report", || {
-                engine::report_variant_with_timeline(&scenario, variant, format)
-            })?;
+        let outcome = gpumem_harness::run::contain_panic(&display, "rendering the report", || {
+            Ok(engine::report_variant_keeping_output(
+                &scenario, variant, format,
+            ))
+        })?;
+        let (report, timeline) = match outcome {
+            Ok(done) => done,
+            Err(failure) => {
+                if !args.json {
+                    crate::printed::show_failure(&failure, args.print_lines);
+                }
+                return Err(failure.error);
+            }
+        };
         if let Some(file) = &args.export_snapshot {
             let path = if variants.len() > 1 {
                 with_variant_name(file, &variant.name())

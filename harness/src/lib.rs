@@ -54,6 +54,7 @@ pub mod python;
 pub mod real_device;
 pub mod report;
 pub mod run;
+pub mod run_failure;
 pub mod scenario;
 pub mod snapshot_format;
 pub mod timeline;

@@ -7,6 +7,8 @@ use crate::python::{self, Interpreter, SourceMap};
 use crate::scenario::{Scenario, VarValue, Variant};
 use crate::timeline::Timeline;
 
+pub use crate::run_failure::Failure;
+
 /// Runs `variant` of `scenario`: parses the workload, binds the `vary` values as globals,
 /// and runs it on the CPython/PyTorch model with the variant's Python version and device.
 /// An out-of-memory error ends the run normally (the timeline records it); workload errors
@@ -18,6 +20,15 @@ use crate::timeline::Timeline;
 /// The workload runs on a thread of its own with a large stack: the interpreter recurses with
 /// the workload's calls and expressions, and test runners' threads have small stacks.
 pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+    run_variant_keeping_output(scenario, variant).map_err(|failure| failure.error)
+}
+
+/// [`run_variant`], keeping what a failed workload printed before its error and the error's
+/// Python traceback (see [`Failure`]).
+pub fn run_variant_keeping_output(
+    scenario: &Scenario,
+    variant: &Variant,
+) -> Result<Timeline, Box<Failure>> {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("gpumem-workload".into())
@@ -28,7 +39,8 @@ pub fn run_variant(scenario: &Scenario, variant: &Variant) -> Result<Timeline, E
             Err(Error::Usage(format!(
                 "internal error: the model panicked while running {} (please report it with the scenario file)",
                 scenario.file
-            )))
+            ))
+            .into())
         })
     })
 }
@@ -81,20 +93,21 @@ fn silenced<R>(f: impl FnOnce() -> R) -> R {
 /// deepest expressions the interpreter accepts (address space, committed only as used).
 const WORKLOAD_STACK_BYTES: usize = 512 << 20;
 
-fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Error> {
+fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline, Box<Failure>> {
     let real_device = variant.device.cuda_ordinal();
     if let (Some(_), Some(_)) = (&scenario.replay, real_device) {
         return Err(Error::Usage(format!(
             "{}: a `replay:` scenario runs on the allocator model only; `device: cuda` needs a workload",
             scenario.file
-        )));
+        ))
+        .into());
     }
     if let Some(replay) = &scenario.replay {
-        return crate::snapshot_format::check::replay_timeline(
+        return Ok(crate::snapshot_format::check::replay_timeline(
             &replay.path,
             &replay.display,
             variant.device.capacity,
-        );
+        )?);
     }
     let module = python::parse(&scenario.workload, &scenario.file)?;
     let map = SourceMap::new(&scenario.workload, &scenario.file);
@@ -147,13 +160,20 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
         interp.set_global(name, v);
     }
     let ran = interp.run();
+    let traceback = interp.take_uncaught_traceback();
     let mut timeline = interp.finish();
     // The device is released (its segments freed) with the interpreter, before the driver's
     // log is read.
     if let Some(finish) = finish_real_device {
         finish(&mut timeline)?;
     }
-    ran?;
+    if let Err(error) = ran {
+        return Err(Box::new(Failure {
+            error,
+            printed: timeline.printed,
+            traceback,
+        }));
+    }
     // Debug builds (every test) hold the static pass to its promise: it never refuses what
     // the evaluator ran to the end.
     #[cfg(debug_assertions)]

@@ -15,6 +15,7 @@ mod no_cargo;
 mod project;
 mod review;
 mod run_command;
+mod run_failure_output;
 mod schema;
 mod snapshots;
 mod untrusted_input;

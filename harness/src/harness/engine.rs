@@ -105,7 +105,18 @@ pub fn report_variant_with_timeline(
     variant: &Variant,
     format: ReportFormat,
 ) -> Result<(VariantReport, Timeline), Error> {
-    let (timeline, verdicts) = run_and_check(scenario, variant)?;
+    report_variant_keeping_output(scenario, variant, format).map_err(|failure| failure.error)
+}
+
+/// [`report_variant_with_timeline`], keeping what a failed workload printed before its
+/// error and the error's traceback (`cargo gpumem run` shows them).
+pub fn report_variant_keeping_output(
+    scenario: &Scenario,
+    variant: &Variant,
+    format: ReportFormat,
+) -> Result<(VariantReport, Timeline), Box<crate::run::Failure>> {
+    let timeline = crate::run::run_variant_keeping_output(scenario, variant)?;
+    let verdicts = crate::check::evaluate(&scenario.expectations_for(variant), &timeline);
     let text = match format {
         ReportFormat::Human => crate::report::human_report(scenario, variant, &timeline, &verdicts),
         ReportFormat::JsonLine => {

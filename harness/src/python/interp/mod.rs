@@ -15,6 +15,7 @@ mod expressions;
 mod names;
 mod starred;
 mod statements;
+mod uncaught_traceback;
 
 pub(in crate::python) use expressions::is_constant;
 
@@ -127,6 +128,8 @@ pub struct Interpreter<'a> {
     /// The loop marked `# gpumem: measure` (python/measured_loop.rs), if any.
     pub(super) measured_loop: Option<crate::python::measured_loop::LoopKey>,
     pub(super) device_storages_alive: u64,
+    /// The located traceback of an exception that ended the run (`uncaught_traceback.rs`).
+    uncaught_traceback: Vec<String>,
     /// Class statements whose body has run once (≤ 3.10: its frame is kept as a zombie).
     class_bodies_run: rustc_hash::FxHashSet<usize>,
     /// The annotated names of a decorated class statement's body, while its decorators
@@ -275,6 +278,7 @@ impl<'a> Interpreter<'a> {
             iteration_loop_seen: false,
             measured_loop: None,
             device_storages_alive: 0,
+            uncaught_traceback: Vec::new(),
             class_bodies_run: Default::default(),
             class_annotations: FxHashMap::default(),
             classes_with_subclasses: Default::default(),
@@ -315,12 +319,18 @@ impl<'a> Interpreter<'a> {
                 Exc::Oom => RunEnd::OutOfMemory,
                 Exc::Raised {
                     exception, offset, ..
-                } => match self.uncaught(exception, offset) {
-                    Ok(()) => RunEnd::OutOfMemory,
-                    Err((kind, message, offset)) => {
-                        return Err(Error::input(kind, self.map.location(offset), message));
+                } => {
+                    self.uncaught_traceback = self.located_traceback(exception);
+                    match self.uncaught(exception, offset) {
+                        Ok(()) => {
+                            self.uncaught_traceback.clear();
+                            RunEnd::OutOfMemory
+                        }
+                        Err((kind, message, offset)) => {
+                            return Err(Error::input(kind, self.map.location(offset), message));
+                        }
                     }
-                },
+                }
                 Exc::Error {
                     kind,
                     message,
