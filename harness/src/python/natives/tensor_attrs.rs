@@ -34,36 +34,44 @@ pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sy
 }
 
 pub(in crate::python) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<Value> {
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!("checked by caller")
-    };
-    let t = t.clone();
+    // Read in place: only the shape is copied, and only by the attributes that return it.
+    let t = tensor_record(it, id);
+    let (dtype, device, storage) = (t.dtype, t.device, t.storage);
     match it.names.name(name) {
-        "shape" => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
-        "dtype" => Ok(Value::Dtype(t.dtype)),
-        "device" => Ok(Value::Device(t.device)),
-        "ndim" => Ok(Value::Int(t.shape.len() as i64)),
-        "is_cuda" => Ok(Value::Bool(t.device == DeviceKind::Cuda)),
-        "requires_grad" => Ok(Value::Bool(t.requires_grad)),
-        "is_leaf" => Ok(Value::Bool(t.is_leaf())),
-        "grad" => match t.grad {
+        "shape" => {
+            let shape = tensor_record(it, id).shape.clone();
+            Ok(Value::Obj(it.alloc(ObjKind::Size(shape))))
+        }
+        "dtype" => Ok(Value::Dtype(dtype)),
+        "device" => Ok(Value::Device(device)),
+        "ndim" => Ok(Value::Int(tensor_record(it, id).shape.len() as i64)),
+        "is_cuda" => Ok(Value::Bool(device == DeviceKind::Cuda)),
+        "requires_grad" => Ok(Value::Bool(tensor_record(it, id).requires_grad)),
+        "is_leaf" => Ok(Value::Bool(tensor_record(it, id).is_leaf())),
+        "grad" => match tensor_record(it, id).grad {
             Some(g) => {
                 it.heap.incref(Value::Obj(g));
                 Ok(Value::Obj(g))
             }
             None => Ok(Value::None),
         },
-        "grad_fn" => it.grad_fn_object(t.grad_fn),
-        "_base" => match t.base {
+        "grad_fn" => {
+            let grad_fn = tensor_record(it, id).grad_fn;
+            it.grad_fn_object(grad_fn)
+        }
+        "_base" => match tensor_record(it, id).base {
             Some(b) => {
                 it.heap.incref(Value::Obj(b));
                 Ok(Value::Obj(b))
             }
             None => Ok(Value::None),
         },
-        "data" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
+        "data" => {
+            let shape = tensor_record(it, id).shape.clone();
+            it.new_tensor(shape, dtype, device, Some((storage, None)))
+        }
         "T" => {
-            let mut shape = t.shape.clone();
+            let mut shape = tensor_record(it, id).shape.clone();
             shape.reverse();
             // `numpy_T`: a permute with the dimensions reversed.
             let v = view_by(it, id, shape, "permute")?;
