@@ -221,8 +221,15 @@ impl<'a> Interpreter<'a> {
                 if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
                     self.spare_locals.push(locals);
                 }
+                let mut cells = frame.cells.into_entries();
                 self.heap
-                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                    .decref_all(cells.drain(..).map(|(_, c)| Value::Obj(c)));
+                if cells.capacity() > 0
+                    && self.spare_cells.len() < SPARE_LOCALS
+                    && cells.capacity() <= SPARE_LOCALS
+                {
+                    self.spare_cells.push(cells);
+                }
                 self.leave_frame_object(code_index, uses_zombie);
             }
         }
@@ -264,6 +271,7 @@ impl<'a> Interpreter<'a> {
         // them sees the cells made before it. A parameter that is a cell variable moves in.
         // The order is walked from the code object, not collected into lists per call.
         if !code.cellvars.is_empty() {
+            frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
             let params = || {
                 (code.params.iter().map(|p| p.name))
                     .chain(code.vararg)
@@ -280,6 +288,9 @@ impl<'a> Interpreter<'a> {
             }
         }
         frame.locals = args;
+        if closure.is_some() && frame.cells.is_empty() {
+            frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
+        }
         if let Some(tuple) = closure {
             for (i, &name) in code.freevars.iter().enumerate() {
                 let cell = match self.heap.kind(tuple) {

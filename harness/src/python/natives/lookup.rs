@@ -37,7 +37,9 @@ pub fn module_named(name: &str) -> Option<Value> {
         "sys" => module(Native::ModSys),
         "functools" => module(Native::ModFunctools),
         other => {
-            let (_, n) = crate::python::stdlib::MODULES.iter().find(|(m, _)| *m == other)?;
+            let (_, n) = crate::python::stdlib::MODULES
+                .iter()
+                .find(|(m, _)| *m == other)?;
             module(*n)
         }
     })
@@ -67,10 +69,12 @@ pub fn module_display(id: NativeId) -> &'static str {
         Some(Native::ModAsyncio) => "asyncio",
         Some(Native::ModSys) => "sys",
         Some(Native::ModFunctools) => "functools",
-        Some(n) if crate::python::stdlib::MODULES.iter().any(|(_, m)| *m == n) => crate::python::stdlib::MODULES
-            .iter()
-            .find(|(_, m)| *m == n)
-            .map_or("module", |(name, _)| name),
+        Some(n) if crate::python::stdlib::MODULES.iter().any(|(_, m)| *m == n) => {
+            crate::python::stdlib::MODULES
+                .iter()
+                .find(|(_, m)| *m == n)
+                .map_or("module", |(name, _)| name)
+        }
         _ => "module",
     }
 }

@@ -175,10 +175,7 @@ pub(super) fn tensor_method(
     {
         return r;
     }
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    let t = t.clone();
+    let t = tensor_record(it, id).clone();
     let p = &a.pos;
     let same = |it: &mut Interpreter<'_>| {
         it.heap.incref(Value::Obj(id));
@@ -518,14 +515,28 @@ fn view_in_place(it: &mut Interpreter<'_>, id: ObjId, p: &[Value]) -> Option<R<V
     if let [Value::Dtype(_)] = p {
         return None;
     }
-    let target = match dims_from(it, p) {
-        Ok(target) => target,
-        Err(e) => return Some(Err(e)),
+    // `view(-1, 4)`: the sizes are read onto the stack, not into a vector.
+    let mut stack = [0i64; 8];
+    let owned;
+    let target: &[i64] = match p {
+        _ if p.len() <= stack.len() && p.iter().all(|v| matches!(v, Value::Int(_))) => {
+            for (slot, v) in stack.iter_mut().zip(p) {
+                if let Value::Int(i) = v {
+                    *slot = *i;
+                }
+            }
+            &stack[..p.len()]
+        }
+        _ => match dims_from(it, p) {
+            Ok(target) => {
+                owned = target;
+                &owned
+            }
+            Err(e) => return Some(Err(e)),
+        },
     };
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    match torch::reshape_shape(&t.shape, &target) {
+    let t = tensor_record(it, id);
+    match torch::reshape_shape(&t.shape, target) {
         Ok(shape) if t.contiguous || shape == t.shape => Some(view(it, id, shape)),
         _ => None,
     }
