@@ -37,6 +37,10 @@ impl<K: PartialEq + Copy, V: Copy> SmallMap<K, V> {
         SmallMap { entries }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub fn into_entries(self) -> Vec<(K, V)> {
         self.entries
     }

@@ -92,9 +92,7 @@ impl<'a> Interpreter<'a> {
                 ObjKind::BoundMethod { func, receiver } => {
                     let (func, receiver) = (*func, *receiver);
                     self.heap.incref(receiver);
-                    let mut all = Vec::with_capacity(args.len() + 1);
-                    all.push(receiver);
-                    all.extend(args);
+                    let all = prepended(receiver, args);
                     if matches!(self.heap.kind(func), ObjKind::Function(_)) {
                         self.call_function(func, all, kwargs)
                     } else {
@@ -223,8 +221,15 @@ impl<'a> Interpreter<'a> {
                 if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
                     self.spare_locals.push(locals);
                 }
+                let mut cells = frame.cells.into_entries();
                 self.heap
-                    .decref_all(frame.cells.into_values().map(Value::Obj));
+                    .decref_all(cells.drain(..).map(|(_, c)| Value::Obj(c)));
+                if cells.capacity() > 0
+                    && self.spare_cells.len() < SPARE_LOCALS
+                    && cells.capacity() <= SPARE_LOCALS
+                {
+                    self.spare_cells.push(cells);
+                }
                 self.leave_frame_object(code_index, uses_zombie);
             }
         }
@@ -264,26 +269,28 @@ impl<'a> Interpreter<'a> {
         let mut args = SmallMap::from_entries(entries);
         // Cells first, one allocation each, in CPython's order: a collection inside one of
         // them sees the cells made before it. A parameter that is a cell variable moves in.
-        let order: Vec<Sym> = if code.cellvars.is_empty() {
-            // Most functions have no cells: nothing to order, and no lists to build per call.
-            Vec::new()
-        } else if self.heap.profile.cells_in_localsplus_order {
-            let params: Vec<Sym> = (code.params.iter().map(|p| p.name))
-                .chain(code.vararg)
-                .chain(code.kwarg)
-                .collect();
-            let cell_params = params.iter().filter(|n| code.cellvars.contains(n));
-            let cell_locals = code.cellvars.iter().filter(|n| !params.contains(n));
-            cell_params.chain(cell_locals).copied().collect()
-        } else {
-            code.cellvars.clone()
-        };
-        for name in order {
-            let contents = args.remove(&name);
-            let cell = self.alloc(ObjKind::Cell(contents));
-            frame.cells.insert(name, cell);
+        // The order is walked from the code object, not collected into lists per call.
+        if !code.cellvars.is_empty() {
+            frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
+            let params = || {
+                (code.params.iter().map(|p| p.name))
+                    .chain(code.vararg)
+                    .chain(code.kwarg)
+            };
+            let localsplus = self.heap.profile.cells_in_localsplus_order;
+            let cell_params = params().filter(|n| localsplus && code.cellvars.contains(n));
+            let cell_locals = (code.cellvars.iter().copied())
+                .filter(|n| !localsplus || !params().any(|p| p == *n));
+            for name in cell_params.chain(cell_locals) {
+                let contents = args.remove(&name);
+                let cell = self.alloc(ObjKind::Cell(contents));
+                frame.cells.insert(name, cell);
+            }
         }
         frame.locals = args;
+        if closure.is_some() && frame.cells.is_empty() {
+            frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
+        }
         if let Some(tuple) = closure {
             for (i, &name) in code.freevars.iter().enumerate() {
                 let cell = match self.heap.kind(tuple) {
@@ -363,9 +370,7 @@ impl<'a> Interpreter<'a> {
         match self.class_lookup(class, self.sym_init) {
             Some(Value::Obj(init)) if matches!(self.heap.kind(init), ObjKind::Function(_)) => {
                 self.heap.incref(Value::Obj(instance));
-                let mut all = Vec::with_capacity(args.len() + 1);
-                all.push(Value::Obj(instance));
-                all.extend(args);
+                let all = prepended(Value::Obj(instance), args);
                 let result = match self.call_function(init, all, kwargs) {
                     Ok(r) => r,
                     Err(e) => {
@@ -386,9 +391,7 @@ impl<'a> Interpreter<'a> {
                 ) =>
             {
                 self.heap.incref(Value::Obj(instance));
-                let mut all = Vec::with_capacity(args.len() + 1);
-                all.push(Value::Obj(instance));
-                all.extend(args);
+                let all = prepended(Value::Obj(instance), args);
                 if let Err(e) = self.dataclass_init(init, all, kwargs) {
                     self.heap.decref_id(instance);
                     return Err(e);
@@ -473,6 +476,18 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// Whether a call of `callee` (or of a method of it) puts a receiver in front of the
+    /// arguments: a class (the new instance), a bound method, or a method of an instance.
+    fn prepends_receiver(&self, callee: Option<Value>) -> bool {
+        match callee {
+            Some(Value::Obj(id)) => matches!(
+                self.heap.kind(id),
+                ObjKind::Class(_) | ObjKind::BoundMethod { .. } | ObjKind::Instance { .. }
+            ),
+            _ => false,
+        }
+    }
+
     pub(super) fn eval_call(&mut self, c: &'a ast::ExprCall) -> R<Value> {
         // `obj.method(...)` calls the method without creating a bound method (LOAD_METHOD).
         let (callee, receiver, method) = match &*c.func {
@@ -483,7 +498,12 @@ impl<'a> Interpreter<'a> {
             }
             other => (Some(self.eval(other)?), None, None),
         };
-        let mut args = Vec::with_capacity(c.arguments.args.len());
+        // A call that will put `self` (the instance, a bound method's receiver) in front of
+        // its arguments gets room for it now, so the argument vector is reused, not copied.
+        let extra = usize::from(
+            !c.arguments.args.is_empty() && self.prepends_receiver(callee.or(receiver)),
+        );
+        let mut args = Vec::with_capacity(c.arguments.args.len() + extra);
         let mut kwargs = Vec::new();
         // An argument that raises drops the callee and the arguments evaluated before it, as
         // CPython's unwinding pops them off the value stack.
@@ -503,16 +523,15 @@ impl<'a> Interpreter<'a> {
             return self.call_with_generator(callee, receiver, g, kwargs);
         }
         self.at(c);
-        self.call_keywords = c
-            .arguments
-            .keywords
-            .iter()
-            .filter_map(|k| {
-                let name = k.arg.as_ref()?;
-                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
-                Some((sym, k.range().start().to_u32()))
-            })
-            .collect();
+        // Refilled in place: the buffer is reused from call to call.
+        let mut call_keywords = std::mem::take(&mut self.call_keywords);
+        call_keywords.clear();
+        call_keywords.extend(c.arguments.keywords.iter().filter_map(|k| {
+            let name = k.arg.as_ref()?;
+            let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+            Some((sym, k.range().start().to_u32()))
+        }));
+        self.call_keywords = call_keywords;
         let call_dict =
             c.arguments.keywords.iter().any(|k| k.arg.is_none()) && self.keyword_dict_begin(c);
         let r = match (callee, receiver, method) {
@@ -642,9 +661,7 @@ impl<'a> Interpreter<'a> {
                             if matches!(self.heap.kind(f), ObjKind::Function(_)) =>
                         {
                             self.heap.incref(recv);
-                            let mut all = Vec::with_capacity(args.len() + 1);
-                            all.push(recv);
-                            all.extend(args);
+                            let all = prepended(recv, args);
                             self.call_function(f, all, kwargs)
                         }
                         Some(v) => {
@@ -728,6 +745,12 @@ impl<'a> Interpreter<'a> {
         self.eval_breaker();
         result
     }
+}
+
+/// `first` followed by `rest` (owned), in `rest`'s allocation when it has room.
+fn prepended(first: Value, mut rest: Vec<Value>) -> Vec<Value> {
+    rest.insert(0, first);
+    rest
 }
 
 /// Whether `module.attr` is one of torch's C functions (`torch.zeros`, `torch.cat`, the

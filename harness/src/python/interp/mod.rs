@@ -186,6 +186,8 @@ pub struct Interpreter<'a> {
     /// Emptied local-variable tables of returned calls, reused by later calls' frames so
     /// that a call does not allocate one (Rust memory only, not modelled objects).
     pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
+    /// Emptied cell lists of returned frames, reused like `spare_locals`.
+    pub(super) spare_cells: Vec<Vec<(Sym, ObjId)>>,
     /// What the workload printed (`print_output.rs`), handed to the timeline at the end.
     pub(super) printed: super::print_output::Printed,
     /// Compiled class bodies, by the class statement's address (`vm/plain.rs`).
@@ -291,6 +293,7 @@ impl<'a> Interpreter<'a> {
             sym_init,
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
+            spare_cells: Vec::new(),
             printed: Default::default(),
             class_codes: FxHashMap::default(),
         };

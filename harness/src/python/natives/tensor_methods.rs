@@ -1,77 +1,7 @@
-//! Attributes and methods of tensors and other non-heap values, and views (the ops behind
-//! the methods are in `tensor_ops.rs`).
+//! Methods of tensors and other non-heap values, and views (the ops behind the methods are
+//! in `tensor_ops.rs`, attributes in `tensor_attrs.rs`).
 
 use super::*;
-
-pub(in crate::python) fn value_attr(it: &mut Interpreter<'_>, v: Value, name: Sym) -> R<Value> {
-    let attr_rc = it.names.name_rc(name);
-    let attr: &str = &attr_rc;
-    match (v, attr) {
-        (Value::Device(d), "type") => {
-            let t = if d == DeviceKind::Cuda { "cuda" } else { "cpu" };
-            Ok(Value::Str(it.names.intern(t)))
-        }
-        (Value::Dtype(d), "itemsize") => Ok(Value::Int(d.element_size() as i64)),
-        (Value::Dtype(d), "is_floating_point") => Ok(Value::Bool(d.is_floating())),
-        (Value::Native(n), "from_iterable") if n == super::Native::ItertoolsChain.id() => Ok(
-            Value::Native(super::Native::ItertoolsChainFromIterable.id()),
-        ),
-        (Value::Native(n), "__name__" | "__qualname__")
-            if super::Native::from_id(n)
-                .and_then(crate::python::type_builtin::builtin_type_name)
-                .is_some() =>
-        {
-            let name = super::Native::from_id(n)
-                .and_then(crate::python::type_builtin::builtin_type_name)
-                .unwrap_or("type");
-            Ok(Value::Str(it.names.intern(name)))
-        }
-        (Value::Native(n), "__name__" | "__qualname__") if it.native_name(n).is_some() => {
-            Ok(it.native_name(n).expect("checked"))
-        }
-        _ => it.unsupported(format!("attribute '{attr}' of {}", it.display(v))),
-    }
-}
-
-pub(in crate::python) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: Sym) -> R<Value> {
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!("checked by caller")
-    };
-    let t = t.clone();
-    match it.names.name(name) {
-        "shape" => Ok(Value::Obj(it.alloc(ObjKind::Size(t.shape)))),
-        "dtype" => Ok(Value::Dtype(t.dtype)),
-        "device" => Ok(Value::Device(t.device)),
-        "ndim" => Ok(Value::Int(t.shape.len() as i64)),
-        "is_cuda" => Ok(Value::Bool(t.device == DeviceKind::Cuda)),
-        "requires_grad" => Ok(Value::Bool(t.requires_grad)),
-        "is_leaf" => Ok(Value::Bool(t.is_leaf())),
-        "grad" => match t.grad {
-            Some(g) => {
-                it.heap.incref(Value::Obj(g));
-                Ok(Value::Obj(g))
-            }
-            None => Ok(Value::None),
-        },
-        "grad_fn" => it.grad_fn_object(t.grad_fn),
-        "_base" => match t.base {
-            Some(b) => {
-                it.heap.incref(Value::Obj(b));
-                Ok(Value::Obj(b))
-            }
-            None => Ok(Value::None),
-        },
-        "data" => it.new_tensor(t.shape, t.dtype, t.device, Some((t.storage, None))),
-        "T" => {
-            let mut shape = t.shape.clone();
-            shape.reverse();
-            // `numpy_T`: a permute with the dimensions reversed.
-            let v = view_by(it, id, shape, "permute")?;
-            non_contiguous(it, v)
-        }
-        other => it.unsupported(format!("tensor attribute '{other}'")),
-    }
-}
 
 /// Marks a new view as not row-major (transposes, permutes, expands).
 pub(super) fn non_contiguous(it: &mut Interpreter<'_>, v: Value) -> R<Value> {
@@ -245,10 +175,7 @@ pub(super) fn tensor_method(
     {
         return r;
     }
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    let t = t.clone();
+    let t = tensor_record(it, id).clone();
     let p = &a.pos;
     let same = |it: &mut Interpreter<'_>| {
         it.heap.incref(Value::Obj(id));
@@ -588,14 +515,28 @@ fn view_in_place(it: &mut Interpreter<'_>, id: ObjId, p: &[Value]) -> Option<R<V
     if let [Value::Dtype(_)] = p {
         return None;
     }
-    let target = match dims_from(it, p) {
-        Ok(target) => target,
-        Err(e) => return Some(Err(e)),
+    // `view(-1, 4)`: the sizes are read onto the stack, not into a vector.
+    let mut stack = [0i64; 8];
+    let owned;
+    let target: &[i64] = match p {
+        _ if p.len() <= stack.len() && p.iter().all(|v| matches!(v, Value::Int(_))) => {
+            for (slot, v) in stack.iter_mut().zip(p) {
+                if let Value::Int(i) = v {
+                    *slot = *i;
+                }
+            }
+            &stack[..p.len()]
+        }
+        _ => match dims_from(it, p) {
+            Ok(target) => {
+                owned = target;
+                &owned
+            }
+            Err(e) => return Some(Err(e)),
+        },
     };
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    match torch::reshape_shape(&t.shape, &target) {
+    let t = tensor_record(it, id);
+    match torch::reshape_shape(&t.shape, target) {
         Ok(shape) if t.contiguous || shape == t.shape => Some(view(it, id, shape)),
         _ => None,
     }

@@ -3,16 +3,24 @@
 
 use super::*;
 
+/// Tensor `id`'s record, borrowed (callers checked that `id` is a tensor).
+pub(in crate::python) fn tensor_record<'i>(
+    it: &'i Interpreter<'_>,
+    id: ObjId,
+) -> &'i torch::TensorData {
+    match it.heap.kind(id) {
+        ObjKind::Tensor(t) => t,
+        _ => unreachable!("checked by caller"),
+    }
+}
+
 pub(super) fn reduce(
     it: &mut Interpreter<'_>,
     id: ObjId,
     op: &str,
     dim: Option<Value>,
 ) -> R<Value> {
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    let t = t.clone();
+    let t = tensor_record(it, id).clone();
     let shape = match dim {
         None | Some(Value::None) => vec![],
         Some(d) => {
@@ -141,10 +149,7 @@ fn tensor_unary_as_given(
     op: &str,
     dtype: Option<Dtype>,
 ) -> R<Value> {
-    let ObjKind::Tensor(t) = it.heap.kind(id) else {
-        unreachable!()
-    };
-    let t = t.clone();
+    let t = tensor_record(it, id).clone();
     let out = op_output(
         it,
         t.shape,
