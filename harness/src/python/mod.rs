@@ -82,6 +82,7 @@ mod module_api;
 mod module_backward_hooks;
 mod module_forward;
 mod multihead_attention;
+mod namedtuples;
 mod natives;
 mod normalization;
 mod numeric_builtins;

@@ -209,7 +209,10 @@ impl<'a> Interpreter<'a> {
         crate::python::return_types::unpack_iterator(self, value);
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Tuple(items) | ObjKind::List(items) | ObjKind::StructSeq { items, .. } => {
+                ObjKind::Tuple(items)
+                | ObjKind::List(items)
+                | ObjKind::StructSeq { items, .. }
+                | ObjKind::NamedTuple { items, .. } => {
                     let items = items.clone();
                     for v in &items {
                         self.heap.incref(*v);

@@ -409,6 +409,13 @@ natives!(
     // `types` (types_module.rs)
     ModTypes,
     TypesMethodType,
+    // `collections.namedtuple`, `typing.NamedTuple` (namedtuples.rs)
+    NamedtupleFn,
+    TypingNamedTuple,
+    NamedtupleNew,
+    NamedtupleMake,
+    NamedtupleReplace,
+    NamedtupleAsdict,
 );
 
 impl Native {
