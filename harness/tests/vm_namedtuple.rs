@@ -209,3 +209,28 @@ fn the_model_counts_namedtuples_as_the_table_says() {
 fn the_table_agrees_with_installed_interpreters() {
     probes::table_matches_installed_interpreters(PROBES);
 }
+
+/// What the model does not make is refused where it is used, located, never a wrong result.
+#[test]
+fn unmodelled_parts_are_refused_located() {
+    for (workload, words) in [
+        (
+            "from collections import namedtuple\nP = namedtuple('P', 'x y', rename=True)\n",
+            "unsupported: `namedtuple(..., rename=...)`",
+        ),
+        (
+            "from collections import namedtuple\nP = namedtuple('P', 'x y')\nn = P(1, 1).count(1)\n",
+            "unsupported: `count` of a namedtuple",
+        ),
+        (
+            "from collections import namedtuple\nclass Q(namedtuple('P', 'x y')):\n    pass\nq = Q(1, 2)\nq.z = 3\n",
+            "unsupported: attribute stores on instances of a namedtuple subclass",
+        ),
+    ] {
+        let err = probes::run("3.11", workload)
+            .map(|_| ())
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains(words) && err.contains("t.yaml:"), "{err}");
+    }
+}

@@ -433,6 +433,9 @@ impl<'a> Interpreter<'a> {
                 self.heap.incref(v);
                 Ok(v)
             }
+            None if matches!(self.names.name(name), "count" | "index") => {
+                self.unsupported(format!("`{}` of a namedtuple", self.names.name(name)))
+            }
             None => {
                 let cname = self.class_name(class);
                 self.error(format!(
@@ -441,6 +444,27 @@ impl<'a> Interpreter<'a> {
                 ))
             }
         }
+    }
+
+    /// `p.name = v`: a field is read-only, and so is any name on a class with `__slots__`
+    /// (the namedtuple class itself has `__slots__ = ()`); a subclass without `__slots__`
+    /// gives its instances a `__dict__`, which the model does not make.
+    pub(in crate::python) fn namedtuple_set_attr(&mut self, class: ObjId, name: Sym) -> R<()> {
+        if self.namedtuple_fields(class).contains(&name) {
+            return self.error("AttributeError: can't set attribute");
+        }
+        let own = |s: &str| match (self.names.lookup(s), self.heap.kind(class)) {
+            (Some(s), ObjKind::Class(c)) => c.attrs.iter().any(|(n, _)| *n == s),
+            _ => false,
+        };
+        if own("__new__") || own("__slots__") {
+            let cname = self.class_name(class);
+            return self.error(format!(
+                "AttributeError: '{cname}' object has no attribute '{}'",
+                self.names.name(name)
+            ));
+        }
+        self.unsupported("attribute stores on instances of a namedtuple subclass")
     }
 
     /// `P._make` read from the class itself (bound to it, as a classmethod is).

@@ -390,6 +390,10 @@ impl<'a> Interpreter<'a> {
             }
             ObjKind::Exception(_) => self.set_exception_attr(id, name, value),
             ObjKind::Function(_) => self.set_function_attr(id, name, value),
+            &ObjKind::NamedTuple { class, .. } => {
+                self.heap.decref(value);
+                self.namedtuple_set_attr(class, name)
+            }
             other => {
                 let t = other.type_name();
                 self.heap.decref(value);
