@@ -113,6 +113,7 @@ mod stdlib;
 mod str_indexing;
 mod str_methods;
 mod str_text_methods;
+mod str_unpacking;
 mod syntax_check;
 mod tensor_hooks;
 mod tensor_pieces;

@@ -228,6 +228,7 @@ impl<'a> Interpreter<'a> {
                     read?
                 }
             },
+            Value::Str(text) => self.unpack_str(text),
             _ => return self.error("TypeError: cannot unpack a non-sequence"),
         };
         if let Some(star) = targets.iter().position(Expr::is_starred_expr) {
