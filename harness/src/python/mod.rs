@@ -26,6 +26,7 @@ mod call_unpacking;
 mod checkpoint;
 mod clip_grad;
 mod collections_counter;
+mod collections_counter_ops;
 mod collections_deque;
 mod collections_dicts;
 mod comparisons;

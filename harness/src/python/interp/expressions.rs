@@ -519,6 +519,9 @@ impl<'a> Interpreter<'a> {
         if let Some(result) = self.set_binary(op, l, r) {
             return result;
         }
+        if let Some(result) = self.counter_binary(op, l, r, in_place) {
+            return result;
+        }
         crate::python::builtin_calls::scalar_binary(self, op, l, r)
     }
 
