@@ -196,6 +196,14 @@ pub enum ObjKind {
         ty: &'static StructSeqType,
         items: Vec<Value>,
     },
+    /// An instance of a `collections.namedtuple` / `typing.NamedTuple` class: a tuple
+    /// subclass made by `tuple.__new__(cls, ...)` (`PyType_GenericAlloc`), so it is counted,
+    /// tracked, holds its class, and is never untracked by a collection nor served by the
+    /// tuple free list (python/namedtuples.rs).
+    NamedTuple {
+        class: ObjId,
+        items: Vec<Value>,
+    },
 }
 
 /// The type of a [`ObjKind::StructSeq`]: its dotted name and field names (all in sequence).
@@ -347,6 +355,7 @@ impl ObjKind {
             ObjKind::Range { .. } => "range",
             ObjKind::Size(_) => "Size",
             ObjKind::StructSeq { ty, .. } => ty.name.rsplit('.').next().unwrap_or(ty.name),
+            ObjKind::NamedTuple { .. } => "namedtuple",
             ObjKind::Exception(_) => "exception",
             ObjKind::Traceback(_) => "traceback",
             ObjKind::Frame(_) => "frame",
@@ -1154,6 +1163,12 @@ impl Heap {
                     value(*v, Edge::Role(field));
                 }
             }
+            ObjKind::NamedTuple { class, items } => {
+                value(Value::Obj(*class), Edge::Role("__class__"));
+                for (i, v) in items.iter().enumerate() {
+                    value(*v, Edge::Index(i as u32));
+                }
+            }
         }
     }
 
@@ -1209,7 +1224,7 @@ impl Heap {
             ObjKind::Deque { items, .. } => out.append(items),
             ObjKind::Set { table, .. } => out.append(&mut table.drain()),
             // Like a tuple, a struct sequence has no `tp_clear`.
-            ObjKind::StructSeq { .. } => {}
+            ObjKind::StructSeq { .. } | ObjKind::NamedTuple { .. } => {}
         }
         if let Some(f) = self.dict_flavours.get_mut(&id.0) {
             out.push(std::mem::replace(&mut f.factory, Value::None));
@@ -1294,5 +1309,9 @@ fn owned_references(
         ObjKind::Deque { items, .. } => items.into_iter().for_each(&mut push),
         ObjKind::Set { table, .. } => table.items().for_each(&mut push),
         ObjKind::StructSeq { items, .. } => items.into_iter().for_each(&mut push),
+        ObjKind::NamedTuple { class, items } => {
+            push(Value::Obj(class));
+            items.into_iter().for_each(&mut push);
+        }
     }
 }

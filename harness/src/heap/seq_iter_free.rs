@@ -33,7 +33,9 @@ impl Heap {
         };
         match self.objects.get(source.0 as usize)?.as_ref()?.kind {
             ObjKind::List(_) => Some(FreeListKind::ListIter),
-            ObjKind::Tuple(_) | ObjKind::StructSeq { .. } => Some(FreeListKind::TupleIter),
+            ObjKind::Tuple(_) | ObjKind::StructSeq { .. } | ObjKind::NamedTuple { .. } => {
+                Some(FreeListKind::TupleIter)
+            }
             _ => None,
         }
     }
@@ -45,7 +47,7 @@ impl Heap {
         let list = match iterable {
             Value::Obj(o) => match self.kind(o) {
                 ObjKind::List(_) => Some(FreeListKind::ListIter),
-                ObjKind::Tuple(_) => Some(FreeListKind::TupleIter),
+                ObjKind::Tuple(_) | ObjKind::NamedTuple { .. } => Some(FreeListKind::TupleIter),
                 _ => None,
             },
             _ => None,

@@ -28,6 +28,9 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Suppress => it.new_suppress(p),
         VarsFn => it.vars_builtin(p),
         TypesMethodType => it.method_type(p),
+        NamedtupleFn | TypingNamedTuple => {
+            it.new_namedtuple_class(n == TypingNamedTuple, p, &a.kw)
+        }
         CopyDeepcopy | CopyCopy => match p.as_slice() {
             [x] if n == CopyDeepcopy => it.deepcopy(*x),
             [x] => it.shallow_copy(*x),

@@ -141,7 +141,7 @@ impl<'a> Interpreter<'a> {
             Value::None if self.heap.profile.version.minor >= 12 => NONE_HASH,
             Value::None => return refuse(self, "None before 3.12 (its address)"),
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Tuple(items) => {
+                ObjKind::Tuple(items) | ObjKind::NamedTuple { items, .. } => {
                     let items = items.clone();
                     let mut acc = TupleHash::new();
                     for item in &items {

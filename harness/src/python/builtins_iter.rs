@@ -104,7 +104,10 @@ impl<'a> Interpreter<'a> {
         if let Value::Obj(o) = source
             && matches!(
                 self.heap.kind(o),
-                ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Dict(_)
+                ObjKind::List(_)
+                    | ObjKind::Tuple(_)
+                    | ObjKind::Dict(_)
+                    | ObjKind::NamedTuple { .. }
             )
         {
             return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![source, Value::Int(0)]));
@@ -134,7 +137,9 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn count_loop_iterator(&mut self, iterable: Value) -> bool {
         let counted = match iterable {
             Value::Obj(o) => match self.heap.kind(o) {
-                ObjKind::List(_) | ObjKind::Tuple(_) => !self.heap.profile.virtual_loop_iterators,
+                ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::NamedTuple { .. } => {
+                    !self.heap.profile.virtual_loop_iterators
+                }
                 // `_collections._deque_iterator` is always GC-allocated.
                 // So are `set_iterator`s.
                 ObjKind::Dict(_) | ObjKind::Deque { .. } | ObjKind::Set { .. } => true,

@@ -69,6 +69,8 @@ pub enum Construct {
     TypesModule,
     Starred,
     ObjectKeys,
+    NamedTuples,
+    CounterArithmetic,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -466,6 +468,24 @@ pub const LANGUAGE: &[Row] = &[
         notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); refused (located): tuple, float and user-`__hash__` keys (lookup by value is not modelled)",
         what: "",
         runs: "import torch\nclass A:\n    pass\na = A()\nx = torch.zeros(2)\nd = {a: 1, x: 2, None: 3}\nassert d[a] == 1 and x in d\ntry:\n    d[[1]] = 4\nexcept TypeError:\n    pass\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::NamedTuples,
+        construct: "`collections.namedtuple`, `typing.NamedTuple` (class syntax and functional form)",
+        support: Support::Partly,
+        notes: "instances are GC-tracked tuples that hold their class and fields (indexing, slicing, unpacking, iteration, `len`, equality, ordering, hashing, `repr`, fields by name), never untracked by a collection; `_fields`, `_field_defaults`, `defaults=`, `_make`, `_replace`, `_asdict`; a `NamedTuple` body's defaults, methods and properties, subclasses of either; a call counts its argument tuples and the instance as CPython does; approximations: the class counts as the class object with its `_fields` tuple and `_field_defaults` dict (CPython's `namedtuple()` makes about 30 objects once per class), the frames of the generated methods (≤ 3.10) are not made, and `_replace`'s count follows the tuple free lists the model has; refused where used (located): `rename=`, the tuple methods `count` and `index`, and attribute stores on instances of a subclass without `__slots__` (CPython gives those a `__dict__`)",
+        what: "",
+        runs: "from collections import namedtuple\nfrom typing import NamedTuple\nP = namedtuple('P', 'x y', defaults=[0])\nclass Batch(NamedTuple):\n    inputs: list\n    weight: float = 1.0\n    def size(self):\n        return len(self.inputs)\np = P(1)\nx, y = p\nassert p == (1, 0) and p.y == 0 and p._replace(y=2)[1] == 2 and p._asdict() == {'x': 1, 'y': 0}\nb = Batch([1, 2])\nassert b.size() == 2 and isinstance(b, tuple) and repr(b) == 'Batch(inputs=[1, 2], weight=1.0)'\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::CounterArithmetic,
+        construct: "`collections.Counter` arithmetic: `+`, `-`, `|`, `&` and in place",
+        support: Support::Partly,
+        notes: "the result of `+`, `-`, `|`, `&` is a new Counter (counted as `Counter()` is) holding only positive counts, keys in CPython's order; `+=`, `-=`, `|=`, `&=` change the left Counter and then drop what is not positive, as `Counter.__iadd__` and its siblings do; refused (located): counts that are not ints; unary `+c`/`-c` and `elements()` are not modelled",
+        what: "",
+        runs: "from collections import Counter\nc = Counter(a=3, b=1)\nd = Counter(a=1, b=2, e=1)\nassert c + d == Counter(a=4, b=3, e=1) and c - d == Counter(a=2)\nassert c | d == Counter(a=3, b=2, e=1) and c & d == Counter(a=1, b=1)\nc -= d\nassert c == Counter(a=2)\n",
         refused: "",
     },
 ];

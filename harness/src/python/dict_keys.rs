@@ -81,7 +81,7 @@ impl<'a> Interpreter<'a> {
             | ObjKind::Set { frozen: false, .. }) => {
                 Problem::Unhashable(kind.type_name().to_string())
             }
-            ObjKind::Tuple(items) => {
+            ObjKind::Tuple(items) | ObjKind::NamedTuple { items, .. } => {
                 // An unhashable item makes the tuple unhashable (`tuplehash`).
                 for item in items.clone() {
                     if let Problem::Unhashable(t) = self.key_problem(item) {

@@ -37,7 +37,9 @@ impl Interpreter<'_> {
         let items = |v: Value| -> Option<(bool, &[Value])> {
             let Value::Obj(id) = v else { return None };
             match self.heap.kind(id) {
-                ObjKind::Tuple(items) | ObjKind::StructSeq { items, .. } => Some((false, items)),
+                ObjKind::Tuple(items)
+                | ObjKind::StructSeq { items, .. }
+                | ObjKind::NamedTuple { items, .. } => Some((false, items)),
                 ObjKind::List(items) => Some((true, items)),
                 _ => None,
             }

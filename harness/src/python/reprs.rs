@@ -14,7 +14,7 @@ impl Interpreter<'_> {
         self.repr_at(v, 0)
     }
 
-    fn repr_at(&self, v: Value, depth: u32) -> String {
+    pub(super) fn repr_at(&self, v: Value, depth: u32) -> String {
         if depth > MAX_DEPTH {
             return "...".to_string();
         }
@@ -43,6 +43,7 @@ impl Interpreter<'_> {
                 ObjKind::StructSeq { ty, items } => {
                     super::return_types::repr(ty, items, |v| self.repr_at(v, depth + 1))
                 }
+                ObjKind::NamedTuple { class, items } => self.namedtuple_repr(*class, items, depth),
                 ObjKind::Dict(entries) => format!(
                     "{{{}}}",
                     entries

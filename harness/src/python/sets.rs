@@ -82,7 +82,7 @@ impl<'a> Interpreter<'a> {
             Value::Str(s) => stand_in_hash(self.names.name(s).as_bytes()),
             Value::None => NONE_HASH,
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Tuple(items) => {
+                ObjKind::Tuple(items) | ObjKind::NamedTuple { items, .. } => {
                     let mut acc = TupleHash::new();
                     for &item in items {
                         acc.push(self.hash_value(item)?);

@@ -56,6 +56,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
     let f = |n: Native| Some(Value::Native(n.id()));
     match (module, attr) {
         // Annotations only: any name of `typing` is inert.
+        (ModTyping, "NamedTuple") => f(TypingNamedTuple),
         (ModTyping, _) => f(TypingName),
         (ModOs, "getenv") => f(OsGetenv),
         (ModMath, "pi") => Some(Value::Float(std::f64::consts::PI)),
@@ -136,6 +137,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "permutations") => f(ItertoolsPermutations),
         (ModTraceback, _) => super::traceback_module::module_attr(attr),
         (ModTypes, "MethodType") => f(TypesMethodType),
+        (ModCollections, "namedtuple") => f(NamedtupleFn),
         _ => None,
     }
 }

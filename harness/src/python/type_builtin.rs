@@ -26,7 +26,7 @@ impl<'a> Interpreter<'a> {
             Value::Str(_) => builtin(Native::Str),
             Value::None => builtin(Native::NoneTypeFn),
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Instance { class, .. } => {
+                ObjKind::Instance { class, .. } | ObjKind::NamedTuple { class, .. } => {
                     let class = Value::Obj(*class);
                     self.heap.incref(class);
                     Ok(class)

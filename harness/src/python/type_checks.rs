@@ -11,7 +11,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn class_of(&self, v: Value) -> Option<ObjId> {
         match v {
             Value::Obj(o) => match self.heap.kind(o) {
-                ObjKind::Instance { class, .. } => Some(*class),
+                ObjKind::Instance { class, .. } | ObjKind::NamedTuple { class, .. } => Some(*class),
                 ObjKind::Exception(e) => Some(e.class),
                 _ => None,
             },
@@ -92,7 +92,12 @@ fn builtin_type_check(t: Native, v: Value, heap: &crate::heap::Heap) -> Option<b
         Native::List => matches!(kind, Some(ObjKind::List(_))),
         Native::Tuple => matches!(
             kind,
-            Some(ObjKind::Tuple(_) | ObjKind::Size(_) | ObjKind::StructSeq { .. })
+            Some(
+                ObjKind::Tuple(_)
+                    | ObjKind::Size(_)
+                    | ObjKind::StructSeq { .. }
+                    | ObjKind::NamedTuple { .. }
+            )
         ),
         Native::Dict => matches!(kind, Some(ObjKind::Dict(_))),
         // `collections` types: a flavoured dict is a `dict` too; `deque` is its own type.

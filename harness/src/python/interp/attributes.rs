@@ -122,6 +122,7 @@ impl<'a> Interpreter<'a> {
                 }
                 ObjKind::Class(_) => match self.class_lookup(id, name) {
                     Some(v) if self.is_wrapper(v) => self.bind_class_attr(v, None, id),
+                    Some(v @ Value::Native(_)) => Ok(self.namedtuple_class_attr(id, v)),
                     Some(v) => {
                         self.heap.incref(v);
                         Ok(v)
@@ -150,6 +151,7 @@ impl<'a> Interpreter<'a> {
                 },
                 ObjKind::Tensor(_) => natives::tensor_attr(self, id, name),
                 ObjKind::StructSeq { .. } => crate::python::return_types::field(self, id, name),
+                &ObjKind::NamedTuple { class, .. } => self.namedtuple_attr(obj, class, name),
                 ObjKind::Deque { .. } if self.names.name(name) == "maxlen" => {
                     Ok(self.deque_maxlen(id))
                 }
@@ -402,6 +404,10 @@ impl<'a> Interpreter<'a> {
             }
             ObjKind::Exception(_) => self.set_exception_attr(id, name, value),
             ObjKind::Function(_) => self.set_function_attr(id, name, value),
+            &ObjKind::NamedTuple { class, .. } => {
+                self.heap.decref(value);
+                self.namedtuple_set_attr(class, name)
+            }
             other => {
                 let t = other.type_name();
                 self.heap.decref(value);

@@ -116,6 +116,9 @@ impl<'a> Interpreter<'a> {
                 self.eval_breaker();
                 result
             }
+            Value::BoundNative(n, p) if crate::python::namedtuples::is_bound_native(n) => {
+                self.namedtuple_bound_call(n, p, args, kwargs)
+            }
             Value::BoundNative(n, p)
                 if matches!(
                     Native::from_id(n),
@@ -344,6 +347,9 @@ impl<'a> Interpreter<'a> {
             let r = self.instantiate_exception(class, args, kwargs);
             self.eval_breaker();
             return r;
+        }
+        if self.is_namedtuple_class(class) {
+            return self.namedtuple_call(class, args, kwargs);
         }
         if let Some(v) = self.construct_torch(class, &args, &kwargs)? {
             self.heap.decref_all(args);
@@ -702,6 +708,9 @@ impl<'a> Interpreter<'a> {
                 }
                 ObjKind::Exception(_) | ObjKind::Frame(_) => {
                     return self.call_exception_object_method(recv, id, name, args, kwargs);
+                }
+                &ObjKind::NamedTuple { class, .. } => {
+                    return self.namedtuple_method(recv, class, name, args, kwargs);
                 }
                 _ => {}
             }

@@ -74,6 +74,7 @@ impl<'a> Interpreter<'a> {
     /// Runs a class statement's body and makes the class object (a new reference).
     fn class_object(&mut self, c: &'a ast::StmtClassDef) -> R<ObjId> {
         let mut base = None;
+        let mut named_tuple = false;
         if let Some(args) = &c.arguments {
             if !args.keywords.is_empty() || args.args.len() > 1 {
                 self.at(&**args);
@@ -88,6 +89,10 @@ impl<'a> Interpreter<'a> {
                         base = Some(id)
                     }
                     Value::Native(n) if Native::from_id(n) == Some(Native::Object) => {}
+                    // `class P(typing.NamedTuple)` (python/namedtuples.rs).
+                    Value::Native(n) if Native::from_id(n) == Some(Native::TypingNamedTuple) => {
+                        named_tuple = true
+                    }
                     other => {
                         self.heap.decref(other);
                         self.at(b);
@@ -111,6 +116,10 @@ impl<'a> Interpreter<'a> {
             return Err(e);
         }
         let name = self.names.intern(c.name.as_str());
+        if named_tuple {
+            let annotated = self.annotated_names(c);
+            return self.namedtuple_class_from_body(name, annotated, namespace);
+        }
         let class = self.alloc(ObjKind::Class(Class {
             name,
             base,

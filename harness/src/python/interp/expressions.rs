@@ -431,7 +431,9 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Tuple(items) => Some((false, items.clone())),
                 ObjKind::List(items) => Some((true, items.clone())),
                 ObjKind::Size(dims) => Some((false, dims.iter().map(|&d| Value::Int(d)).collect())),
-                ObjKind::StructSeq { items, .. } => Some((false, items.clone())),
+                ObjKind::StructSeq { items, .. } | ObjKind::NamedTuple { items, .. } => {
+                    Some((false, items.clone()))
+                }
                 _ => None,
             }
         };
@@ -517,6 +519,9 @@ impl<'a> Interpreter<'a> {
         if let Some(result) = self.set_binary(op, l, r) {
             return result;
         }
+        if let Some(result) = self.counter_binary(op, l, r, in_place) {
+            return result;
+        }
         crate::python::builtin_calls::scalar_binary(self, op, l, r)
     }
 
@@ -562,6 +567,7 @@ impl<'a> Interpreter<'a> {
                 | ObjKind::Tuple(_)
                 | ObjKind::Dict(_)
                 | ObjKind::StructSeq { .. }
+                | ObjKind::NamedTuple { .. }
                 | ObjKind::Size(_) => self.repr_text(v),
                 other => format!("<{}>", other.type_name()),
             },

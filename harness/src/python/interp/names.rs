@@ -209,7 +209,10 @@ impl<'a> Interpreter<'a> {
         crate::python::return_types::unpack_iterator(self, value);
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
-                ObjKind::Tuple(items) | ObjKind::List(items) | ObjKind::StructSeq { items, .. } => {
+                ObjKind::Tuple(items)
+                | ObjKind::List(items)
+                | ObjKind::StructSeq { items, .. }
+                | ObjKind::NamedTuple { items, .. } => {
                     let items = items.clone();
                     for v in &items {
                         self.heap.incref(*v);
@@ -225,6 +228,7 @@ impl<'a> Interpreter<'a> {
                     read?
                 }
             },
+            Value::Str(text) => self.unpack_str(text),
             _ => return self.error("TypeError: cannot unpack a non-sequence"),
         };
         if let Some(star) = targets.iter().position(Expr::is_starred_expr) {

@@ -310,7 +310,10 @@ impl<'a> Interpreter<'a> {
         match iterable {
             Value::Obj(id) => {
                 match self.heap.kind(id) {
-                    ObjKind::List(items) | ObjKind::Tuple(items) | ObjKind::Deque { items, .. } => {
+                    ObjKind::List(items)
+                    | ObjKind::Tuple(items)
+                    | ObjKind::Deque { items, .. }
+                    | ObjKind::NamedTuple { items, .. } => {
                         let item = items.get(index).copied();
                         if let Some(v) = item {
                             self.heap.incref(v);

@@ -422,6 +422,13 @@ natives!(
     SavedTensorsHooksFn,
     SaveOnCpuFn,
     AsTensorFn,
+    // `collections.namedtuple`, `typing.NamedTuple` (namedtuples.rs)
+    NamedtupleFn,
+    TypingNamedTuple,
+    NamedtupleNew,
+    NamedtupleMake,
+    NamedtupleReplace,
+    NamedtupleAsdict,
 );
 
 impl Native {

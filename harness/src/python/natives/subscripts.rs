@@ -172,7 +172,9 @@ pub(in crate::python) fn subscript<'a>(
         );
         let (items, is_list) = match it.heap.kind(id) {
             ObjKind::List(items) => (items.clone(), true),
-            ObjKind::Tuple(items) | ObjKind::StructSeq { items, .. } => (items.clone(), false),
+            ObjKind::Tuple(items)
+            | ObjKind::StructSeq { items, .. }
+            | ObjKind::NamedTuple { items, .. } => (items.clone(), false),
             _ => return it.unsupported("slicing this object"),
         };
         let Some((start, step, count)) = slice_len(items.len() as i64, lower, upper, step) else {
@@ -230,7 +232,8 @@ pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -
         ObjKind::List(items)
         | ObjKind::Tuple(items)
         | ObjKind::Deque { items, .. }
-        | ObjKind::StructSeq { items, .. } => {
+        | ObjKind::StructSeq { items, .. }
+        | ObjKind::NamedTuple { items, .. } => {
             let Value::Int(i) = key else {
                 return it.error("TypeError: indices must be integers");
             };

@@ -10,7 +10,8 @@ pub(in crate::python) fn sequence_items(it: &Interpreter<'_>, v: Value) -> R<Vec
             ObjKind::List(items)
             | ObjKind::Tuple(items)
             | ObjKind::Deque { items, .. }
-            | ObjKind::StructSeq { items, .. } => Ok(items.clone()),
+            | ObjKind::StructSeq { items, .. }
+            | ObjKind::NamedTuple { items, .. } => Ok(items.clone()),
             ObjKind::Dict(items) => Ok(items.iter().map(|(k, _)| *k).collect()),
             ObjKind::Set { table, .. } => Ok(table.items().collect()),
             ObjKind::Size(dims) => Ok(dims.iter().map(|&d| Value::Int(d)).collect()),
@@ -38,7 +39,8 @@ pub(in crate::python) fn length(it: &Interpreter<'_>, v: Value) -> R<i64> {
             ObjKind::List(items)
             | ObjKind::Tuple(items)
             | ObjKind::Deque { items, .. }
-            | ObjKind::StructSeq { items, .. } => items.len() as i64,
+            | ObjKind::StructSeq { items, .. }
+            | ObjKind::NamedTuple { items, .. } => items.len() as i64,
             ObjKind::Dict(items) => items.len() as i64,
             ObjKind::Set { table, .. } => table.len() as i64,
             ObjKind::Size(dims) => dims.len() as i64,
