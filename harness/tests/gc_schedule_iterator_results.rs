@@ -43,7 +43,7 @@ for make in (lambda: enumerate(xs), lambda: zip(xs, ys), lambda: zip(xs), lambda
 /// each after the first needs a new tuple (39, and the list). The kept tuple holds the last
 /// item until the iterator dies. Each function runs once before the collection, so that
 /// 3.14+'s unpacking sites are specialized (their first run unpacks through a tuple iterator
-/// left on 3.14's free list: not modelled).
+/// left on 3.14's free list, `heap/unpack_sites.rs`).
 #[test]
 fn unpacking_loops_reuse_the_result_tuple_which_keeps_the_last_item_alive() {
     let script = "import weakref

@@ -126,6 +126,16 @@ impl Heap {
         }
     }
 
+    /// `gc.get_count()` as CPython returns it: on a free-threaded build the shared count is
+    /// signed (below zero after a collection on unfixed releases).
+    pub fn visible_counts(&self) -> [i64; 3] {
+        let mut counts = self.counts.map(|c| c as i64);
+        if let CollectorState::FreeThreaded(state) = &self.schedule {
+            counts[0] = state.shared;
+        }
+        counts
+    }
+
     fn schedule_state_should_collect(&self) -> bool {
         match &self.schedule {
             CollectorState::FreeThreaded(state) => state.should_collect(self),

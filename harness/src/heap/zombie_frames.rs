@@ -37,8 +37,8 @@ impl Heap {
         }
     }
 
-    /// A frame object with no code object of its own (a generator expression's): served by
-    /// the frame free list or counted. Returns whether a collection is due.
+    /// A frame object not served by its code's zombie frame: from the frame free list, or
+    /// counted. Returns whether a collection is due.
     pub fn count_frame_allocation(&mut self) -> bool {
         if self.frame_free.pop() {
             return false;

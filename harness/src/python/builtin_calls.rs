@@ -462,11 +462,8 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         GcIsEnabled => Ok(Value::Bool(it.heap.enabled)),
         GcGetCount => {
             it.heap.flush_thread_count();
-            let c = it.heap.counts;
-            Ok(new_tuple(
-                it,
-                c.iter().map(|&x| Value::Int(x as i64)).collect(),
-            ))
+            let c = it.heap.visible_counts();
+            Ok(new_tuple(it, c.iter().map(|&x| Value::Int(x)).collect()))
         }
         GcGetThreshold => {
             let t = it.heap.thresholds;

@@ -85,6 +85,18 @@ impl<'a> Interpreter<'a> {
         };
         let mut items: Vec<Value> = Vec::new();
         let mut verdict: Option<bool> = None;
+        // `list(...)` and `tuple(...)` through `tp_call` on 3.8 (`heap/builtin_type_calls.rs`):
+        // a 1-tuple holding the generator for the call (counted here before the generator:
+        // approximation of the order).
+        let packed = match consumer {
+            Consumer::List => Some(crate::heap::BuiltinTypeCall::List),
+            Consumer::Tuple => Some(crate::heap::BuiltinTypeCall::Tuple),
+            _ => None,
+        }
+        .is_some_and(|t| t.packs_arguments(self.heap.profile.version));
+        if packed {
+            self.argument_tuple_begin(1);
+        }
         let result = self.run_generator(g, &mut |it, v| match &consumer {
             Consumer::Sum => {
                 let old = acc.take().unwrap_or(Value::Int(0));
@@ -131,6 +143,9 @@ impl<'a> Interpreter<'a> {
                 Ok(true)
             }
         });
+        if packed {
+            self.argument_tuple_end(1);
+        }
         if let Err(e) = result {
             self.heap.decref_all(acc);
             self.heap.decref_all(items);
@@ -195,19 +210,17 @@ impl<'a> Interpreter<'a> {
         // The outermost iterable is evaluated in the enclosing scope, before the call.
         let source = self.eval(&first.iter)?;
         let source = self.user_iter(source)?;
-        let legacy = self.heap.profile.frame_objects;
-        let gc_iterator = matches!(source, Value::Obj(o)
-            if matches!(self.heap.kind(o), ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Dict(_)));
-        // MAKE_FUNCTION, GET_ITER, the call that creates the generator (and its frame).
+        // MAKE_FUNCTION, then GET_ITER: the iterator over the source, from 3.14's free list
+        // of list and tuple iterators when it holds one (and back onto it at the end).
         self.count_untracked_allocations(1);
-        if gc_iterator {
-            self.count_untracked_allocations(1);
-        }
+        let iterator = self.count_loop_iterator(source);
+        // The call: up to 3.10 its frame object (the genexpr code's zombie frame when one is
+        // parked, `heap/zombie_frames.rs`), then the generator; the function is dropped once
+        // the call returns, except from 3.11, where the generator's frame keeps it.
+        let frame = self.enter_comprehension_frame(g as *const _ as usize);
         self.count_untracked_allocations(1);
+        let legacy = frame.is_some();
         if legacy {
-            if self.heap.count_frame_allocation() {
-                self.collection_due();
-            }
             self.uncount(1);
         }
         let result = self.with_own_targets(&g.generators, |it| {
@@ -219,12 +232,11 @@ impl<'a> Interpreter<'a> {
         self.heap.decref(source);
         // The generator goes, with its frame, the iterator and (from 3.11) the function.
         self.uncount(1);
-        if gc_iterator {
-            self.uncount(1);
+        self.leave_comprehension_frame(frame);
+        if iterator {
+            self.free_loop_iterator();
         }
-        if legacy {
-            self.heap.release_frame();
-        } else {
+        if !legacy {
             self.uncount(1);
         }
         result.map(|_| ())

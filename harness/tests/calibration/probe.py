@@ -7,9 +7,16 @@ torch.Tensor); `view` returns a new stand-in that holds its base. Its calls allo
 bindings allocate: an argument tuple and a keyword dict. The script collects, runs the workload at module
 level (its first statement records the collector's state), and logs every collection from a gc callback
 without allocating GC objects between collections. It prints one JSON object.
+
+With GPUMEM_PROBE_WHERE=1 in the environment, each collection's "stop" callback also records where
+it fired (the workload's iteration and the innermost four frames as name:line), printed to stderr
+as a list after the run. The frames and strings that allocates move the schedule by about one
+iteration, so use it to see where collections fire, not to compare iterations:
+  GPUMEM_PROBE_WHERE=1 python3.X harness/tests/calibration/probe.py harness/tests/workloads/slots.py gc_every=0
 """
 import gc
 import json
+import os
 import sys
 import sysconfig
 
@@ -67,6 +74,7 @@ code = compile(source, sys.argv[1], "exec")
 
 LOG = []
 BEFORE = [0]
+WHERE = [] if os.environ.get("GPUMEM_PROBE_WHERE") else None
 
 
 def callback(phase, info):
@@ -79,6 +87,13 @@ def callback(phase, info):
         LOG.append(info["collected"])
         LOG.append(BEFORE[0])
         LOG.append(ALIVE[0])
+        if WHERE is not None:
+            f = sys._getframe(1)
+            where = []
+            while f is not None:
+                where.append("%s:%d" % (f.f_code.co_name, f.f_lineno))
+                f = f.f_back
+            WHERE.append((namespace.get("i", -1), where[:4]))
 
 
 # Call the stand-in's functions once so that their first-call costs (a frame object per
@@ -95,6 +110,8 @@ gc.callbacks.append(callback)
 exec(code, namespace)
 gc.callbacks.remove(callback)
 end_alive = ALIVE[1]
+if WHERE is not None:
+    sys.stderr.write(repr(WHERE) + "\n")
 rows = [LOG[k:k + 5] for k in range(0, len(LOG), 5)]
 print(json.dumps({
     "version": "%d.%d" % sys.version_info[:2],

@@ -48,3 +48,22 @@ pub fn check_against_measured_and_installed(
         }
     }
 }
+
+/// A script that fills `out` with the count each call in `makers` (a tuple expression of
+/// callables) leaves right after `gc.collect()` (free lists empty), its result kept; `setup`
+/// comes first. With `warm`, each is called once before its collection (its site and frame
+/// warm), as the measured figures of the `gc_schedule_*` tests were taken.
+pub fn kept_after_collection(setup: &str, makers: &str, warm: bool) -> String {
+    let warm = if warm { "    make()\n" } else { "" };
+    format!(
+        "{setup}keep = []
+out = []
+for make in {makers}:
+{warm}    gc.collect()
+    gc.get_count()
+    b = gc.get_count()[0]
+    keep.append(make())
+    out.append(gc.get_count()[0] - b)
+"
+    )
+}

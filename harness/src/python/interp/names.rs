@@ -207,6 +207,10 @@ impl<'a> Interpreter<'a> {
 
     fn unpack(&mut self, targets: &'a [Expr], value: Value) -> R<()> {
         crate::python::return_types::unpack_iterator(self, value);
+        let starred = targets.iter().any(Expr::is_starred_expr);
+        if !starred && self.heap.unpack_sequence(targets.as_ptr() as usize, value) {
+            self.collection_due();
+        }
         let items = match value {
             Value::Obj(id) => match self.heap.kind(id) {
                 ObjKind::Tuple(items)
