@@ -149,8 +149,50 @@ impl<'a> Compiler<'a> {
         self.instrs.len() as u32
     }
 
+    /// A block. In a body that suspends, each run of statements without a suspension point
+    /// is a plain region ([`Instr::PlainRegion`]): compiled as a plain body's statements.
     pub(super) fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
-        body.iter().try_for_each(|s| self.stmt(s))
+        if self.plain {
+            return body.iter().try_for_each(|s| self.plain_stmt(s));
+        }
+        let mut rest = body;
+        while let Some(first) = rest.first() {
+            if self.suspends(first) {
+                self.stmt(first)?;
+                rest = &rest[1..];
+                continue;
+            }
+            let n = rest.iter().take_while(|s| !self.suspends(s)).count();
+            let (region, after) = rest.split_at(n);
+            self.plain_region(region)?;
+            rest = after;
+        }
+        Ok(())
+    }
+
+    /// Statements without a suspension point in a body that suspends: compiled as a plain
+    /// body's, behind an [`Instr::PlainRegion`] that says where they end.
+    fn plain_region(&mut self, region: &'a [Stmt]) -> Result<(), Refusal> {
+        let at = self.instrs.len();
+        self.instrs.push(Instr::PlainRegion { end: NO_LOOP });
+        self.plain = true;
+        let compiled = region.iter().try_for_each(|s| self.plain_stmt(s));
+        self.plain = false;
+        compiled?;
+        let end = self.here();
+        self.instrs[at] = Instr::PlainRegion { end };
+        Ok(())
+    }
+
+    /// Compiles the body of a loop of a suspending body; a plain region inside sees it as
+    /// the loop its `break`/`continue` leaves to.
+    pub(super) fn gen_loop_body(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
+        self.fblocks.push(super::compile_try::FBlock::GenLoop {
+            index: self.loops.len() - 1,
+        });
+        let compiled = self.block(body);
+        self.fblocks.pop();
+        compiled
     }
 
     /// A jump to the innermost loop's exit, patched when the loop ends.
@@ -279,7 +321,7 @@ impl<'a> Compiler<'a> {
                     head,
                     breaks: Vec::new(),
                 });
-                self.block(&w.body)?;
+                self.gen_loop_body(&w.body)?;
                 self.instrs.push(Instr::Jump(head));
                 let ctx = self.loops.pop().expect("pushed above");
                 let else_start = self.here();
@@ -306,7 +348,7 @@ impl<'a> Compiler<'a> {
                     head,
                     breaks: Vec::new(),
                 });
-                self.block(&f.body)?;
+                self.gen_loop_body(&f.body)?;
                 self.instrs.push(Instr::Jump(head));
                 let ctx = self.loops.pop().expect("pushed above");
                 let exhausted = self.here();
