@@ -1,8 +1,9 @@
 //! The compiler from a function body to the VM's instructions.
 //!
-//! Control flow around a suspension point (`if`/`while`/`for`, `break`/`continue`,
-//! `return`) becomes instructions with resolved jump targets; statements without a
-//! suspension point are [`Instr::Exec`] leaves run by the tree-walking evaluator.
+//! Control flow around a suspension point (`if`/`while`/`for`, `try`, `with`,
+//! `break`/`continue`, `return`) becomes instructions with resolved jump targets; the
+//! statements between suspension points are plain regions compiled as plain bodies are
+//! (`compile_plain.rs`).
 
 use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -282,7 +283,7 @@ impl<'a> Compiler<'a> {
             return if self.plain {
                 self.plain_stmt(s)
             } else {
-                self.leaf(s)
+                self.plain_region(std::slice::from_ref(s))
             };
         }
         match s {
