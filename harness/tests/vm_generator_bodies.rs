@@ -246,3 +246,42 @@ assert log == [1, 2, 'del', 'else'], log
 ",
     );
 }
+
+/// The compound statements the compiler leaves to the walker are refused there with a
+/// located `unsupported:` error, inside a generator as in a plain body.
+#[test]
+fn except_star_and_async_for_outside_a_coroutine_are_refused_located() {
+    let err = probes::run(
+        "3.11",
+        "
+def g():
+    yield 1
+    try:
+        pass
+    except* ValueError:
+        pass
+list(g())
+",
+    )
+    .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("t.yaml:8:") && text.contains("unsupported: `except*`"),
+        "{text}"
+    );
+    let err = probes::run(
+        "3.11",
+        "
+def f():
+    async for x in y:
+        pass
+f()
+",
+    )
+    .expect_err("refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("t.yaml:7:") && text.contains("unsupported"),
+        "{text}"
+    );
+}
