@@ -1,4 +1,6 @@
-//! Statement execution: blocks, assignments, `for`/`while` loops and their iteration.
+//! The simple statements the VM leaves to the evaluator (`Instr::Exec` leaves:
+//! assignments, `del`, imports, `def`, `class`, ...), the per-statement work around every
+//! statement, and the iteration helpers the VM's loops use.
 
 use super::{Flow, Interpreter, R};
 use crate::heap::{ObjKind, Value};
@@ -9,16 +11,6 @@ use ruff_text_size::Ranged;
 
 impl<'a> Interpreter<'a> {
     // ----- statements -----------------------------------------------------------------------
-
-    pub(in crate::python) fn exec_block(&mut self, body: &'a [Stmt]) -> R<Flow> {
-        for stmt in body {
-            match self.exec(stmt)? {
-                Flow::Normal => {}
-                other => return Ok(other),
-            }
-        }
-        Ok(Flow::Normal)
-    }
 
     pub(in crate::python) fn exec(&mut self, stmt: &'a Stmt) -> R<Flow> {
         self.statement_start(stmt)?;
@@ -80,22 +72,15 @@ impl<'a> Interpreter<'a> {
                 };
                 return Ok(Flow::Return(v));
             }
-            Stmt::If(i) => {
-                if self.eval_truth(&i.test)? {
-                    return self.exec_block(&i.body);
-                }
-                for clause in &i.elif_else_clauses {
-                    let taken = match &clause.test {
-                        Some(test) => self.eval_truth(test)?,
-                        None => true,
-                    };
-                    if taken {
-                        return self.exec_block(&clause.body);
-                    }
-                }
+            // Compound statements are instructions (`vm/compile_plain.rs`); only the ones the
+            // compiler leaves to a leaf reach here, and are refused.
+            Stmt::For(f) if f.is_async => {
+                self.at(f);
+                return self.unsupported(crate::python::constructs::Construct::AsyncFor.what());
             }
-            Stmt::For(f) => return self.exec_for(f),
-            Stmt::While(w) => return self.exec_while(w),
+            Stmt::If(_) | Stmt::For(_) | Stmt::While(_) => {
+                unreachable!("`if`, `for` and `while` are compiled to instructions")
+            }
             Stmt::FunctionDef(d) => {
                 let mut decorators = Vec::with_capacity(d.decorator_list.len());
                 for dec in &d.decorator_list {
@@ -168,8 +153,11 @@ impl<'a> Interpreter<'a> {
             }
             Stmt::Assert(a) => return self.exec_assert(a),
             Stmt::Raise(r) => return self.exec_raise(r),
-            Stmt::With(w) => return self.exec_with(w),
-            Stmt::Try(t) => return self.exec_try(t),
+            Stmt::With(w) if w.is_async => return self.exec_async_with(w),
+            Stmt::Try(t) if t.is_star => return self.exec_try_star(t),
+            Stmt::With(_) | Stmt::Try(_) => {
+                unreachable!("`try` and `with` are compiled to instructions")
+            }
             Stmt::Match(_) => {
                 return self.unsupported(crate::python::constructs::Construct::Match.what());
             }
@@ -248,59 +236,6 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    fn exec_for(&mut self, f: &'a ast::StmtFor) -> R<Flow> {
-        if f.is_async {
-            return self.unsupported(crate::python::constructs::Construct::AsyncFor.what());
-        }
-        let iterable = self.eval(&f.iter)?;
-        let iterable = self.user_iter(iterable)?;
-        let hidden_iterator = self.count_loop_iterator(iterable);
-        let is_iteration_loop =
-            self.claims_iteration_loop(crate::python::measured_loop::key_of(&f.iter));
-        if is_iteration_loop {
-            self.iteration_loop_seen = true;
-        }
-        self.loop_depth += 1;
-        let result = self.run_for(f, iterable, is_iteration_loop);
-        self.loop_depth -= 1;
-        self.heap.decref(iterable);
-        if hidden_iterator {
-            self.free_loop_iterator();
-        }
-        if is_iteration_loop && self.recorder.iteration().is_some() {
-            self.close_iteration(false);
-        }
-        result
-    }
-
-    fn run_for(&mut self, f: &'a ast::StmtFor, iterable: Value, marks: bool) -> R<Flow> {
-        let mut pass: u32 = 0;
-        let mut index: usize = 0;
-        while let Some(item) = self.next_item(iterable, index)? {
-            index += 1;
-            if marks {
-                self.open_iteration(pass);
-            }
-            self.store(&f.target, item)?;
-            let flow = self.exec_block(&f.body)?;
-            // 3.12+: the back edge's eval-breaker check belongs to the iteration that ends
-            // (the loop variable still holds its item); `break` and `return` take no back edge.
-            if matches!(flow, Flow::Normal | Flow::Continue) {
-                self.eval_breaker();
-            }
-            if marks {
-                self.close_iteration(true);
-            }
-            pass += 1;
-            match flow {
-                Flow::Normal | Flow::Continue => {}
-                Flow::Break => return Ok(Flow::Normal),
-                ret @ Flow::Return(_) => return Ok(ret),
-            }
-        }
-        self.exec_block(&f.orelse)
-    }
-
     /// The `index`-th item of an iterable (a new reference), or `None` past the end.
     pub(in crate::python) fn next_item(
         &mut self,
@@ -351,47 +286,6 @@ impl<'a> Interpreter<'a> {
             }
             _ => self.error("TypeError: object is not iterable"),
         }
-    }
-
-    fn exec_while(&mut self, w: &'a ast::StmtWhile) -> R<Flow> {
-        let is_iteration_loop =
-            self.claims_iteration_loop(crate::python::measured_loop::key_of(&w.test));
-        if is_iteration_loop {
-            self.iteration_loop_seen = true;
-        }
-        self.loop_depth += 1;
-        let result = (|| {
-            let mut pass = 0u32;
-            loop {
-                self.at(&*w.test);
-                if !self.eval_truth(&w.test)? {
-                    break;
-                }
-                if is_iteration_loop {
-                    self.open_iteration(pass);
-                }
-                let flow = self.exec_block(&w.body)?;
-                // As in `run_for`: the back edge belongs to the iteration that ends.
-                if matches!(flow, Flow::Normal | Flow::Continue) {
-                    self.eval_breaker();
-                }
-                if is_iteration_loop {
-                    self.close_iteration(true);
-                }
-                pass += 1;
-                match flow {
-                    Flow::Normal | Flow::Continue => {}
-                    Flow::Break => return Ok(Flow::Normal),
-                    ret @ Flow::Return(_) => return Ok(ret),
-                }
-            }
-            self.exec_block(&w.orelse)
-        })();
-        self.loop_depth -= 1;
-        if is_iteration_loop && self.recorder.iteration().is_some() {
-            self.close_iteration(false);
-        }
-        result
     }
 
     /// Whether the loop starting now (identified by its iterable or condition) is the one

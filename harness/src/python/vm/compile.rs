@@ -1,8 +1,9 @@
 //! The compiler from a function body to the VM's instructions.
 //!
-//! Control flow around a suspension point (`if`/`while`/`for`, `break`/`continue`,
-//! `return`) becomes instructions with resolved jump targets; statements without a
-//! suspension point are [`Instr::Exec`] leaves run by the tree-walking evaluator.
+//! Control flow around a suspension point (`if`/`while`/`for`, `try`, `with`,
+//! `break`/`continue`, `return`) becomes instructions with resolved jump targets; the
+//! statements between suspension points are plain regions compiled as plain bodies are
+//! (`compile_plain.rs`).
 
 use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -149,8 +150,50 @@ impl<'a> Compiler<'a> {
         self.instrs.len() as u32
     }
 
+    /// A block. In a body that suspends, each run of statements without a suspension point
+    /// is a plain region ([`Instr::PlainRegion`]): compiled as a plain body's statements.
     pub(super) fn block(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
-        body.iter().try_for_each(|s| self.stmt(s))
+        if self.plain {
+            return body.iter().try_for_each(|s| self.plain_stmt(s));
+        }
+        let mut rest = body;
+        while let Some(first) = rest.first() {
+            if self.suspends(first) {
+                self.stmt(first)?;
+                rest = &rest[1..];
+                continue;
+            }
+            let n = rest.iter().take_while(|s| !self.suspends(s)).count();
+            let (region, after) = rest.split_at(n);
+            self.plain_region(region)?;
+            rest = after;
+        }
+        Ok(())
+    }
+
+    /// Statements without a suspension point in a body that suspends: compiled as a plain
+    /// body's, behind an [`Instr::PlainRegion`] that says where they end.
+    fn plain_region(&mut self, region: &'a [Stmt]) -> Result<(), Refusal> {
+        let at = self.instrs.len();
+        self.instrs.push(Instr::PlainRegion { end: NO_LOOP });
+        self.plain = true;
+        let compiled = region.iter().try_for_each(|s| self.plain_stmt(s));
+        self.plain = false;
+        compiled?;
+        let end = self.here();
+        self.instrs[at] = Instr::PlainRegion { end };
+        Ok(())
+    }
+
+    /// Compiles the body of a loop of a suspending body; a plain region inside sees it as
+    /// the loop its `break`/`continue` leaves to.
+    pub(super) fn gen_loop_body(&mut self, body: &'a [Stmt]) -> Result<(), Refusal> {
+        self.fblocks.push(super::compile_try::FBlock::GenLoop {
+            index: self.loops.len() - 1,
+        });
+        let compiled = self.block(body);
+        self.fblocks.pop();
+        compiled
     }
 
     /// A jump to the innermost loop's exit, patched when the loop ends.
@@ -240,7 +283,7 @@ impl<'a> Compiler<'a> {
             return if self.plain {
                 self.plain_stmt(s)
             } else {
-                self.leaf(s)
+                self.plain_region(std::slice::from_ref(s))
             };
         }
         match s {
@@ -279,7 +322,7 @@ impl<'a> Compiler<'a> {
                     head,
                     breaks: Vec::new(),
                 });
-                self.block(&w.body)?;
+                self.gen_loop_body(&w.body)?;
                 self.instrs.push(Instr::Jump(head));
                 let ctx = self.loops.pop().expect("pushed above");
                 let else_start = self.here();
@@ -306,7 +349,7 @@ impl<'a> Compiler<'a> {
                     head,
                     breaks: Vec::new(),
                 });
-                self.block(&f.body)?;
+                self.gen_loop_body(&f.body)?;
                 self.instrs.push(Instr::Jump(head));
                 let ctx = self.loops.pop().expect("pushed above");
                 let exhausted = self.here();

@@ -25,7 +25,7 @@ impl<'a> Compiler<'a> {
             head,
             breaks: Vec::new(),
         });
-        self.block(&f.body)?;
+        self.gen_loop_body(&f.body)?;
         self.instrs.push(Instr::Jump(head));
         let ctx = self.loops.pop().expect("pushed above");
         let exhausted = self.here();

@@ -15,6 +15,9 @@ use ruff_python_ast::{self as ast, Expr, Stmt};
 pub(in crate::python) enum FBlock<'a> {
     /// A compiled loop: its entry in [`Compiler::loops`] and its depth.
     Loop { index: usize, depth: u32 },
+    /// A loop of a suspending body around a plain region (its iterable is on the generator
+    /// frame's value stack): a `break`/`continue` jumps to it, a `return` leaves it as is.
+    GenLoop { index: usize },
     /// A `try` body guarded by its `except` clauses: leaving pops the guard.
     Guard,
     /// A `try` body (with its clauses and `else`) guarded by a `finally`: leaving pops the
@@ -44,7 +47,7 @@ impl<'a> Compiler<'a> {
     pub(super) fn unwinds(&self) -> bool {
         self.fblocks
             .iter()
-            .any(|b| !matches!(b, FBlock::Loop { .. }))
+            .any(|b| !matches!(b, FBlock::Loop { .. } | FBlock::GenLoop { .. }))
     }
 
     /// `return` through blocks: the value is pushed, the blocks are left, the value is
@@ -71,7 +74,7 @@ impl<'a> Compiler<'a> {
         if !self
             .fblocks
             .iter()
-            .any(|b| matches!(b, FBlock::Loop { .. }))
+            .any(|b| matches!(b, FBlock::Loop { .. } | FBlock::GenLoop { .. }))
         {
             return self.leaf(s);
         }
@@ -103,6 +106,8 @@ impl<'a> Compiler<'a> {
                     }
                     self.instrs.push(Instr::LoopEnd { depth });
                 }
+                FBlock::GenLoop { index } if exit != Exit::Return => return Ok(Some(index)),
+                FBlock::GenLoop { .. } => {}
                 FBlock::Guard => self.instrs.push(Instr::PopFinally),
                 FBlock::Finally(body) => {
                     self.instrs.push(Instr::PopFinally);

@@ -13,9 +13,8 @@
 //! calling the decorated function counts the generator and the manager; `suppress(E)` 1.
 
 use crate::heap::{GenState, ObjId, ObjKind, Sym, Value, WrapperKind};
-use crate::python::interp::{Flow, Interpreter, R};
+use crate::python::interp::{Interpreter, R};
 use crate::python::vm::generators::{Resume, Step};
-use ruff_python_ast::{self as ast, Stmt};
 
 /// The items of a `ContextManagerFunction` wrapper: the closure tuple (one cell holding the
 /// generator function) and the `__dict__` (`__wrapped__`).
@@ -120,76 +119,6 @@ impl<'a> Interpreter<'a> {
                 _
             ))
         )
-    }
-
-    /// `with manager [as target]: rest-of-items + body` for one of these managers (the
-    /// manager's reference is consumed). Mirrors the evaluator's `with` protocol.
-    pub(in crate::python) fn contextlib_with(
-        &mut self,
-        manager: Value,
-        item: &'a ast::WithItem,
-        rest: &'a [ast::WithItem],
-        body: &'a [Stmt],
-    ) -> R<Flow> {
-        let Value::Obj(id) = manager else {
-            unreachable!("checked by is_contextlib_manager")
-        };
-        let entered = match self.contextlib_enter(id) {
-            Ok(v) => v,
-            Err(e) => {
-                self.heap.decref(manager);
-                return Err(e);
-            }
-        };
-        match &item.optional_vars {
-            Some(target) => {
-                if let Err(e) = self.store(target, entered) {
-                    self.heap.decref(manager);
-                    return Err(e);
-                }
-            }
-            None => self.heap.decref(entered),
-        }
-        self.exc.handler_depth += 1;
-        let outcome = match self.with_items(rest, body) {
-            Err(e) => Err(self.unwinding(e)),
-            ok => ok,
-        };
-        self.exc.handler_depth -= 1;
-        let result = match outcome {
-            Ok(flow) => match self.contextlib_exit(id, None) {
-                Ok(_) => Ok(flow),
-                Err(e) => {
-                    if let Flow::Return(v) = flow {
-                        self.heap.decref(v);
-                    }
-                    Err(e)
-                }
-            },
-            Err(e) => match Self::raised_exception(&e) {
-                None => Err(e),
-                Some(exception) => {
-                    self.begin_handling(exception);
-                    let r = self
-                        .contextlib_exit(id, Some(exception))
-                        .map_err(|err| self.materialise(err));
-                    self.end_handling();
-                    match r {
-                        Ok(true) => {
-                            self.discard(e);
-                            Ok(Flow::Normal)
-                        }
-                        Ok(false) => Err(e),
-                        Err(err) => {
-                            self.discard(e);
-                            Err(err)
-                        }
-                    }
-                }
-            },
-        };
-        self.heap.decref(manager);
-        result
     }
 
     /// `__enter__`: a generator manager drops its stored call (`del self.args, self.kwds,

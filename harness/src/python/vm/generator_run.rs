@@ -5,6 +5,7 @@
 
 use super::compile::{Dest, Instr, NO_LOOP, VmCode};
 use super::generators::{FrameState, Resume, Stop};
+use super::plain::PlainExit;
 use crate::heap::{ObjId, Value};
 use crate::python::interp::{Exc, Flow, Interpreter, R};
 use crate::python::scope::symbol;
@@ -545,6 +546,13 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
+                Instr::PlainRegion { end } => match self.run_plain_span(vm, ip + 1, end)? {
+                    PlainExit::Return(v) => {
+                        *ip_out = ip;
+                        return Ok(Stop::Returned(v));
+                    }
+                    PlainExit::At(next) => ip = next,
+                },
                 Instr::StmtStart(_)
                 | Instr::StmtEnd
                 | Instr::LoopIter { .. }
@@ -561,7 +569,7 @@ impl<'a> Interpreter<'a> {
                 | Instr::PopExcept { .. }
                 | Instr::DropValue { .. }
                 | Instr::SetupWith { .. } => {
-                    unreachable!("only plain bodies compile their loops to these")
+                    unreachable!("plain instructions run inside a plain region")
                 }
                 Instr::Return(value) => {
                     let v = match value {

@@ -182,6 +182,12 @@ pub(in crate::python) enum Instr<'a> {
     DropValue {
         under: u32,
     },
+    /// Generator and coroutine bodies: the statements up to `end` hold no suspension point
+    /// and are compiled as a plain body's; the plain loop runs them (`plain.rs`) and hands
+    /// back where control leaves them (`end`, or a `break`/`continue` target outside).
+    PlainRegion {
+        end: u32,
+    },
 }
 
 /// Where the result of a `yield from`/`await` goes.

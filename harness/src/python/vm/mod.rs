@@ -13,10 +13,18 @@
 //! `continue` leave `finally` bodies, `except` clauses and `with` blocks as CPython's
 //! compiler makes them, and the exceptions being handled and the `with` exits sit on the
 //! frame's value stack, so a `try` inside an `except` clause keeps the outer one.
-//! Simple statements are leaf instructions ([`compile::Instr::Exec`]) and expressions are
-//! evaluated by the evaluator. The tree walker (`interp/statements.rs`, `handlers.rs`)
-//! still runs the statements of generator bodies that hold no suspension point (compound
-//! ones included), `except*`, and `async for`/`async with` outside coroutines (refused).
+//! Generator and coroutine bodies compile with the same compiler: each run of statements
+//! without a suspension point is a plain region ([`compile::Instr::PlainRegion`]) run by
+//! the plain loop (`plain.rs`), which hands back where control leaves it (a `break` or
+//! `continue` of a suspending loop around it first unwinds the region's blocks,
+//! `compile_try.rs`'s `FBlock::GenLoop`).
+//!
+//! What the tree walker still does: it evaluates expressions, and runs the simple
+//! statements that stay [`compile::Instr::Exec`] leaves (augmented and annotated
+//! assignments, `del`, `import`, `def`, `class`, `assert`, `pass`, `global`, a `break` or
+//! `continue` that leaves no block). It runs no compound statement: `try`/`except*` and
+//! `async for`/`async with` outside a coroutine reach it as leaves and are refused there,
+//! located (`handlers.rs`, `interp/statements.rs`).
 //! Generator frames keep the exception handled before an `except` clause
 //! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
 //!

@@ -18,6 +18,14 @@ use crate::python::interp::{Flow, Interpreter, R};
 use crate::python::measured_loop::key_of;
 use std::rc::Rc;
 
+/// How a run of plain instructions ended.
+pub(super) enum PlainExit {
+    /// The body returned this value (owned).
+    Return(Value),
+    /// Control left the region for this instruction.
+    At(u32),
+}
+
 /// A running plain loop.
 pub(in crate::python) struct PlainLoop {
     /// A `for` loop's iterable (owned); `None` for `while`.
@@ -104,18 +112,27 @@ impl<'a> Interpreter<'a> {
     /// raised inside a `try` goes to the innermost handler (`plain_try.rs`), and the run
     /// goes on there.
     pub(in crate::python) fn run_plain(&mut self, vm: &VmCode<'a>) -> R<Value> {
+        match self.run_plain_span(vm, 0, vm.instrs.len() as u32)? {
+            PlainExit::Return(v) => Ok(v),
+            PlainExit::At(_) => unreachable!("a plain body ends with a return"),
+        }
+    }
+
+    /// Runs the plain instructions `start..end` (a whole plain body, or a plain region of a
+    /// suspending body) until they return or control leaves them.
+    pub(super) fn run_plain_span(&mut self, vm: &VmCode<'a>, start: u32, end: u32) -> R<PlainExit> {
         let base = PlainBase {
             loops: self.plain_loops.len(),
             slots: self.plain_slots.len(),
             blocks: self.plain_blocks.len(),
         };
-        let mut ip = 0;
+        let mut ip = start;
         loop {
-            match self.run_plain_instructions(vm, base.loops, ip) {
-                Ok(v) => {
+            match self.run_plain_instructions(vm, base.loops, ip, start..end) {
+                Ok(exit) => {
                     debug_assert_eq!(self.plain_slots.len(), base.slots);
                     debug_assert_eq!(self.plain_blocks.len(), base.blocks);
-                    return Ok(v);
+                    return Ok(exit);
                 }
                 Err(e) => match self.plain_catch(e, &base) {
                     Ok(handler) => ip = handler,
@@ -128,14 +145,29 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    fn run_plain_instructions(&mut self, vm: &VmCode<'a>, base: usize, start: u32) -> R<Value> {
+    fn run_plain_instructions(
+        &mut self,
+        vm: &VmCode<'a>,
+        base: usize,
+        start: u32,
+        span: std::ops::Range<u32>,
+    ) -> R<PlainExit> {
         let mut ip: u32 = start;
         loop {
+            // Control left a plain region (its end, or a jump to a loop of the suspending
+            // body around it); a whole body never leaves its span.
+            if ip.wrapping_sub(span.start) >= span.end - span.start {
+                return Ok(PlainExit::At(ip));
+            }
             match vm.instrs[ip as usize] {
                 Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
                     Flow::Normal => ip += 1,
-                    Flow::Return(v) if self.plain_loops.len() == base => return Ok(v),
-                    Flow::Return(v) => return self.return_from_loops(v, base),
+                    Flow::Return(v) if self.plain_loops.len() == base => {
+                        return Ok(PlainExit::Return(v));
+                    }
+                    Flow::Return(v) => {
+                        return self.return_from_loops(v, base).map(PlainExit::Return);
+                    }
                     Flow::Break if exit != NO_LOOP => ip = exit,
                     Flow::Continue if head != NO_LOOP => {
                         self.eval_breaker();
@@ -169,9 +201,9 @@ impl<'a> Interpreter<'a> {
                         return Err(e);
                     }
                     if self.plain_loops.len() == base {
-                        return Ok(v);
+                        return Ok(PlainExit::Return(v));
                     }
-                    return self.return_from_loops(v, base);
+                    return self.return_from_loops(v, base).map(PlainExit::Return);
                 }
                 Instr::StmtStart(stmt) => {
                     self.statement_start(stmt)?;
@@ -246,7 +278,7 @@ impl<'a> Interpreter<'a> {
                     self.statement_end()?;
                     ip += 1;
                 }
-                Instr::Return(None) => return Ok(Value::None),
+                Instr::Return(None) => return Ok(PlainExit::Return(Value::None)),
                 Instr::RaiseStmt(stmt, r) => {
                     self.statement_start(stmt)?;
                     self.exec_raise(r)?;
@@ -310,7 +342,7 @@ impl<'a> Interpreter<'a> {
                     self.drop_kept_value(under);
                     ip += 1;
                 }
-                Instr::ReturnTop => return Ok(self.pop_return_value()),
+                Instr::ReturnTop => return Ok(PlainExit::Return(self.pop_return_value())),
                 _ => unreachable!("a plain body compiles no suspension point"),
             }
         }
