@@ -755,3 +755,59 @@ print(outputs[0].requires_grad, torch.cuda.memory_allocated())
         }
     }
 }
+
+/// pytorch/pytorch#161186: a custom `torch.autograd.Function` whose `forward` returns two
+/// tensors gets one gradient per output in `backward(ctx, dA, dB)`. Only `a` reaches the
+/// loss, so `dB` is materialized as zeros of `b`'s shape (256x1024 float32: 1 MiB,
+/// allocated during backward); after `ctx.set_materialize_grads(False)` (the fix branch)
+/// it is `None`, 1 MiB less inside `backward`. Each step's graph dies with `a`, `b` and
+/// `loss` rebound: no growth, nothing for the collector.
+#[test]
+fn custom_function_with_two_outputs_gets_a_gradient_per_output() {
+    let (buggy, fixed) = judge_fix(
+        "custom_function_two_outputs",
+        r#"
+import torch
+class TwoOut(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        if fix:
+            ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x, w)
+        return x.mm(w), x * 2
+    @staticmethod
+    def backward(ctx, dA, dB):
+        x, w = ctx.saved_tensors
+        print(dB is None, torch.cuda.memory_allocated())
+        return None, x.t().mm(dA)
+x = torch.randn(256, 1024, device="cuda")
+w = torch.randn(1024, 1024, device="cuda", requires_grad=True)
+for step in range(4):
+    a, b = TwoOut.apply(x, w)
+    loss = a.sum()
+    loss.backward()
+print(w.grad.shape == w.shape, torch.cuda.memory_allocated())
+"#,
+    );
+    for step in 0..4 {
+        assert!(
+            buggy.printed[step].starts_with("False"),
+            "{:?}",
+            buggy.printed
+        );
+        assert!(
+            fixed.printed[step].starts_with("True"),
+            "{:?}",
+            fixed.printed
+        );
+        assert_eq!(
+            numbers(&buggy.printed, step)[0] - numbers(&fixed.printed, step)[0],
+            MIB
+        );
+    }
+    for run in [&buggy, &fixed] {
+        assert!(run.printed[4].starts_with("True"));
+        assert_eq!(run.growth, 0);
+        assert_eq!(run.collector_freed, 0);
+    }
+}

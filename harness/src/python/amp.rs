@@ -22,6 +22,9 @@ pub(crate) struct AutocastState {
     /// `cached_casts`: weight → its low-precision copy (owned), cleared when the outermost
     /// region exits. The storage guards against a freed weight's id being reused.
     cache: Vec<(ObjId, StorageId, Value)>,
+    /// `set_autocast_cache_enabled(False)`: set by `autocast(cache_enabled=False)` for its
+    /// region, so each op casts its weights anew (the copy dies with the op's graph).
+    cache_disabled: bool,
 }
 
 /// Which autocast list an op is on.
@@ -192,6 +195,9 @@ const BANNED_MESSAGE: &str = "RuntimeError: torch.nn.functional.binary_cross_ent
 const DTYPE: usize = 0;
 const ENABLED: usize = 1;
 const PREVIOUS: usize = 2;
+/// The manager's `cache_enabled` and the cache setting its region replaced.
+const CACHE: usize = 3;
+const PREVIOUS_CACHE: usize = 4;
 
 impl Interpreter<'_> {
     /// `torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`, or with
@@ -238,15 +244,20 @@ impl Interpreter<'_> {
             Some(v) => self.truth(v)?,
             None => true,
         };
-        if let Some(c) = cache_enabled
-            && c != Value::None
-            && !self.truth(c)?
-        {
-            return self.unsupported("autocast(cache_enabled=False)");
-        }
+        // `None` means the current setting (`is_autocast_cache_enabled()`), read on entry.
+        let cache = match cache_enabled {
+            Some(c) if c != Value::None => Value::Bool(self.truth(c)?),
+            _ => Value::None,
+        };
         Ok(self.new_wrapper(
             WrapperKind::Autocast,
-            vec![Value::Dtype(dtype), Value::Bool(enabled), Value::None],
+            vec![
+                Value::Dtype(dtype),
+                Value::Bool(enabled),
+                Value::None,
+                cache,
+                Value::None,
+            ],
         ))
     }
 
@@ -273,11 +284,18 @@ impl Interpreter<'_> {
             return;
         };
         items[PREVIOUS] = previous;
+        let was_disabled = self.autocast.cache_disabled;
+        items[PREVIOUS_CACHE] = Value::Bool(!was_disabled);
+        let cache_disabled = match items[CACHE] {
+            Value::Bool(on) => !on,
+            _ => was_disabled,
+        };
         let enabled = match (items[ENABLED], items[DTYPE]) {
             (Value::Bool(true), Value::Dtype(d)) => Some(d),
             _ => None,
         };
         self.autocast.enabled = enabled;
+        self.autocast.cache_disabled = cache_disabled;
         self.autocast.nesting += 1;
     }
 
@@ -301,6 +319,7 @@ impl Interpreter<'_> {
                 Value::Dtype(d) => Some(d),
                 _ => None,
             };
+            self.autocast.cache_disabled = items[PREVIOUS_CACHE] == Value::Bool(false);
         }
     }
 
@@ -387,7 +406,8 @@ impl Interpreter<'_> {
         }
         let Value::Obj(id) = v else { return Ok(None) };
         // Only casts down to the region's dtype of float32 leaves that require grad are cached.
-        let cacheable = policy == CastPolicy::LowerPrecision
+        let cacheable = !self.autocast.cache_disabled
+            && policy == CastPolicy::LowerPrecision
             && t.dtype == Dtype::Float32
             && t.requires_grad
             && t.grad_fn.is_none()

@@ -269,7 +269,7 @@ pub(super) fn sum_node(
 
 /// A node's pending gradients, one per output slot (PyTorch's `InputBuffer`); a node with
 /// one output has one slot.
-type Slots = Vec<Option<Buffer>>;
+pub(super) type Slots = Vec<Option<Buffer>>;
 
 /// Where a gradient goes: a node and the output slot it fills (an edge's `input_nr`).
 pub(super) type Target = (ObjId, u32);
@@ -283,10 +283,10 @@ fn add_to_buffer(
     buffer: Buffer,
     options: &BackwardOptions,
 ) {
-    // Only a module's `BackwardHookFunctionBackward` has several outputs in the model; any
-    // other node's slot is 0 (whatever output number a copied tensor carried).
-    let several_outputs =
-        matches!(it.heap.kind(node), ObjKind::GradNode(g) if g.module_hook.is_some());
+    // Only a module's `BackwardHookFunctionBackward` and a custom Function returning several
+    // values have several outputs in the model; any other node's slot is 0 (whatever output number a copied tensor carried).
+    let several_outputs = matches!(it.heap.kind(node),
+        ObjKind::GradNode(g) if g.module_hook.is_some() || g.output_meta.len() > 1);
     let k = if several_outputs {
         input_nr as usize
     } else {
@@ -344,6 +344,16 @@ fn execute(
     // full backward (pre-)hooks around it.
     if node.module_hook.is_some() {
         return it.run_module_hook_node(&node, slots, options.create_graph);
+    }
+    // A custom Function's `backward` gets one gradient per output.
+    if node.flow == GradFlow::Python {
+        if let Err(e) = check_versions(it, &node) {
+            for b in slots.into_iter().flatten() {
+                drop_buffer(it, b);
+            }
+            return Err(e);
+        }
+        return super::custom_function::python_backward(it, &node, slots, options);
     }
     // Every other node of the model has one output.
     let mut slots = slots.into_iter();
@@ -448,9 +458,7 @@ fn execute(
             it.heap.decref_all(unpacked);
             drop_buffer(it, incoming);
         }
-        GradFlow::Python => {
-            out = super::custom_function::python_backward(it, &node, incoming, options)?;
-        }
+        GradFlow::Python => drop_buffer(it, incoming),
         GradFlow::Recompute => {
             let grad = it.new_tensor_as(
                 incoming.shape.clone(),

@@ -2,7 +2,7 @@
 //! `ctx.saved_tensors`) and the entry points of the backward pass.
 
 use super::autograd::{
-    self, BackwardOptions, GradBuffer as Buffer, Target, drop_buffer, set_history_at, tensor,
+    self, BackwardOptions, GradBuffer as Buffer, Slots, Target, drop_buffer, set_history_at, tensor,
 };
 use super::interp::{Interpreter, R};
 use super::torchlib::TorchClass;
@@ -58,6 +58,7 @@ impl Interpreter<'_> {
         if needs_graph {
             let mut node = GradNode::new("PyNode", GradFlow::Python);
             for &v in &inputs {
+                node.arg_is_tensor.push(self.tensor_data(v).is_some());
                 if let Some(t) = self.tensor_data(v) {
                     let edge = if t.requires_grad {
                         match t.grad_fn {
@@ -79,13 +80,21 @@ impl Interpreter<'_> {
                     });
                 }
             }
-            let outputs: Vec<ObjId> = match result {
+            let returned: Vec<Value> = match result {
                 Value::Obj(id) => match self.heap.kind(id) {
-                    ObjKind::Tuple(items) => items.iter().filter_map(|v| v.obj()).collect(),
-                    _ => vec![id],
+                    ObjKind::Tuple(items) => items.clone(),
+                    _ => vec![result],
                 },
-                _ => Vec::new(),
+                other => vec![other],
             };
+            let outputs: Vec<ObjId> = returned.iter().filter_map(|v| v.obj()).collect();
+            node.output_meta = returned
+                .iter()
+                .map(|&v| {
+                    self.tensor_data(v)
+                        .map(|t| (t.shape.to_vec(), t.dtype, t.device))
+                })
+                .collect();
             if let Some(Value::Obj(tuple)) = to_save {
                 for v in self.iterable_items(Value::Obj(tuple))? {
                     let Some(t) = self.tensor_data(v) else {
@@ -113,16 +122,28 @@ impl Interpreter<'_> {
             self.pack_saved(&mut node, outputs.first().copied());
             let node = self.heap.insert(ObjKind::GradNode(Box::new(node)));
             self.ctx_nodes.insert(ctx, node);
+            // Each tensor output is the node's output of its position in what `forward`
+            // returned, except those `ctx.mark_non_differentiable` named (no history).
+            let nd = self.sym("non_differentiable");
+            let non_diff = match self.take_instance_attr(ctx, nd) {
+                Some(v) => {
+                    let items = self.iterable_items(v);
+                    self.heap.decref(v);
+                    items?
+                }
+                None => Vec::new(),
+            };
             let mut first = true;
-            for o in outputs {
-                if !matches!(self.heap.kind(o), ObjKind::Tensor(_)) {
+            for (i, v) in returned.into_iter().enumerate() {
+                let Value::Obj(o) = v else { continue };
+                if !matches!(self.heap.kind(o), ObjKind::Tensor(_)) || non_diff.contains(&v) {
                     continue;
                 }
                 if !first {
                     self.heap.incref(Value::Obj(node));
                 }
                 first = false;
-                autograd::set_history(self, o, node);
+                autograd::set_history_at(self, o, node, i as u32);
             }
             if first {
                 self.heap.decref_id(node);
@@ -271,32 +292,102 @@ impl Interpreter<'_> {
     }
 }
 
-/// A custom Function's backward: the gradient is wrapped in a tensor object, the Python
-/// `backward(ctx, *grads)` runs, and what it returns flows to the inputs.
+/// A custom Function's backward (`PyNode::apply`): one gradient per output of the node,
+/// each wrapped in a tensor object; an output no gradient reached gets zeros of its
+/// shape, allocated now (`None` after `ctx.set_materialize_grads(False)`, or for a
+/// non-tensor output). The Python `backward(ctx, *grads)` runs, and what it returns
+/// flows to the inputs.
 pub(super) fn python_backward(
     it: &mut Interpreter<'_>,
     node: &GradNode,
-    incoming: Buffer,
+    mut slots: Slots,
     options: &BackwardOptions,
 ) -> R<Vec<(Target, Buffer)>> {
     let Some(ctx) = node.ctx else {
-        drop_buffer(it, incoming);
+        for b in slots.into_iter().flatten() {
+            drop_buffer(it, b);
+        }
         return Ok(Vec::new());
     };
-    let grad = it.new_tensor_as(
-        incoming.shape.clone(),
-        incoming.dtype,
-        incoming.device,
-        Some((incoming.storage, None)),
-        Category::Temporary,
-    )?;
-    it.heap.dropped_storage_refs.push(incoming.storage);
-    if let (Some(n), Value::Obj(g)) = (incoming.node, grad) {
-        set_history_at(it, g, n, incoming.output_nr);
+    let n = node.output_meta.len().max(1);
+    slots.resize(n.max(slots.len()), None);
+    let mg = it.sym("materialize_grads");
+    let materialize = match it.take_instance_attr(ctx, mg) {
+        Some(v) => {
+            let keep = it.truth(v);
+            it.heap.decref(v);
+            let keep = keep?;
+            // Put it back: a second backward (retain_graph) sees the same setting.
+            it.set_attr(Value::Obj(ctx), mg, Value::Bool(keep))?;
+            keep
+        }
+        None => true,
+    };
+    let mut args = vec![Value::Obj(ctx)];
+    let mut failed = None;
+    for (k, slot) in slots.into_iter().enumerate() {
+        let buffer = match (slot, node.output_meta.get(k)) {
+            (Some(b), _) if failed.is_none() && k < n => b,
+            (Some(b), _) => {
+                drop_buffer(it, b);
+                continue;
+            }
+            (None, Some(Some((shape, dtype, device)))) if materialize && failed.is_none() => {
+                match it.new_storage(shape, *dtype, *device, Category::Temporary) {
+                    Ok(storage) => Buffer {
+                        storage,
+                        shape: shape.clone(),
+                        dtype: *dtype,
+                        device: *device,
+                        node: None,
+                        output_nr: 0,
+                    },
+                    Err(e) => {
+                        failed = Some(e);
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                if k < n {
+                    args.push(Value::None);
+                }
+                continue;
+            }
+        };
+        match it.new_tensor_as(
+            buffer.shape.clone(),
+            buffer.dtype,
+            buffer.device,
+            Some((buffer.storage, None)),
+            Category::Temporary,
+        ) {
+            Ok(grad) => {
+                it.heap.dropped_storage_refs.push(buffer.storage);
+                if let (Some(n), Value::Obj(g)) = (buffer.node, grad) {
+                    set_history_at(it, g, n, buffer.output_nr);
+                }
+                args.push(grad);
+            }
+            Err(e) => {
+                drop_buffer(it, buffer);
+                failed = Some(e);
+            }
+        }
     }
-    let backward = it.custom_function_method(ctx, "backward")?;
+    if let Some(e) = failed {
+        it.heap.decref_all(args.split_off(1));
+        return Err(e);
+    }
+    let backward = match it.custom_function_method(ctx, "backward") {
+        Ok(b) => b,
+        Err(e) => {
+            it.heap.decref_all(args.split_off(1));
+            return Err(e);
+        }
+    };
     it.heap.incref(Value::Obj(ctx));
-    let result = it.call(backward, vec![Value::Obj(ctx), grad], Vec::new());
+    let result = it.call(backward, args, Vec::new());
     it.heap.decref(backward);
     let result = result?;
     let items: Vec<Value> = match result {
@@ -307,13 +398,17 @@ pub(super) fn python_backward(
         other => vec![other],
     };
     let mut out = Vec::new();
-    // Gradients returned for non-tensor arguments (`None`) have no edge.
+    // What is returned for a non-tensor argument has no edge; `None` for a tensor argument
+    // leaves its edge without a gradient.
     let mut edges = node.inputs.iter();
-    for item in items {
+    for (pos, item) in items.into_iter().enumerate() {
+        if !node.arg_is_tensor.get(pos).copied().unwrap_or(true) {
+            continue;
+        }
+        let Some(e) = edges.next() else { break };
         let Some(t) = tensor(it, item).cloned() else {
             continue;
         };
-        let Some(e) = edges.next() else { break };
         if let Some(next) = e.node {
             it.storages.add_ref(t.storage);
             let graph = t.grad_fn.filter(|_| options.create_graph);

@@ -996,7 +996,7 @@ const MODELLED: &[&str] = &[
     "padding_mode",
     "target",
     // autocast (amp.rs): which device's casts (only "cuda"), the cast dtype, whether ops
-    // cast, and the weight-cast cache (`cache_enabled=False` is refused as unsupported).
+    // cast, and the weight-cast cache (`cache_enabled=False` turns it off for the region).
     "device_type",
     "enabled",
     "cache_enabled",

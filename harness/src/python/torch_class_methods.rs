@@ -179,11 +179,31 @@ impl Interpreter<'_> {
                 self.set_attr(Value::Obj(recv), s, Value::Obj(t))?;
                 Value::None
             }
-            "mark_non_differentiable" | "mark_dirty" | "set_materialize_grads"
+            // `Fn.apply` reads both: the named outputs get no history, and a `False`
+            // here passes `None` to `backward` for a gradient that did not arrive.
+            "mark_non_differentiable" | "set_materialize_grads"
                 if kind == TorchClass::FunctionCtx =>
             {
+                let (name, value) = if name == "set_materialize_grads" {
+                    let on = match args.first() {
+                        Some(&v) => self.truth(v)?,
+                        None => return self.error("TypeError: set_materialize_grads() missing 1 required positional argument: 'value'"),
+                    };
+                    ("materialize_grads", Value::Bool(on))
+                } else {
+                    for &a in args {
+                        self.heap.incref(a);
+                    }
+                    (
+                        "non_differentiable",
+                        Value::Obj(self.alloc(ObjKind::Tuple(args.to_vec()))),
+                    )
+                };
+                let s = self.sym(name);
+                self.set_attr(Value::Obj(recv), s, value)?;
                 Value::None
             }
+            "mark_dirty" if kind == TorchClass::FunctionCtx => Value::None,
             _ => return Ok(None),
         };
         Ok(Some(result))

@@ -134,6 +134,14 @@ pub struct GradNode {
     /// engine never reaches it through an edge. Dropped by `release_variables`, after which
     /// the node cannot run again (`ERR_BACKWARD_TWICE`).
     pub wrapped: Option<ObjId>,
+    /// A custom Function's outputs (shape, dtype, device; `None` for a non-tensor output),
+    /// one gradient slot each: `PyNode::apply` passes zeros of this metadata for a slot no
+    /// gradient reached (unless `ctx.set_materialize_grads(False)`).
+    pub output_meta: Vec<Option<(Vec<i64>, Dtype, DeviceKind)>>,
+    /// A custom Function's arguments, `true` where one was a tensor (PyTorch's
+    /// `is_variable_input`): `backward` returns one value per argument, and only a
+    /// tensor argument's value has an edge (in `inputs`).
+    pub arg_is_tensor: Vec<bool>,
 }
 
 /// Which side of a module call a `BackwardHookFunctionBackward` node wraps.
@@ -161,6 +169,8 @@ impl GradNode {
             hook_dicts: Vec::new(),
             module_hook: None,
             wrapped: None,
+            output_meta: Vec::new(),
+            arg_is_tensor: Vec::new(),
         }
     }
 

@@ -104,6 +104,11 @@ impl<'a> Interpreter<'a> {
                             self.saved_tensors(id)
                         }
                         None if self.names.name(name) == "__dict__" => self.instance_dict(id),
+                        // `obj.__class__` (`object.__class__`'s getter), e.g. an `nn.Module`.
+                        None if self.names.name(name) == "__class__" => {
+                            self.heap.incref(Value::Obj(class));
+                            Ok(Value::Obj(class))
+                        }
                         // `Function.apply`, a classmethod, through an instance.
                         None if self.names.name(name) == "apply"
                             && self.torch_class(class)
