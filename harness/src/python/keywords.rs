@@ -1000,6 +1000,10 @@ const MODELLED: &[&str] = &[
     "device_type",
     "enabled",
     "cache_enabled",
+    // saved_tensors_hooks (saved_tensors_hooks.rs): every tensor a node saves goes through
+    // `pack_hook`, and backward through `unpack_hook`.
+    "pack_hook",
+    "unpack_hook",
     // nn.RNN: picks the cell whose node saves its result (`TanhBackward0`, `ReluBackward0`).
     "nonlinearity",
     // scaled_dot_product_attention: the mask and causal mask are allocated and added; the
