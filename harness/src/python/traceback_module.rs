@@ -110,27 +110,13 @@ impl<'a> Interpreter<'a> {
     /// The lines CPython prints for `exception`: its traceback entries and summary (the
     /// chained `__cause__`/`__context__` sections are not rendered).
     fn traceback_text(&self, exception: ObjId) -> Vec<String> {
-        let mut lines = Vec::new();
-        let mut tb = match self.heap.kind(exception) {
-            ObjKind::Exception(e) => e.traceback,
-            _ => None,
-        };
-        if tb.is_some() {
+        let entries = self.traceback_entries(exception);
+        let mut lines = Vec::with_capacity(entries.len() + 2);
+        if !entries.is_empty() {
             lines.push("Traceback (most recent call last):\n".to_string());
         }
-        while let Some(id) = tb {
-            let ObjKind::Traceback(t) = self.heap.kind(id) else {
-                break;
-            };
-            let name = match self.heap.kind(t.frame) {
-                ObjKind::Frame(f) => self.names.name(f.name).to_string(),
-                _ => "?".to_string(),
-            };
-            lines.push(format!(
-                "  File \"<workload>\", line {}, in {name}\n",
-                t.line
-            ));
-            tb = t.next;
+        for (line, name) in entries {
+            lines.push(format!("  File \"<workload>\", line {line}, in {name}\n"));
         }
         lines.push(format!("{}\n", self.exception_summary(exception)));
         lines

@@ -9,17 +9,14 @@ use super::Interpreter;
 use crate::heap::{ObjId, ObjKind};
 
 impl Interpreter<'_> {
-    /// The entries of `exception`'s traceback (its `__traceback__` chain), each naming the
-    /// scenario file and the file line of the statement the frame was running.
-    pub(super) fn located_traceback(&self, exception: ObjId) -> Vec<String> {
+    /// The entries of `exception`'s traceback (its `__traceback__` chain), outermost first:
+    /// the file line of the statement each frame was running and the frame's name.
+    pub(in crate::python) fn traceback_entries(&self, exception: ObjId) -> Vec<(u32, String)> {
         let mut tb = match self.heap.kind(exception) {
             ObjKind::Exception(e) => e.traceback,
             _ => None,
         };
-        let mut lines = Vec::new();
-        if tb.is_some() {
-            lines.push("Traceback (most recent call last):".to_string());
-        }
+        let mut entries = Vec::new();
         while let Some(id) = tb {
             let ObjKind::Traceback(t) = self.heap.kind(id) else {
                 break;
@@ -28,12 +25,24 @@ impl Interpreter<'_> {
                 ObjKind::Frame(f) => self.names.name(f.name).to_string(),
                 _ => "?".to_string(),
             };
-            lines.push(format!(
-                "  File \"{}\", line {}, in {name}",
-                self.map.file(),
-                t.line
-            ));
+            entries.push((t.line, name));
             tb = t.next;
+        }
+        entries
+    }
+
+    /// The traceback lines of `exception`, each entry naming the scenario file.
+    pub(super) fn located_traceback(&self, exception: ObjId) -> Vec<String> {
+        let entries = self.traceback_entries(exception);
+        let mut lines = Vec::with_capacity(entries.len() + 1);
+        if !entries.is_empty() {
+            lines.push("Traceback (most recent call last):".to_string());
+        }
+        for (line, name) in entries {
+            lines.push(format!(
+                "  File \"{}\", line {line}, in {name}",
+                self.map.file()
+            ));
         }
         lines
     }
