@@ -242,21 +242,26 @@ impl Heap {
                 .count() as u64;
         }
 
-        // PEP 442: garbage with a `__del__` not yet run is finalized before anything is
-        // cleared. The model cannot call into the workload here, so those finalizers are
-        // queued (run when the statement ends) and this garbage survives the collection
-        // like resurrected objects do; a later collection frees it (approximation: CPython
-        // frees it in this same collection unless a finalizer resurrected it).
+        // PEP 442: garbage with a `__del__` not yet run, or a generator suspended in a `try`
+        // or `with` (its `tp_finalize` is `close()`, which runs `finally` blocks and exits),
+        // is finalized before anything is cleared. The model cannot call into the workload
+        // here, so those finalizers are queued (run when the statement ends) and this garbage
+        // survives the collection like resurrected objects do; what the finalizers' frees do
+        // not reclaim, a later collection frees (approximation: CPython frees it in this same
+        // collection unless a finalizer resurrected it, and does not count what they freed).
         let finalizing = s
             .garbage
             .iter()
-            .any(|&id| self.needs_instance_finalizer(id));
+            .any(|&id| self.needs_instance_finalizer(id) || self.generator_needs_finalizer(id));
         if finalizing {
             for gi in 0..s.garbage.len() {
                 let id = s.garbage[gi];
                 if self.needs_instance_finalizer(id) {
                     self.get_mut(id).refcount += 1;
                     self.queue_instance_finalizer(id);
+                } else if self.generator_needs_finalizer(id) {
+                    self.get_mut(id).refcount += 1;
+                    self.queue_generator_finalizer(id);
                 }
                 self.move_to_generation(id, target);
             }

@@ -4,7 +4,7 @@
 //! alive; a generator that is part of a reference cycle is found by the collector through
 //! these references, as CPython's `gen_traverse` visits the generator's frame.
 
-use super::{Edge, FrameRelease, ObjId, Sym, Value};
+use super::{Edge, FrameRelease, Heap, ObjId, ObjKind, Sym, Value};
 
 /// Where a generator is in its life (`inspect.getgeneratorstate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,5 +116,22 @@ impl GeneratorData {
             push(Value::Obj(e));
             push(Value::Obj(e));
         }
+    }
+}
+
+impl Heap {
+    /// Whether `id` is a generator whose `tp_finalize` (`close()`) must run before it goes
+    /// (see [`GeneratorData::needs_finalizer`]); the collector asks this of its garbage.
+    pub(super) fn generator_needs_finalizer(&self, id: ObjId) -> bool {
+        matches!(self.kind(id), ObjKind::Generator(g) if g.needs_finalizer())
+    }
+
+    /// Marks the generator finalized and queues its `close()`, handing the queue one
+    /// reference (the caller adds it).
+    pub(super) fn queue_generator_finalizer(&mut self, id: ObjId) {
+        if let ObjKind::Generator(g) = self.kind_mut(id) {
+            g.finalized = true;
+        }
+        self.pending_finalizers.push(id);
     }
 }
