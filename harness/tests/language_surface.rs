@@ -79,12 +79,13 @@ fn the_pass_reports_every_finding_at_once_located() {
 
 #[test]
 fn generator_bodies_are_judged_by_the_vm_compiler_before_the_run() {
-    // A generator the VM compiles passes; one it cannot compile (a `yield` inside a
-    // `finally`) and a `yield` in a lambda are both reported before anything runs.
+    // A generator the VM compiles passes; one it cannot compile (a `return` inside a
+    // `try`/`finally` holding a `yield`) and a `yield` in a lambda are both reported before
+    // anything runs.
     let s = scenario_of("def ok():\n    x = yield 1\n    yield x\nx = 1\n");
     assert!(check_scenario(&s).is_ok());
     let s = scenario_of(
-        "def gen():\n    try:\n        yield 1\n    finally:\n        yield 2\nf = lambda: (yield 2)\n",
+        "def gen():\n    try:\n        yield 1\n        return 2\n    finally:\n        pass\nf = lambda: (yield 2)\n",
     );
     let text = check_scenario(&s).unwrap_err().to_string();
     assert!(text.starts_with("2 problems"), "{text}");
@@ -93,7 +94,7 @@ fn generator_bodies_are_judged_by_the_vm_compiler_before_the_run() {
         "the generator's `try` is located: {text}"
     );
     assert!(
-        text.contains("t.yaml:10:"),
+        text.contains("t.yaml:11:"),
         "the lambda's yield is located: {text}"
     );
 }

@@ -52,11 +52,6 @@ fn expr_suspends(e: &Expr, awaits: bool) -> bool {
     finder.found
 }
 
-/// Whether a statement contains a `yield` of the current scope.
-fn suspends_stmt(s: &Stmt) -> bool {
-    stmt_suspends(s, false)
-}
-
 struct YieldFinder {
     found: bool,
     /// Coroutine bodies: `await` is a suspension point too.
@@ -392,9 +387,6 @@ impl<'a> Compiler<'a> {
         }
         if t.finalbody.is_empty() {
             return self.try_except(t);
-        }
-        if t.finalbody.iter().any(suspends_stmt) {
-            return refuse("`yield` inside `finally`");
         }
         if t.body.iter().any(leaves_block) {
             return refuse(

@@ -97,6 +97,7 @@ impl<'a> Interpreter<'a> {
                     std::mem::take(&mut g.cells),
                     std::mem::take(&mut g.stack),
                     g.frame_object.take(),
+                    g.exc_state.take(),
                 );
                 (Some(parts), g.frame_release.take())
             }
@@ -105,7 +106,7 @@ impl<'a> Interpreter<'a> {
             }
             _ => (None, None),
         };
-        let Some((locals, cells, stack, object)) = frame_parts else {
+        let Some((locals, cells, stack, object, exc_state)) = frame_parts else {
             return Ok(());
         };
         let frame = Frame {
@@ -119,6 +120,9 @@ impl<'a> Interpreter<'a> {
             class_namespaces: Vec::new(),
         };
         self.heap.decref_all(stack);
+        // Suspended in an `except` clause or a `finally` entered by an exception: the
+        // exception it was handling goes with the frame.
+        self.drop_exc_state(exc_state);
         self.release_generator_frame(frame, release);
         Ok(())
     }

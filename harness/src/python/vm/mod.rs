@@ -38,9 +38,10 @@
 //! `with` around a suspension point enters its manager and keeps what its exit needs on
 //! the frame's value stack (`with_blocks.rs`). A suspension point inside a larger
 //! expression splits it (`split.rs`): the operands before it are pushed and bound back to
-//! their nodes for the evaluator (`substitutes.rs`). Not compiled yet (refused, located):
-//! `yield` inside `finally`, a suspension point behind a short circuit; an `await` in a
-//! nested scope runs its awaitable to the end, refused if it would suspend.
+//! their nodes for the evaluator (`substitutes.rs`). A `yield` inside `finally` suspends
+//! in either copy of the body (the handler's keeps its exception in the generator). Not
+//! compiled yet (refused, located): a suspension point behind a short circuit; an `await`
+//! in a nested scope runs its awaitable to the end, refused if it would suspend.
 
 mod async_blocks;
 mod cancellation;
