@@ -89,6 +89,7 @@ mod multihead_attention;
 mod multihead_attention_steps;
 mod namedtuples;
 mod natives;
+mod node_hooks;
 mod normalization;
 mod numeric_builtins;
 mod numpy_arrays;
