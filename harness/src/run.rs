@@ -142,6 +142,7 @@ fn run_on_this_thread(scenario: &Scenario, variant: &Variant) -> Result<Timeline
             .ok()
             .flatten(),
     );
+    interp.set_module_loops(python::measured_loop::module_loops(&module.body));
     let allocator = scenario.allocator_for(variant);
     if !allocator.is_empty() {
         // Checked when the file was read.

@@ -340,20 +340,48 @@ fn execute(
             *slot = Some(it.run_tensor_hooks(dict, b, options.create_graph)?);
         }
     }
+    // The node's own hooks (`grad_fn.register_prehook`/`register_hook`, node_hooks.rs).
+    if let Some(d) = node.pre_hook_dict {
+        slots = it.run_node_pre_hooks(d, slots, options.create_graph)?;
+    }
+    let Some(post) = node.post_hook_dict else {
+        return run_node(it, n, &node, slots, options, captured);
+    };
+    // With a post-hook the engine keeps the incoming gradients until the hooks ran.
+    let refs: Vec<Option<&Buffer>> = slots.iter().map(Option::as_ref).collect();
+    let grad_outputs = it.node_grads_tuple(&refs)?;
+    match run_node(it, n, &node, slots, options, captured) {
+        Ok(out) => it.run_node_post_hooks(post, &node, out, grad_outputs, options.create_graph),
+        Err(e) => {
+            it.heap.decref(grad_outputs);
+            Err(e)
+        }
+    }
+}
+
+/// Runs one node on its incoming gradients (after its pre-hooks).
+fn run_node(
+    it: &mut Interpreter<'_>,
+    n: ObjId,
+    node: &GradNode,
+    slots: Slots,
+    options: &BackwardOptions,
+    captured: &mut FxHashMap<ObjId, Buffer>,
+) -> R<Vec<(Target, Buffer)>> {
     // A module's `BackwardHookFunctionBackward`: identity per slot, with the module's
     // full backward (pre-)hooks around it.
     if node.module_hook.is_some() {
-        return it.run_module_hook_node(&node, slots, options.create_graph);
+        return it.run_module_hook_node(node, slots, options.create_graph);
     }
     // A custom Function's `backward` gets one gradient per output.
     if node.flow == GradFlow::Python {
-        if let Err(e) = check_versions(it, &node) {
+        if let Err(e) = check_versions(it, node) {
             for b in slots.into_iter().flatten() {
                 drop_buffer(it, b);
             }
             return Err(e);
         }
-        return super::custom_function::python_backward(it, &node, slots, options);
+        return super::custom_function::python_backward(it, node, slots, options);
     }
     // Every other node of the model has one output.
     let mut slots = slots.into_iter();
@@ -378,7 +406,7 @@ fn execute(
             node.name
         ));
     }
-    if let Err(e) = check_versions(it, &node) {
+    if let Err(e) = check_versions(it, node) {
         drop_buffer(it, incoming);
         return Err(e);
     }
@@ -417,7 +445,7 @@ fn execute(
         GradFlow::Compute => {
             // Tensors saved through `saved_tensors_hooks` come back from `unpack` for the
             // node's run and die after it.
-            let unpacked = match it.unpack_saved(&node) {
+            let unpacked = match it.unpack_saved(node) {
                 Ok(u) => u,
                 Err(e) => {
                     drop_buffer(it, incoming);
@@ -427,7 +455,7 @@ fn execute(
             // `CopySlices` calls its `fn` on a contiguous clone of the gradient's slice and
             // copies `fn`'s gradient for the view back into that slice: two view-sized
             // temporaries while its outputs are allocated.
-            let slice_temporaries = match copy_slices_view(it, &node) {
+            let slice_temporaries = match copy_slices_view(it, node) {
                 Ok(t) => t,
                 Err(e) => {
                     drop_buffer(it, incoming);
@@ -435,7 +463,7 @@ fn execute(
                 }
             };
             let graph = if options.create_graph {
-                Some(double_backward_node(it, n, &node, &incoming))
+                Some(double_backward_node(it, n, node, &incoming))
             } else {
                 None
             };
@@ -468,7 +496,7 @@ fn execute(
                 Category::Temporary,
             )?;
             it.heap.dropped_storage_refs.push(incoming.storage);
-            let grads = it.checkpoint_recompute(&node, grad)?;
+            let grads = it.checkpoint_recompute(node, grad)?;
             for (e, g) in node.inputs.iter().zip(grads) {
                 match (e.node, g) {
                     (Some(next), Some(storage)) => out.push((

@@ -50,8 +50,18 @@ impl Interpreter<'_> {
         };
         let ts = self.sym("to_save");
         let to_save = self.take_instance_attr(ctx, ts);
+        let dirty = match self.mark_dirty_outputs(ctx, result, &inputs, needs_graph) {
+            Ok(d) => d,
+            Err(e) => {
+                self.heap.decref(result);
+                to_save.into_iter().for_each(|v| self.heap.decref(v));
+                self.heap.decref_all(inputs);
+                self.heap.decref_id(ctx);
+                return Err(e);
+            }
+        };
         let result = if needs_graph {
-            self.alias_returned_inputs(result, &inputs)?
+            self.alias_returned_inputs(result, &inputs, &dirty)?
         } else {
             result
         };
@@ -161,8 +171,13 @@ impl Interpreter<'_> {
     /// `_wrap_outputs`: an input returned unchanged (and not marked dirty) becomes a new
     /// tensor object, a view of the input, so that the Function's node is the view's
     /// `grad_fn` and the input keeps its own history (a leaf stays a leaf).
-    pub(super) fn alias_returned_inputs(&mut self, result: Value, inputs: &[Value]) -> R<Value> {
-        let is_input = |v: Value| v.obj().is_some() && inputs.contains(&v);
+    pub(super) fn alias_returned_inputs(
+        &mut self,
+        result: Value,
+        inputs: &[Value],
+        dirty: &[Value],
+    ) -> R<Value> {
+        let is_input = |v: Value| v.obj().is_some() && inputs.contains(&v) && !dirty.contains(&v);
         match result {
             Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tuple(_)) => {
                 let items = match self.heap.kind(id) {

@@ -1,5 +1,9 @@
 //! `# gpumem: measure`: the comment that names the loop whose passes are the measured
-//! iterations. By default the first outermost loop is measured, which judges a report that
+//! iterations. By default the first outermost loop to run is measured; when the module body
+//! has loops of its own (outside any `def` or `class`, possibly under `if`/`with`/`try`),
+//! only those qualify, so a short loop inside a function called at module level before the
+//! training loop (a 2-pass helper loop) is not taken for it; a function's loop is measured
+//! only when the module body has none. The default judges a report that
 //! registers hooks (or builds a model) in a first loop and trains in a second on the wrong
 //! loop; the marker, written at the end of the loop's first line, moves the measurement to
 //! that loop (its first run, wherever it is: nested or inside a function).
@@ -111,6 +115,55 @@ fn collect_loops(body: &[Stmt], out: &mut Vec<(u32, LoopKey)>) {
             }
             _ => {}
         }
+    }
+}
+
+/// The loops written in the module body itself (not inside a `def` or `class`), nested
+/// ones included (they never run at depth 0, so listing them changes nothing).
+pub fn module_loops(body: &[Stmt]) -> Vec<LoopKey> {
+    let mut out = Vec::new();
+    collect_module_loops(body, &mut out);
+    out
+}
+
+fn collect_module_loops(body: &[Stmt], out: &mut Vec<LoopKey>) {
+    for stmt in body {
+        match stmt {
+            Stmt::For(f) => {
+                out.push(key_of(&f.iter));
+                collect_module_loops(&f.body, out);
+                collect_module_loops(&f.orelse, out);
+            }
+            Stmt::While(w) => {
+                out.push(key_of(&w.test));
+                collect_module_loops(&w.body, out);
+                collect_module_loops(&w.orelse, out);
+            }
+            Stmt::If(i) => {
+                collect_module_loops(&i.body, out);
+                for clause in &i.elif_else_clauses {
+                    collect_module_loops(&clause.body, out);
+                }
+            }
+            Stmt::With(w) => collect_module_loops(&w.body, out),
+            Stmt::Try(t) => {
+                collect_module_loops(&t.body, out);
+                for handler in &t.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = handler;
+                    collect_module_loops(&h.body, out);
+                }
+                collect_module_loops(&t.orelse, out);
+                collect_module_loops(&t.finalbody, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl crate::python::Interpreter<'_> {
+    /// Records the module body's own loops (see [`module_loops`]).
+    pub fn set_module_loops(&mut self, keys: Vec<LoopKey>) {
+        self.module_loops = keys;
     }
 }
 

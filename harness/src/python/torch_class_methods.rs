@@ -203,7 +203,17 @@ impl Interpreter<'_> {
                 self.set_attr(Value::Obj(recv), s, value)?;
                 Value::None
             }
-            "mark_dirty" if kind == TorchClass::FunctionCtx => Value::None,
+            // `ctx.dirty_tensors`: `Fn.apply` bumps their versions and rebases their history
+            // (custom_function_dirty.rs).
+            "mark_dirty" if kind == TorchClass::FunctionCtx => {
+                for &a in args {
+                    self.heap.incref(a);
+                }
+                let t = self.alloc(ObjKind::Tuple(args.to_vec()));
+                let s = self.sym("dirty_tensors");
+                self.set_attr(Value::Obj(recv), s, Value::Obj(t))?;
+                Value::None
+            }
             _ => return Ok(None),
         };
         Ok(Some(result))

@@ -142,6 +142,11 @@ pub struct GradNode {
     /// `is_variable_input`): `backward` returns one value per argument, and only a
     /// tensor argument's value has an edge (in `inputs`).
     pub arg_is_tensor: Vec<bool>,
+    /// `grad_fn.register_prehook`/`register_hook`: the dict of hooks the node's
+    /// `PyFunctionPreHook`/`PyFunctionPostHook` owns (one C++ reference each), see
+    /// `python/node_hooks.rs`.
+    pub pre_hook_dict: Option<ObjId>,
+    pub post_hook_dict: Option<ObjId>,
 }
 
 /// Which side of a module call a `BackwardHookFunctionBackward` node wraps.
@@ -171,6 +176,8 @@ impl GradNode {
             wrapped: None,
             output_meta: Vec::new(),
             arg_is_tensor: Vec::new(),
+            pre_hook_dict: None,
+            post_hook_dict: None,
         }
     }
 
@@ -217,6 +224,12 @@ impl GradNode {
         }
         if let Some(w) = self.wrapped {
             drop_ref(Value::Obj(w));
+        }
+        for d in [self.pre_hook_dict, self.post_hook_dict]
+            .into_iter()
+            .flatten()
+        {
+            drop_ref(Value::Obj(d));
         }
     }
 }

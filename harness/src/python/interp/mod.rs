@@ -127,6 +127,9 @@ pub struct Interpreter<'a> {
     pub(super) iteration_loop_seen: bool,
     /// The loop marked `# gpumem: measure` (python/measured_loop.rs), if any.
     pub(super) measured_loop: Option<crate::python::measured_loop::LoopKey>,
+    /// The loops written in the module body itself (python/measured_loop.rs): when there
+    /// are any, only they can be the default measured loop.
+    pub(super) module_loops: Vec<crate::python::measured_loop::LoopKey>,
     pub(super) device_storages_alive: u64,
     /// The located traceback of an exception that ended the run (`uncaught_traceback.rs`).
     uncaught_traceback: Vec<String>,
@@ -279,6 +282,7 @@ impl<'a> Interpreter<'a> {
             loop_depth: 0,
             iteration_loop_seen: false,
             measured_loop: None,
+            module_loops: Vec::new(),
             device_storages_alive: 0,
             uncaught_traceback: Vec::new(),
             class_bodies_run: Default::default(),

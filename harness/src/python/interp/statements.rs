@@ -290,7 +290,8 @@ impl<'a> Interpreter<'a> {
 
     /// Whether the loop starting now (identified by its iterable or condition) is the one
     /// whose passes are the iterations: the loop marked `# gpumem: measure`, else the first
-    /// outermost loop; either only on its first run.
+    /// outermost loop to run (one of the module body's own loops when it has any);
+    /// either only on its first run.
     pub(in crate::python) fn claims_iteration_loop(
         &self,
         key: crate::python::measured_loop::LoopKey,
@@ -298,7 +299,10 @@ impl<'a> Interpreter<'a> {
         !self.iteration_loop_seen
             && match self.measured_loop {
                 Some(marked) => marked == key,
-                None => self.loop_depth == 0,
+                None => {
+                    self.loop_depth == 0
+                        && (self.module_loops.is_empty() || self.module_loops.contains(&key))
+                }
             }
     }
 

@@ -77,6 +77,7 @@ pub(in crate::python) fn tensor_attr(it: &mut Interpreter<'_>, id: ObjId, name: 
             let v = view_by(it, id, shape, "permute")?;
             non_contiguous(it, v)
         }
+        "__class__" => it.tensor_class_attr(id),
         other => it.unsupported(format!("tensor attribute '{other}'")),
     }
 }

@@ -118,6 +118,9 @@ pub(in crate::python) fn call_method(
                 }
                 Ok(Value::Bool(true))
             }
+            ObjKind::GradFn { node } if method.starts_with("register_") => {
+                it.register_node_hook(*node, method, &args.pos)
+            }
             // `grad_fn.name()`: the node's class name.
             ObjKind::GradFn { node } if method == "name" => {
                 let name = match it.heap.kind(*node) {
