@@ -94,18 +94,14 @@ pub(super) fn dict_from_type_call(
             return Err(e);
         }
     }
-    let mut entries: Vec<(Value, Value)> = Vec::with_capacity(borrowed.len());
+    it.count_untracked_allocations(1);
+    let dict = it.heap.insert(ObjKind::Dict(Vec::new()));
     for (k, v) in borrowed {
+        // `dict_set` keeps the first equal key and takes over both references.
+        it.heap.incref(k);
         it.heap.incref(v);
-        match entries.iter().position(|(key, _)| *key == k) {
-            Some(i) => {
-                let old = std::mem::replace(&mut entries[i].1, v);
-                it.heap.decref(old);
-            }
-            None => entries.push((k, v)),
-        }
+        it.dict_set(dict, k, v);
     }
     it.heap.decref_all(pairs);
-    it.count_untracked_allocations(1);
-    Ok(Value::Obj(it.heap.insert(ObjKind::Dict(entries))))
+    Ok(Value::Obj(dict))
 }

@@ -71,6 +71,7 @@ pub enum Construct {
     ObjectKeys,
     NamedTuples,
     CounterArithmetic,
+    DictValueKeys,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -321,7 +322,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::DictDisplays,
         construct: "dict displays",
         support: Support::Partly,
-        notes: "keys are ints, strings, bools or `None`; other keys are refused when they run",
+        notes: "keys as the rows on objects as dict keys and on keys equal by value say; keys whose class defines `__hash__` are refused when they run",
         what: "",
         runs: "d = {'a': 1, 2: 'b'}\nassert d['a'] == 1\n",
         refused: "",
@@ -465,7 +466,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::ObjectKeys,
         construct: "objects as dict keys (`cache[x] = f(x)` with `x` a tensor, instance or function)",
         support: Support::Partly,
-        notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); refused (located): tuple, float and user-`__hash__` keys (lookup by value is not modelled)",
+        notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); refused (located): keys whose class defines `__hash__`, alone or in a tuple (CPython calls it and keeps the hash per entry); keys equal by value: see `dict keys equal by value`",
         what: "",
         runs: "import torch\nclass A:\n    pass\na = A()\nx = torch.zeros(2)\nd = {a: 1, x: 2, None: 3}\nassert d[a] == 1 and x in d\ntry:\n    d[[1]] = 4\nexcept TypeError:\n    pass\n",
         refused: "",
@@ -486,6 +487,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "the result of `+`, `-`, `|`, `&` is a new Counter (counted as `Counter()` is) holding only positive counts, keys in CPython's order; `+=`, `-=`, `|=`, `&=` change the left Counter and then drop what is not positive, as `Counter.__iadd__` and its siblings do; refused (located): counts that are not ints; unary `+c`/`-c` and `elements()` are not modelled",
         what: "",
         runs: "from collections import Counter\nc = Counter(a=3, b=1)\nd = Counter(a=1, b=2, e=1)\nassert c + d == Counter(a=4, b=3, e=1) and c - d == Counter(a=2)\nassert c | d == Counter(a=3, b=2, e=1) and c & d == Counter(a=1, b=1)\nc -= d\nassert c == Counter(a=2)\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::DictValueKeys,
+        construct: "dict keys equal by value: `1`, `1.0` and `True` as one key, tuples, frozensets, `None`; `[1] in d` and other unhashable keys",
+        support: Support::Yes,
+        notes: "a lookup tries the same value first, then an equal one (numbers across types, tuples item by item with objects in them by identity, frozensets by members); a store over an equal key keeps the first key and replaces the value, as CPython does; every dict operation (`d[k]`, `d[k] = v`, `k in d`, `get`, `pop`, `setdefault`, `del d[k]`, `dict(pairs)`) raises CPython's `TypeError` for an unhashable key (3.14's wording from 3.14)",
+        what: "",
+        runs: "d = {1.0: 'a', (1, 2): 'b', None: 'c'}\nd[1] = 'e'\nassert d[True] == 'e' and type(list(d)[0]) is float and d[(1.0, 2)] == 'b'\ndel d[(1, 2.0)]\nassert len(d) == 2 and {frozenset([1, 2]): 0}[frozenset([2, 1])] == 0\ntry:\n    [1] in d\nexcept TypeError:\n    pass\n",
         refused: "",
     },
 ];

@@ -17,10 +17,9 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
     let items = items.clone();
     match (method, p.as_slice()) {
         ("get", [k, rest @ ..]) if rest.len() <= 1 => {
-            let v = items
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| *v)
+            let v = it
+                .dict_lookup(id, *k)?
+                .map(|i| items[i].1)
                 .or(rest.first().copied())
                 .unwrap_or(Value::None);
             it.heap.incref(v);
@@ -48,10 +47,11 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
             Ok(Value::Obj(it.alloc(ObjKind::List(tuples))))
         }
         ("pop", [k, rest @ ..]) if rest.len() <= 1 => {
+            let found = it.dict_lookup(id, *k)?;
             let ObjKind::Dict(entries) = it.heap.kind_mut(id) else {
                 unreachable!()
             };
-            match entries.iter().position(|(key, _)| key == k) {
+            match found {
                 Some(i) => {
                     let (key, v) = entries.remove(i);
                     it.heap.decref(key);
@@ -68,7 +68,8 @@ pub(super) fn dict_method(it: &mut Interpreter<'_>, id: ObjId, method: &str, a: 
         }
         // `logs.setdefault(name, [])`: the stored value, or `default` stored and returned.
         ("setdefault", [k, rest @ ..]) if rest.len() <= 1 => {
-            if let Some(&(_, v)) = items.iter().find(|(key, _)| key == k) {
+            if let Some(i) = it.dict_lookup(id, *k)? {
+                let v = items[i].1;
                 it.heap.incref(v);
                 return Ok(v);
             }

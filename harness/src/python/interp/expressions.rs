@@ -388,7 +388,7 @@ impl<'a> Interpreter<'a> {
                         ObjKind::List(items)
                         | ObjKind::Tuple(items)
                         | ObjKind::Deque { items, .. } => items.iter().any(|&v| equal(self, l, v)),
-                        ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
+                        ObjKind::Dict(_) => self.dict_lookup(id, l)?.is_some(),
                         ObjKind::Set { .. } => self.set_contains(id, l)?,
                         _ if self.is_weak_container(r).is_some() => self.weak_contains(id, l),
                         _ if self.container_kind(r).is_some() => self.container_contains(id, l),
