@@ -203,13 +203,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         },
         // Lazy: holds an iterator per source; `len(zip(...))` is a TypeError as in Python.
         Zip => it.new_lazy_iterator(crate::heap::WrapperKind::Zip, p, None),
-        Super => match p.as_slice() {
-            [] => it.make_super(),
-            [Value::Obj(cls), obj] if matches!(it.heap.kind(*cls), ObjKind::Class(_)) => {
-                it.super_proxy(*cls, *obj)
-            }
-            _ => it.unsupported("super() with these arguments"),
-        },
+        Super => it.super_builtin(p),
         ModTorch | ModCuda | ModGc | ModAsyncio | ModSys | ModFunctools | ModTyping | ModOs
         | ModMath | ModTime | ModRandom | ModItertools | ModCollections | ModDataclasses
         | ModWeakref | ModContextlib | ModLogging | ModWarnings | ModNn | ModFunctional

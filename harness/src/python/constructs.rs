@@ -72,6 +72,7 @@ pub enum Construct {
     NamedTuples,
     CounterArithmetic,
     DictValueKeys,
+    SuperForms,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -496,6 +497,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "a lookup tries the same value first, then an equal one (numbers across types, tuples item by item with objects in them by identity, frozensets by members); a store over an equal key keeps the first key and replaces the value, as CPython does; every dict operation (`d[k]`, `d[k] = v`, `k in d`, `get`, `pop`, `setdefault`, `del d[k]`, `dict(pairs)`) raises CPython's `TypeError` for an unhashable key (3.14's wording from 3.14)",
         what: "",
         runs: "d = {1.0: 'a', (1, 2): 'b', None: 'c'}\nd[1] = 'e'\nassert d[True] == 'e' and type(list(d)[0]) is float and d[(1.0, 2)] == 'b'\ndel d[(1, 2.0)]\nassert len(d) == 2 and {frozenset([1, 2]): 0}[frozenset([2, 1])] == 0\ntry:\n    [1] in d\nexcept TypeError:\n    pass\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::SuperForms,
+        construct: "`super(B, obj)` with `obj` an instance of a subclass, `super(B, cls)` and `super()` in classmethods, unbound `super(B)`",
+        support: Support::Yes,
+        notes: "lookup after `B` in the object's class chain (one base per class); a `classmethod` found through super gets the class (the receiver itself in a classmethod), a `staticmethod` no receiver; a method looked up through an unbound `super(B)` is CPython's `AttributeError`; a wrong argument is CPython's `TypeError` in each release's words; counted: the super object (and up to 3.10 the type call's argument tuple); approximations: a method calling `super(B, self).f()` counts one object less than CPython 3.8, a classmethod calling `super().m()` one more than 3.9/3.10; `super(B).__get__` and attribute reads other than calls on a super object are not modelled",
+        what: "",
+        runs: "class A:\n    def f(self):\n        return 'A'\n    @classmethod\n    def make(cls):\n        return cls.__name__\nclass B(A):\n    @classmethod\n    def make(cls):\n        return super().make() + super(B, cls).make()\nclass C(B):\n    def f(self):\n        return super(B, self).f()\nassert C().f() == 'A' and C.make() == 'CC'\ntry:\n    super(B).f()\nexcept AttributeError:\n    pass\n",
         refused: "",
     },
 ];

@@ -127,6 +127,7 @@ mod str_indexing;
 mod str_methods;
 mod str_text_methods;
 mod str_unpacking;
+mod super_builtin;
 mod syntax_check;
 mod tensor_hooks;
 mod tensor_pieces;
