@@ -492,6 +492,11 @@ impl<'a> Interpreter<'a> {
             (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
                 return natives::tensor_unary(self, id, "neg");
             }
+            (UnaryOp::UAdd | UnaryOp::USub, _)
+                if let Some(r) = self.counter_unary(op == UnaryOp::USub, v) =>
+            {
+                return r;
+            }
             _ => return self.error("TypeError: bad operand type for unary operator"),
         })
     }
