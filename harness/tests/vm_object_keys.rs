@@ -1,7 +1,8 @@
 //! Objects as dict keys: instances, functions, classes, tensors and modules hashed by
 //! identity (`object.__hash__`), as CPython does; unhashable keys (`list`, `dict`, `set`,
 //! instances whose class sets `__eq__` without `__hash__`, tuples holding one) raise its
-//! `TypeError`; keys compared by value (tuples, user `__hash__`) are refused, located.
+//! `TypeError`; keys with a user `__hash__` (alone or in a tuple) are refused, located
+//! (keys equal by value are in `vm_dict_value_keys.rs`).
 
 #[allow(dead_code)] // this file uses `agrees_with_cpython`, `ok` and `run`
 mod probes;
@@ -81,9 +82,12 @@ assert torch.cuda.memory_allocated() == 0
 }
 
 #[test]
-fn keys_compared_by_value_are_refused_where_stored() {
+fn keys_with_a_user_hash_are_refused_where_stored() {
     for (script, what) in [
-        ("class A:\n    pass\nd = {(A(), 1): 0}\n", "tuple dict keys"),
+        (
+            "class K:\n    def __hash__(self):\n        return 1\nd = {(K(), 1): 0}\n",
+            "defines `__hash__`",
+        ),
         (
             "class K:\n    def __hash__(self):\n        return 1\nd = {}\nd[K()] = 0\n",
             "defines `__hash__`",

@@ -78,7 +78,7 @@ impl<'a> Interpreter<'a> {
         }
         for (key, n) in pairs {
             let old = match self.heap.kind(id) {
-                ObjKind::Dict(items) => items.iter().find(|(k, _)| *k == key).map(|(_, v)| *v),
+                ObjKind::Dict(items) => self.dict_find(id, key).map(|i| items[i].1),
                 _ => None,
             };
             let old = match old {

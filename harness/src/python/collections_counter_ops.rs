@@ -2,7 +2,8 @@
 //! (`Counter()` through the type, as `new_counter` counts it) holding only positive counts;
 //! `+=`, `-=`, `|=`, `&=` change the left Counter in place and then drop what is not
 //! positive (`Counter._keep_positive`), so `c -= d` differs from `c = c - d` for keys only
-//! in `d` (Lib/collections/__init__.py). Counts are ints; other operands are not handled here.
+//! in `d` (Lib/collections/__init__.py). Unary `+c`/`-c` make a new Counter too. Counts are
+//! ints; other operands are not handled here.
 
 use super::interp::{Interpreter, R};
 use crate::heap::{DictSubclass, ObjId, ObjKind, Value};
@@ -25,6 +26,29 @@ impl<'a> Interpreter<'a> {
         }
         let (a, b) = (self.counter_id(l)?, self.counter_id(r)?);
         Some(self.counter_op(op, a, b, in_place))
+    }
+
+    /// `+c` (the positive counts) and `-c` (the negative counts negated) as a new Counter,
+    /// keys in `c`'s order (`Counter.__pos__`/`__neg__`); `None` when `v` is not a Counter.
+    /// Counted as `Counter()` is: the `dict_items` view and iterator `__pos__`'s loop makes
+    /// (and, up to 3.10, its frame) are not (approximation).
+    pub(in crate::python) fn counter_unary(&mut self, negate: bool, v: Value) -> Option<R<Value>> {
+        let id = self.counter_id(v)?;
+        Some(self.counts(id).and_then(|counts| {
+            let kept: Vec<(Value, i64)> = counts
+                .into_iter()
+                .filter(|&(_, n)| if negate { n < 0 } else { n > 0 })
+                .map(|(k, n)| (k, if negate { -n } else { n }))
+                .collect();
+            let target = self.new_counter(&[], &[])?;
+            if let Value::Obj(t) = target {
+                for (k, n) in kept {
+                    self.heap.incref(k);
+                    self.dict_set(t, k, Value::Int(n));
+                }
+            }
+            Ok(target)
+        }))
     }
 
     fn counter_id(&self, v: Value) -> Option<ObjId> {

@@ -17,13 +17,17 @@
 //! 25 – 39 objects per class whose number varies with free lists and versions; no
 //! `__repr__` is generated (the model prints no instance reprs);
 //! `slots=True`, `unsafe_hash=True` and `InitVar`/`ClassVar` annotations are refused.
+//!
+//! The generated `__init__` is in [`super::dataclass_init`], the comparisons and the
+//! frozen `__setattr__` in [`super::dataclass_compare`], the module's functions in
+//! [`super::dataclass_functions`].
 
 use super::interp::{Interpreter, R};
 use crate::heap::{ObjId, ObjKind, Sym, Value, WrapperKind};
 
 /// The `@dataclass(...)` options the model takes, with CPython's defaults; a decorator
 /// wrapper's items are their values in this order.
-const OPTIONS: &[(&str, bool)] = &[
+pub(super) const OPTIONS: &[(&str, bool)] = &[
     ("init", true),
     ("repr", true),
     ("eq", true),
@@ -31,15 +35,15 @@ const OPTIONS: &[(&str, bool)] = &[
     ("kw_only", false),
     ("order", false),
 ];
-const INIT: usize = 0;
-const EQ: usize = 2;
-const FROZEN: usize = 3;
-const KW_ONLY: usize = 4;
-const ORDER: usize = 5;
+pub(super) const INIT: usize = 0;
+pub(super) const EQ: usize = 2;
+pub(super) const FROZEN: usize = 3;
+pub(super) const KW_ONLY: usize = 4;
+pub(super) const ORDER: usize = 5;
 
 /// `order=True`'s methods, in the order `_process_class` adds them, each with the operator
 /// it compares with (its index is the wrapper's item).
-const ORDER_METHODS: [(&str, &str); 4] = [
+pub(super) const ORDER_METHODS: [(&str, &str); 4] = [
     ("__lt__", "<"),
     ("__le__", "<="),
     ("__gt__", ">"),
@@ -47,14 +51,14 @@ const ORDER_METHODS: [(&str, &str); 4] = [
 ];
 
 /// Items of a `Field` wrapper.
-const FIELD_NAME: usize = 0;
-const FIELD_HAS_DEFAULT: usize = 1;
-const FIELD_DEFAULT: usize = 2;
+pub(super) const FIELD_NAME: usize = 0;
+pub(super) const FIELD_HAS_DEFAULT: usize = 1;
+pub(super) const FIELD_DEFAULT: usize = 2;
 /// The factory, or `None` when there is none.
-const FIELD_FACTORY: usize = 3;
-const FIELD_INIT: usize = 4;
+pub(super) const FIELD_FACTORY: usize = 3;
+pub(super) const FIELD_INIT: usize = 4;
 /// `None` (inherit the class's `kw_only`), or a bool.
-const FIELD_KW_ONLY: usize = 5;
+pub(super) const FIELD_KW_ONLY: usize = 5;
 
 impl<'a> Interpreter<'a> {
     /// `dataclasses.dataclass(cls)` or `dataclasses.dataclass(**options)`.
@@ -168,7 +172,7 @@ impl<'a> Interpreter<'a> {
     /// Turns `class` into a dataclass: collects its fields (base dataclasses' first), keeps
     /// them in `__dataclass_fields__`, and installs `__init__` and `__eq__` unless the class
     /// defines them. Returns the class (a new reference).
-    fn dataclass_process(&mut self, class: ObjId, options: &[Value]) -> R<Value> {
+    pub(super) fn dataclass_process(&mut self, class: ObjId, options: &[Value]) -> R<Value> {
         let on = |i: usize| options.get(i) == Some(&Value::Bool(true));
         let fields_sym = self.names.intern("__dataclass_fields__");
         let mut fields: Vec<ObjId> = Vec::new();
@@ -300,7 +304,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// CPython refuses a `list`, `dict` or `set` default (an unhashable default).
-    fn mutable_default(&self, v: Value) -> Option<&'static str> {
+    pub(super) fn mutable_default(&self, v: Value) -> Option<&'static str> {
         match self.heap.kind(v.obj()?) {
             ObjKind::List(_) => Some("list"),
             ObjKind::Dict(_) => Some("dict"),
@@ -310,7 +314,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// A positional `__init__` parameter without a default after one with a default.
-    fn check_field_order(&self, fields: &[ObjId]) -> R<()> {
+    pub(super) fn check_field_order(&self, fields: &[ObjId]) -> R<()> {
         let mut seen_default: Option<Value> = None;
         for &f in fields {
             let items = self.field_items(f);
@@ -339,493 +343,6 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// The generated `__init__(self, ...)`: binds each field from the arguments, its
-    /// default, or a new object from its factory, and stores it on the instance (through
-    /// `object.__setattr__` for a frozen class). `args` starts with the instance; owned.
-    pub(in crate::python) fn dataclass_init(
-        &mut self,
-        id: ObjId,
-        args: Vec<Value>,
-        kwargs: Vec<(Sym, Value)>,
-    ) -> R<Value> {
-        let items = match self.heap.kind(id) {
-            ObjKind::Wrapper(_, items) => items.clone(),
-            _ => unreachable!("a dataclass __init__"),
-        };
-        let frozen = items[0] == Value::Bool(true);
-        let fields: Vec<ObjId> = items[1..].iter().filter_map(|v| v.obj()).collect();
-        let mut args = args.into_iter();
-        let Some(instance) = args.next() else {
-            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-            return self
-                .error("TypeError: __init__() missing 1 required positional argument: 'self'");
-        };
-        let mut positional: Vec<Value> = args.collect();
-        positional.reverse();
-        let mut kwargs = kwargs;
-        let mut bound: Vec<(Sym, Value)> = Vec::new();
-        let mut missing: Vec<String> = Vec::new();
-        let qualname = self.init_qualname(instance);
-        let fail =
-            |it: &mut Self, bound: Vec<(Sym, Value)>, rest: Vec<Value>, kw: Vec<(Sym, Value)>| {
-                it.heap.decref_all(bound.into_iter().map(|(_, v)| v));
-                it.heap.decref_all(rest);
-                it.heap.decref_all(kw.into_iter().map(|(_, v)| v));
-                it.heap.decref(instance);
-            };
-        let positional_count = fields
-            .iter()
-            .filter(|f| {
-                let i = self.field_items(**f);
-                i[FIELD_INIT] == Value::Bool(true) && i[FIELD_KW_ONLY] != Value::Bool(true)
-            })
-            .count();
-        if positional.len() > positional_count {
-            let given = positional.len() + 1;
-            fail(self, bound, positional, kwargs);
-            return self.error(format!(
-                "TypeError: {qualname}() takes {} positional argument{} but {given} were given",
-                positional_count + 1,
-                if positional_count == 0 { "" } else { "s" }
-            ));
-        }
-        for &f in &fields {
-            let items = self.field_items(f).to_vec();
-            let Value::Str(name) = items[FIELD_NAME] else {
-                continue;
-            };
-            let in_init = items[FIELD_INIT] == Value::Bool(true);
-            let keyword_only = items[FIELD_KW_ONLY] == Value::Bool(true);
-            let given = if !in_init {
-                None
-            } else if !keyword_only && let Some(v) = positional.pop() {
-                if let Some(pos) = kwargs.iter().position(|(k, _)| *k == name) {
-                    let (_, dup) = kwargs.remove(pos);
-                    self.heap.decref(dup);
-                    fail(self, bound, positional, kwargs);
-                    self.heap.decref(v);
-                    return self.error(format!(
-                        "TypeError: {qualname}() got multiple values for argument '{}'",
-                        self.names.name(name)
-                    ));
-                }
-                Some(v)
-            } else {
-                kwargs
-                    .iter()
-                    .position(|(k, _)| *k == name)
-                    .map(|pos| kwargs.remove(pos).1)
-            };
-            let value = match given {
-                Some(v) => v,
-                None if items[FIELD_FACTORY] != Value::None => {
-                    match self.call(items[FIELD_FACTORY], Vec::new(), Vec::new()) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            fail(self, bound, positional, kwargs);
-                            return Err(e);
-                        }
-                    }
-                }
-                None if items[FIELD_HAS_DEFAULT] == Value::Bool(true) => {
-                    if !in_init {
-                        continue;
-                    }
-                    self.heap.incref(items[FIELD_DEFAULT]);
-                    items[FIELD_DEFAULT]
-                }
-                None if !in_init => continue,
-                None => {
-                    missing.push(self.names.name(name).to_string());
-                    continue;
-                }
-            };
-            bound.push((name, value));
-        }
-        if let Some((k, _)) = kwargs.first() {
-            let name = self.names.name(*k).to_string();
-            fail(self, bound, positional, kwargs);
-            return self.error(format!(
-                "TypeError: {qualname}() got an unexpected keyword argument '{name}'"
-            ));
-        }
-        if !missing.is_empty() {
-            fail(self, bound, positional, kwargs);
-            return self.error(missing_arguments(&qualname, &missing));
-        }
-        let properties = self.properties_defined;
-        if frozen {
-            self.properties_defined = false;
-        }
-        let mut result = Ok(Value::None);
-        let mut bound = bound.into_iter();
-        for (name, value) in bound.by_ref() {
-            if let Err(e) = self.set_attr(instance, name, value) {
-                result = Err(e);
-                break;
-            }
-        }
-        self.properties_defined = properties;
-        self.heap.decref_all(bound.map(|(_, v)| v));
-        self.heap.decref(instance);
-        result
-    }
-
-    /// How CPython names the generated `__init__` in argument errors: its qualified name
-    /// from 3.10 (`C.__init__`), the bare name before.
-    fn init_qualname(&self, instance: Value) -> String {
-        if self.heap.profile.version.minor < 10 {
-            return "__init__".to_string();
-        }
-        match instance.obj().map(|i| self.heap.kind(i)) {
-            Some(ObjKind::Instance { class, .. }) => {
-                format!("{}.__init__", self.class_name(*class))
-            }
-            _ => "__init__".to_string(),
-        }
-    }
-
-    /// `order=True`: `__lt__`, `__le__`, `__gt__`, `__ge__`, each a generated function
-    /// (the wrapper of `__eq__` with the method's index as its item), refused as CPython
-    /// refuses it without `eq` or over a method the class defines.
-    fn dataclass_add_order(&mut self, class: ObjId, eq: bool) -> R<()> {
-        if !eq {
-            return self.error("ValueError: eq must be true if order is true");
-        }
-        for (i, (method, _)) in ORDER_METHODS.iter().enumerate() {
-            let sym = self.names.intern(method);
-            if self.class_own_attr(class, sym).is_some() {
-                let name = self.class_name(class);
-                // 3.13 dropped the full stop of the message.
-                let stop = if self.heap.profile.version.minor >= 13 {
-                    ""
-                } else {
-                    "."
-                };
-                return self.error(format!(
-                    "TypeError: Cannot overwrite attribute {method} in class {name}{stop} Consider using functools.total_ordering"
-                ));
-            }
-            let f = self.new_wrapper(WrapperKind::DataclassEq, vec![Value::Int(i as i64)]);
-            self.set_class_own_attr(class, sym, Some(f));
-        }
-        Ok(())
-    }
-
-    /// A generated comparison method called: `__eq__` (no item) or one of `order=True`'s
-    /// (its index as the item). `args` are owned.
-    pub(in crate::python) fn dataclass_compare(&mut self, id: ObjId, args: Vec<Value>) -> R<Value> {
-        match self.heap.kind(id) {
-            ObjKind::Wrapper(_, items) => match items.first() {
-                Some(&Value::Int(i)) => self.dataclass_order(ORDER_METHODS[i as usize], args),
-                _ => self.dataclass_eq(args),
-            },
-            _ => unreachable!("a generated comparison"),
-        }
-    }
-
-    /// `_cmp_fn`'s method: the fields of both instances compared as tuples when `other` has
-    /// the same class. A different class makes CPython's method return `NotImplemented`,
-    /// and the operator then fails with the `TypeError` the model raises here (a reflected
-    /// method of the other class is not tried). `args` are owned.
-    fn dataclass_order(&mut self, (method, op): (&str, &str), args: Vec<Value>) -> R<Value> {
-        let class = |v: &Value| match v.obj().map(|i| self.heap.kind(i)) {
-            Some(ObjKind::Instance { class, .. }) => Some(*class),
-            _ => None,
-        };
-        let result = match args.as_slice() {
-            [a, b] => match (class(a), class(b)) {
-                (Some(x), Some(y)) if x == y => {
-                    let names = self.dataclass_field_names(x);
-                    let (ai, bi) = (a.obj().expect("an instance"), b.obj().expect("an instance"));
-                    let mut xs = Vec::with_capacity(names.len());
-                    let mut ys = Vec::with_capacity(names.len());
-                    for n in names {
-                        xs.extend(self.instance_attr(ai, n));
-                        ys.extend(self.instance_attr(bi, n));
-                    }
-                    match self.values_ordering(&xs, &ys) {
-                        Some(o) => Ok(Value::Bool(match op {
-                            "<" => o.is_lt(),
-                            "<=" => o.is_le(),
-                            ">" => o.is_gt(),
-                            _ => o.is_ge(),
-                        })),
-                        None => self.error(format!(
-                            "TypeError: '{op}' not supported between these field values in the workload model"
-                        )),
-                    }
-                }
-                _ => {
-                    let (l, r) = (self.type_name_of(*a), self.type_name_of(*b));
-                    let (l, r) = match (class(a), class(b)) {
-                        (Some(x), Some(y)) => (self.class_name(x), self.class_name(y)),
-                        (Some(x), None) => (self.class_name(x), r.to_string()),
-                        (None, Some(y)) => (l.to_string(), self.class_name(y)),
-                        (None, None) => (l.to_string(), r.to_string()),
-                    };
-                    self.error(format!(
-                        "TypeError: '{op}' not supported between instances of '{l}' and '{r}'"
-                    ))
-                }
-            },
-            _ => self.error(format!("TypeError: {method}() takes exactly one argument")),
-        };
-        self.heap.decref_all(args);
-        result
-    }
-
-    /// The generated `__eq__(self, other)`: field by field when `other` has the same class,
-    /// `NotImplemented` (here: identity) otherwise. `args` are owned.
-    fn dataclass_eq(&mut self, args: Vec<Value>) -> R<Value> {
-        let result = match args.as_slice() {
-            [a, b] => {
-                let class = |v: &Value| match v.obj().map(|i| self.heap.kind(i)) {
-                    Some(ObjKind::Instance { class, .. }) => Some(*class),
-                    _ => None,
-                };
-                match (class(a), class(b)) {
-                    (Some(x), Some(y)) if x == y => {
-                        let names = self.dataclass_field_names(x);
-                        let (ai, bi) =
-                            (a.obj().expect("an instance"), b.obj().expect("an instance"));
-                        Ok(Value::Bool(names.iter().all(|n| {
-                            match (self.instance_attr(ai, *n), self.instance_attr(bi, *n)) {
-                                (Some(p), Some(q)) => p == q || self.values_equal(p, q),
-                                (None, None) => true,
-                                _ => false,
-                            }
-                        })))
-                    }
-                    _ => Ok(Value::Bool(a == b)),
-                }
-            }
-            _ => self.error("TypeError: __eq__() takes exactly one argument"),
-        };
-        self.heap.decref_all(args);
-        result
-    }
-
-    /// The frozen class's `__setattr__`: every store on an instance is refused.
-    pub(in crate::python) fn refuse_frozen_store(&mut self, class: ObjId, name: Sym) -> R<()> {
-        let setattr = self.names.intern("__setattr__");
-        match self.class_lookup(class, setattr) {
-            Some(Value::Obj(m))
-                if matches!(
-                    self.heap.kind(m),
-                    ObjKind::Wrapper(WrapperKind::DataclassFrozenSetattr, _)
-                ) =>
-            {
-                self.error(format!(
-                    "FrozenInstanceError: cannot assign to field '{}'",
-                    self.names.name(name)
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// The field names of a dataclass, in order (empty for other classes).
-    fn dataclass_field_names(&self, class: ObjId) -> Vec<Sym> {
-        self.dataclass_fields_of(class)
-            .into_iter()
-            .filter_map(|f| match self.field_items(f)[FIELD_NAME] {
-                Value::Str(s) => Some(s),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// The `Field` objects of a dataclass (borrowed), in order.
-    fn dataclass_fields_of(&self, class: ObjId) -> Vec<ObjId> {
-        let Some(sym) = self.names.lookup("__dataclass_fields__") else {
-            return Vec::new();
-        };
-        match self.class_lookup(class, sym) {
-            Some(Value::Obj(d)) => match self.heap.kind(d) {
-                ObjKind::Dict(entries) => entries.iter().filter_map(|(_, f)| f.obj()).collect(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        }
-    }
-
-    /// The class of a dataclass instance.
-    fn dataclass_instance_class(&self, v: Value) -> Option<ObjId> {
-        match self.heap.kind(v.obj()?) {
-            ObjKind::Instance { class, .. } if !self.dataclass_fields_of(*class).is_empty() => {
-                Some(*class)
-            }
-            _ => None,
-        }
-    }
-
-    /// `dataclasses.fields(x)`: a tuple of the `Field` objects.
-    pub(in crate::python) fn dataclass_fields_call(&mut self, p: &[Value]) -> R<Value> {
-        let class = match p {
-            [Value::Obj(c)] if matches!(self.heap.kind(*c), ObjKind::Class(_)) => Some(*c),
-            [v] => self.dataclass_instance_class(*v),
-            _ => None,
-        };
-        let Some(class) = class.filter(|c| !self.dataclass_fields_of(*c).is_empty()) else {
-            return self.error("TypeError: must be called with a dataclass type or instance");
-        };
-        let fields: Vec<Value> = self
-            .dataclass_fields_of(class)
-            .into_iter()
-            .map(Value::Obj)
-            .collect();
-        for f in &fields {
-            self.heap.incref(*f);
-        }
-        Ok(Value::Obj(self.alloc(ObjKind::Tuple(fields))))
-    }
-
-    /// `dataclasses.is_dataclass(x)`.
-    pub(in crate::python) fn dataclass_is(&mut self, p: &[Value]) -> R<Value> {
-        let yes = match p {
-            [Value::Obj(c)] if matches!(self.heap.kind(*c), ObjKind::Class(_)) => {
-                !self.dataclass_fields_of(*c).is_empty()
-            }
-            [v] => self.dataclass_instance_class(*v).is_some(),
-            _ => return self.error("TypeError: is_dataclass() takes exactly one argument"),
-        };
-        Ok(Value::Bool(yes))
-    }
-
-    /// `dataclasses.asdict(x)` / `astuple(x)`: the fields, recursively through dataclass
-    /// instances, lists, tuples and dicts (new containers), anything else deep-copied.
-    pub(in crate::python) fn dataclass_asdict(&mut self, p: &[Value], as_tuple: bool) -> R<Value> {
-        let what = if as_tuple { "astuple" } else { "asdict" };
-        match p {
-            [v] if self.dataclass_instance_class(*v).is_some() => self.as_inner(*v, as_tuple),
-            _ => self.error(format!(
-                "TypeError: {what}() should be called on dataclass instances"
-            )),
-        }
-    }
-
-    fn as_inner(&mut self, v: Value, as_tuple: bool) -> R<Value> {
-        if let Some(class) = self.dataclass_instance_class(v) {
-            let id = v.obj().expect("an instance");
-            let names = self.dataclass_field_names(class);
-            let mut pairs = Vec::with_capacity(names.len());
-            for n in names {
-                let item = self.instance_attr(id, n).unwrap_or(Value::None);
-                match self.as_inner(item, as_tuple) {
-                    Ok(c) => pairs.push((Value::Str(n), c)),
-                    Err(e) => {
-                        self.heap.decref_all(pairs.into_iter().map(|(_, c)| c));
-                        return Err(e);
-                    }
-                }
-            }
-            if as_tuple {
-                let items = pairs.into_iter().map(|(_, c)| c).collect();
-                return Ok(Value::Obj(self.alloc(ObjKind::Tuple(items))));
-            }
-            let d = self.alloc(ObjKind::Dict(Vec::new()));
-            for (k, c) in pairs {
-                self.dict_set(d, k, c);
-            }
-            return Ok(Value::Obj(d));
-        }
-        let container = v.obj().map(|id| self.heap.kind(id).clone());
-        match container {
-            Some(ObjKind::List(items)) | Some(ObjKind::Tuple(items)) => {
-                let is_list = matches!(
-                    self.heap.kind(v.obj().expect("an object")),
-                    ObjKind::List(_)
-                );
-                let mut out = Vec::with_capacity(items.len());
-                for item in items {
-                    match self.as_inner(item, as_tuple) {
-                        Ok(c) => out.push(c),
-                        Err(e) => {
-                            self.heap.decref_all(out);
-                            return Err(e);
-                        }
-                    }
-                }
-                let kind = if is_list {
-                    ObjKind::List(out)
-                } else {
-                    ObjKind::Tuple(out)
-                };
-                Ok(Value::Obj(self.alloc(kind)))
-            }
-            Some(ObjKind::Dict(entries)) => {
-                let d = self.alloc(ObjKind::Dict(Vec::new()));
-                for (k, item) in entries {
-                    let key = self.as_inner(k, as_tuple);
-                    let value = self.as_inner(item, as_tuple);
-                    match (key, value) {
-                        (Ok(k), Ok(c)) => self.dict_set(d, k, c),
-                        (k, c) => {
-                            for r in [k, c].into_iter().flatten() {
-                                self.heap.decref(r);
-                            }
-                            self.heap.decref_id(d);
-                            return self.error("TypeError: a dict item could not be copied");
-                        }
-                    }
-                }
-                Ok(Value::Obj(d))
-            }
-            _ => self.deepcopy(v),
-        }
-    }
-
-    /// `dataclasses.replace(obj, **changes)`: a new instance from the class, built with
-    /// `obj`'s init fields overridden by `changes`.
-    pub(in crate::python) fn dataclass_replace(
-        &mut self,
-        p: &[Value],
-        kw: &[(Sym, Value)],
-    ) -> R<Value> {
-        let Some((obj, class)) = p
-            .first()
-            .and_then(|v| self.dataclass_instance_class(*v).map(|c| (*v, c)))
-            .filter(|_| p.len() == 1)
-        else {
-            return self.error("TypeError: replace() should be called on dataclass instances");
-        };
-        let id = obj.obj().expect("an instance");
-        let mut kwargs: Vec<(Sym, Value)> = Vec::new();
-        for f in self.dataclass_fields_of(class) {
-            let items = self.field_items(f).to_vec();
-            let Value::Str(name) = items[FIELD_NAME] else {
-                continue;
-            };
-            if items[FIELD_INIT] != Value::Bool(true) {
-                if kw.iter().any(|(k, _)| *k == name) {
-                    self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
-                    return self.error(format!(
-                        "ValueError: field {} is declared with init=False, it cannot be specified with replace()",
-                        self.names.name(name)
-                    ));
-                }
-                continue;
-            }
-            let value = match kw.iter().find(|(k, _)| *k == name) {
-                Some((_, v)) => *v,
-                None => self.instance_attr(id, name).unwrap_or(Value::None),
-            };
-            self.heap.incref(value);
-            kwargs.push((name, value));
-        }
-        for (k, v) in kw {
-            if !kwargs.iter().any(|(n, _)| n == k) {
-                self.heap.incref(*v);
-                kwargs.push((*k, *v));
-            }
-        }
-        self.heap.incref(Value::Obj(class));
-        let r = self.call(Value::Obj(class), Vec::new(), kwargs);
-        self.heap.decref(Value::Obj(class));
-        r
-    }
-
     /// `Field.name`, `.default`, `.default_factory`, `.init`, `.kw_only` (a missing default
     /// reads as `None` where CPython gives its `MISSING` marker).
     pub(in crate::python) fn dataclass_field_attr(&mut self, field: ObjId, name: Sym) -> R<Value> {
@@ -846,21 +363,21 @@ impl<'a> Interpreter<'a> {
         Ok(v)
     }
 
-    fn field_items(&self, field: ObjId) -> &[Value] {
+    pub(super) fn field_items(&self, field: ObjId) -> &[Value] {
         match self.heap.kind(field) {
             ObjKind::Wrapper(_, items) => items,
             _ => &[],
         }
     }
 
-    fn field_items_mut(&mut self, field: ObjId) -> &mut Vec<Value> {
+    pub(super) fn field_items_mut(&mut self, field: ObjId) -> &mut Vec<Value> {
         match self.heap.kind_mut(field) {
             ObjKind::Wrapper(_, items) => items,
             _ => unreachable!("a Field"),
         }
     }
 
-    fn value_name(&self, v: Value) -> String {
+    pub(super) fn value_name(&self, v: Value) -> String {
         match v {
             Value::Str(s) => self.names.name(s).to_string(),
             _ => String::new(),
@@ -868,7 +385,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// A class's own attribute (not its bases'), borrowed.
-    fn class_own_attr(&self, class: ObjId, name: Sym) -> Option<Value> {
+    pub(super) fn class_own_attr(&self, class: ObjId, name: Sym) -> Option<Value> {
         match self.heap.kind(class) {
             ObjKind::Class(c) => c.attrs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v),
             _ => None,
@@ -876,7 +393,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Sets (taking over `value`) or removes a class's own attribute.
-    fn set_class_own_attr(&mut self, class: ObjId, name: Sym, value: Option<Value>) {
+    pub(super) fn set_class_own_attr(&mut self, class: ObjId, name: Sym, value: Option<Value>) {
         let old = match self.heap.kind_mut(class) {
             ObjKind::Class(c) => {
                 let pos = c.attrs.iter().position(|(n, _)| *n == name);
@@ -896,20 +413,4 @@ impl<'a> Interpreter<'a> {
             self.heap.decref(v);
         }
     }
-}
-
-/// CPython's text for missing arguments: `'a'`, `'a' and 'b'`, `'a', 'b', and 'c'`.
-fn missing_arguments(qualname: &str, missing: &[String]) -> String {
-    let quoted: Vec<String> = missing.iter().map(|m| format!("'{m}'")).collect();
-    let list = match quoted.as_slice() {
-        [one] => one.clone(),
-        [a, b] => format!("{a} and {b}"),
-        [init @ .., last] => format!("{}, and {last}", init.join(", ")),
-        [] => String::new(),
-    };
-    format!(
-        "TypeError: {qualname}() missing {} required positional argument{}: {list}",
-        missing.len(),
-        if missing.len() == 1 { "" } else { "s" }
-    )
 }

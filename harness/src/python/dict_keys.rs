@@ -1,13 +1,17 @@
-//! Which values the model's dicts take as keys. A dict is a list of pairs compared by
-//! `Value` equality: ints, strings and `None` by value, heap objects by identity. That is
-//! CPython's lookup for every object hashed by `object.__hash__` (instances without their
-//! own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules), so those are
-//! keys; a dict keyed by tensors keeps them alive. Unhashable keys raise CPython's
-//! `TypeError`; keys compared by value (tuples, floats, user `__hash__`) are refused where
-//! stored, since a lookup by an equal but distinct object is not modelled.
+//! Which values the model's dicts take as keys, and how a lookup finds one. A dict is a
+//! list of pairs; a lookup tries the same value first (CPython's identity shortcut), then,
+//! for keys compared by value, an equal one: numbers across `int`/`float`/`bool` (`1.0 ==
+//! 1 == True`, one key, the first stored kept), tuples item by item (their items by
+//! identity where they are objects), frozensets by members. Strings are interned, so the
+//! same text is the same value. Every object hashed by `object.__hash__` (instances without
+//! their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules) is a
+//! key by identity; a dict keyed by tensors keeps them alive. Unhashable keys raise
+//! CPython's `TypeError` on every dict operation (store, `[]`, `in`, `get`, `pop`, `del`);
+//! user `__hash__` (a Python-level hash whose calls CPython caches per entry) is refused,
+//! located, where the key is used.
 
 use super::interp::{Interpreter, R};
-use crate::heap::{ObjKind, Value};
+use crate::heap::{ObjId, ObjKind, Value};
 
 /// What stands in the way of a key.
 enum Problem {
@@ -41,12 +45,54 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// The index of `dict`'s entry for `key` (borrowed), after CPython's unhashable-key
+    /// check: what `d[k]`, `k in d`, `d.get(k)`, `d.pop(k)` and `del d[k]` look up.
+    pub(in crate::python) fn dict_lookup(&mut self, dict: ObjId, key: Value) -> R<Option<usize>> {
+        self.check_dict_key(key)?;
+        Ok(self.dict_find(dict, key))
+    }
+
+    /// The index of `dict`'s entry whose key is `key` or equal to it (no hashability check:
+    /// stores check first). Keys compared by identity stop after the first pass.
+    pub(in crate::python) fn dict_find(&self, dict: ObjId, key: Value) -> Option<usize> {
+        let ObjKind::Dict(items) = self.heap.kind(dict) else {
+            return None;
+        };
+        if let Some(i) = items.iter().position(|(k, _)| *k == key) {
+            return Some(i);
+        }
+        if !self.compared_by_value(key) {
+            return None;
+        }
+        items
+            .iter()
+            .position(|&(k, _)| self.compared_by_value(k) && self.values_equal(k, key))
+    }
+
+    /// The value of `dict`'s entry `i` (borrowed), as [`Self::dict_find`] found it.
+    pub(in crate::python) fn dict_value_at(&self, dict: ObjId, i: usize) -> Value {
+        match self.heap.kind(dict) {
+            ObjKind::Dict(items) => items[i].1,
+            _ => unreachable!("an index found in a dict"),
+        }
+    }
+
+    /// Whether equal keys may be distinct values: numbers (`1`, `1.0`, `True`), tuples,
+    /// named tuples and frozensets (distinct objects equal by contents).
+    fn compared_by_value(&self, v: Value) -> bool {
+        match v {
+            Value::Int(_) | Value::Bool(_) | Value::Float(_) => true,
+            Value::Obj(id) => matches!(
+                self.heap.kind(id),
+                ObjKind::Tuple(_) | ObjKind::NamedTuple { .. } | ObjKind::Set { frozen: true, .. }
+            ),
+            _ => false,
+        }
+    }
+
     fn key_problem(&mut self, key: Value) -> Problem {
         let Value::Obj(id) = key else {
-            return match key {
-                Value::Float(_) => Problem::Refused("float dict keys"),
-                _ => Problem::None,
-            };
+            return Problem::None;
         };
         match self.heap.kind(id) {
             ObjKind::Instance { class, .. } => {
@@ -82,14 +128,17 @@ impl<'a> Interpreter<'a> {
                 Problem::Unhashable(kind.type_name().to_string())
             }
             ObjKind::Tuple(items) | ObjKind::NamedTuple { items, .. } => {
-                // An unhashable item makes the tuple unhashable (`tuplehash`).
+                // The first item that is unhashable (or refused) decides (`tuplehash`
+                // hashes the items in order).
                 for item in items.clone() {
-                    if let Problem::Unhashable(t) = self.key_problem(item) {
-                        return Problem::Unhashable(t);
+                    match self.key_problem(item) {
+                        Problem::None => {}
+                        problem => return problem,
                     }
                 }
-                Problem::Refused("tuple dict keys (lookup by value)")
+                Problem::None
             }
+            ObjKind::Set { frozen: true, .. } => Problem::None,
             _ => Problem::Refused("dict keys of this type"),
         }
     }

@@ -1,7 +1,7 @@
 //! Class statements, class attribute lookup and `super()`.
 
 use super::{Interpreter, R};
-use crate::heap::{Class, ObjId, ObjKind, Sym, Value};
+use crate::heap::{Class, ObjId, ObjKind, Sym, Value, WrapperKind};
 use crate::python::natives::Native;
 use ruff_python_ast::{self as ast};
 
@@ -357,7 +357,46 @@ impl<'a> Interpreter<'a> {
             ObjKind::Class(c) => c.base,
             _ => None,
         };
+        if receiver == Value::None {
+            // An unbound `super(cls)`: no MRO to search (`super_getattro`).
+            self.heap.decref_all(args);
+            self.heap.decref_all(kwargs.into_iter().map(|(_, v)| v));
+            let name = self.names.name(name).to_string();
+            return self.error(format!(
+                "AttributeError: 'super' object has no attribute '{name}'"
+            ));
+        }
         let found = base.and_then(|b| self.class_lookup(b, name));
+        let wrapped = match found {
+            Some(Value::Obj(w)) => match self.heap.kind(w) {
+                ObjKind::Wrapper(
+                    kind @ (WrapperKind::ClassMethod | WrapperKind::StaticMethod),
+                    items,
+                ) => items
+                    .first()
+                    .map(|&f| (*kind == WrapperKind::ClassMethod, f)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((class_method, f)) = wrapped {
+            // `classmethod.__get__(obj, type(obj))` binds the class (the receiver itself
+            // when `super(B, cls)` is used in a classmethod); `staticmethod` binds nothing.
+            let mut all = Vec::with_capacity(args.len() + 1);
+            if class_method {
+                let cls = match receiver {
+                    Value::Obj(r) if matches!(self.heap.kind(r), ObjKind::Class(_)) => receiver,
+                    _ => self.class_of(receiver).map_or(receiver, Value::Obj),
+                };
+                self.heap.incref(cls);
+                all.push(cls);
+            }
+            all.extend(args);
+            self.heap.incref(f);
+            let r = self.call(f, all, kwargs);
+            self.heap.decref(f);
+            return r;
+        }
         match found {
             Some(Value::Obj(f)) if matches!(self.heap.kind(f), ObjKind::Function(_)) => {
                 self.heap.incref(receiver);
@@ -418,9 +457,12 @@ impl<'a> Interpreter<'a> {
         let Some(receiver) = receiver else {
             return self.error("RuntimeError: super(): no arguments");
         };
-        let class = match self.heap.kind(receiver.obj().unwrap_or(ObjId(0))) {
+        let receiver_id = receiver.obj().unwrap_or(ObjId(0));
+        let class = match self.heap.kind(receiver_id) {
             ObjKind::Instance { class, .. } => class,
             ObjKind::Exception(e) => &e.class,
+            // A classmethod's `cls`: `super()` there is `super(__class__, cls)`.
+            ObjKind::Class(_) => &receiver_id,
             _ => return self.error("RuntimeError: super(): __class__ cell not found"),
         };
         // The class that defines the running method: walk the receiver's MRO.
@@ -430,9 +472,18 @@ impl<'a> Interpreter<'a> {
             let ObjKind::Class(cls) = self.heap.kind(c) else {
                 break;
             };
-            if cls.attrs.iter().any(|(_, v)| {
-                matches!(v, Value::Obj(f) if matches!(self.heap.kind(*f), ObjKind::Function(func) if func.code == code))
-            }) {
+            // The method itself, or the function a `classmethod`/`staticmethod` wraps.
+            let runs_code = |v: Value| match v {
+                Value::Obj(f) => match self.heap.kind(f) {
+                    ObjKind::Function(func) => func.code == code,
+                    ObjKind::Wrapper(WrapperKind::ClassMethod | WrapperKind::StaticMethod, w) => {
+                        matches!(w.first(), Some(Value::Obj(g)) if matches!(self.heap.kind(*g), ObjKind::Function(func) if func.code == code))
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if cls.attrs.iter().any(|(_, v)| runs_code(*v)) {
                 defining = c;
                 break;
             }

@@ -388,7 +388,7 @@ impl<'a> Interpreter<'a> {
                         ObjKind::List(items)
                         | ObjKind::Tuple(items)
                         | ObjKind::Deque { items, .. } => items.iter().any(|&v| equal(self, l, v)),
-                        ObjKind::Dict(items) => items.iter().any(|&(k, _)| equal(self, l, k)),
+                        ObjKind::Dict(_) => self.dict_lookup(id, l)?.is_some(),
                         ObjKind::Set { .. } => self.set_contains(id, l)?,
                         _ if self.is_weak_container(r).is_some() => self.weak_contains(id, l),
                         _ if self.container_kind(r).is_some() => self.container_contains(id, l),
@@ -491,6 +491,11 @@ impl<'a> Interpreter<'a> {
             }
             (_, Value::Obj(id)) if matches!(self.heap.kind(id), ObjKind::Tensor(_)) => {
                 return natives::tensor_unary(self, id, "neg");
+            }
+            (UnaryOp::UAdd | UnaryOp::USub, _)
+                if let Some(r) = self.counter_unary(op == UnaryOp::USub, v) =>
+            {
+                return r;
             }
             _ => return self.error("TypeError: bad operand type for unary operator"),
         })

@@ -261,7 +261,7 @@ pub(in crate::python) fn item(it: &mut Interpreter<'_>, id: ObjId, key: Value) -
                 None => it.error("IndexError: index out of range"),
             }
         }
-        ObjKind::Dict(items) => match items.iter().find(|(k, _)| *k == key).map(|(_, v)| *v) {
+        ObjKind::Dict(_) => match it.dict_lookup(id, key)?.map(|i| it.dict_value_at(id, i)) {
             Some(v) => {
                 it.heap.incref(v);
                 Ok(v)
@@ -523,8 +523,12 @@ pub(in crate::python) fn del_subscript<'a>(
         it.heap.decref(key);
         return r;
     }
+    let found = match it.heap.kind(id) {
+        ObjKind::Dict(_) => it.dict_lookup(id, key)?,
+        _ => None,
+    };
     let removed = match it.heap.kind_mut(id) {
-        ObjKind::Dict(items) => match items.iter().position(|(k, _)| *k == key) {
+        ObjKind::Dict(items) => match found {
             Some(i) => {
                 let (k, v) = items.remove(i);
                 vec![k, v]
