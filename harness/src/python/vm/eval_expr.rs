@@ -178,12 +178,13 @@ impl<'a> Interpreter<'a> {
         let kwargs: Vec<(Sym, Value)> = if nkw == 0 {
             Vec::new()
         } else {
-            let values = self.expr_stack.split_off(top - nkw);
             let mut kwargs = Vec::with_capacity(nkw);
-            for (k, v) in c.arguments.keywords.iter().zip(values) {
+            for (i, k) in c.arguments.keywords.iter().enumerate() {
                 let name = k.arg.as_ref().expect("compiled calls have no `**`");
-                kwargs.push((symbol(&name.node_index, name.as_str(), &mut self.names), v));
+                let sym = symbol(&name.node_index, name.as_str(), &mut self.names);
+                kwargs.push((sym, self.expr_stack[top - nkw + i]));
             }
+            self.expr_stack.truncate(top - nkw);
             kwargs
         };
         let mut args = Vec::with_capacity(nargs + extra);
