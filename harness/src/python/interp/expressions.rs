@@ -334,6 +334,29 @@ impl<'a> Interpreter<'a> {
         Ok(Value::Bool(true))
     }
 
+    /// `left op right` with one operator, consuming both references in the order
+    /// [`Interpreter::eval_compare`] releases them (the compiled path's comparison).
+    pub(in crate::python) fn compare_once(
+        &mut self,
+        op: CmpOp,
+        left: Value,
+        right: Value,
+    ) -> R<Value> {
+        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
+        if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
+            let result = crate::python::comparisons::compare(self, op, left, right);
+            self.heap.decref(left);
+            self.heap.decref(right);
+            return result;
+        }
+        let result = self
+            .compare(op, left, right)
+            .and_then(|ok| self.data_depth_checked(ok));
+        self.heap.decref(left);
+        self.heap.decref(right);
+        result.map(Value::Bool)
+    }
+
     fn compare(&mut self, op: CmpOp, l: Value, r: Value) -> R<bool> {
         use std::cmp::Ordering;
         let ordering = |a: Value, b: Value| -> Option<Ordering> {
@@ -476,7 +499,7 @@ impl<'a> Interpreter<'a> {
         matches!(v, Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Tensor(_)))
     }
 
-    fn unary(&mut self, op: UnaryOp, v: Value) -> R<Value> {
+    pub(in crate::python) fn unary(&mut self, op: UnaryOp, v: Value) -> R<Value> {
         Ok(match (op, v) {
             (UnaryOp::Not, v) => Value::Bool(!self.truth(v)?),
             (UnaryOp::USub, Value::Int(i)) => match i.checked_neg() {

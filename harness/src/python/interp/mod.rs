@@ -43,7 +43,7 @@ pub(super) const RECURSION_LIMIT: usize = 1000;
 
 /// Nesting of expression evaluation (calls included) beyond which a workload is rejected,
 /// so that the interpreter's recursion stays within its thread's stack.
-const MAX_EVAL_DEPTH: u32 = 50_000;
+pub(super) const MAX_EVAL_DEPTH: u32 = 50_000;
 
 /// Why evaluation stopped early.
 pub enum Exc {
@@ -140,7 +140,7 @@ pub struct Interpreter<'a> {
     pub(in crate::python) class_annotations: FxHashMap<ObjId, Vec<Sym>>,
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
-    eval_depth: u32,
+    pub(super) eval_depth: u32,
     /// Formatted reference paths by the shape of the path.
     builtin_cache: FxHashMap<Sym, Option<Value>>,
     pub(in crate::python) module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
@@ -195,6 +195,8 @@ pub struct Interpreter<'a> {
     pub(super) printed: super::print_output::Printed,
     /// Compiled class bodies, by the class statement's address (`vm/plain.rs`).
     pub(super) class_codes: FxHashMap<usize, Rc<super::vm::VmCode<'a>>>,
+    /// The value stack of compiled expressions (`vm/eval_expr.rs`): their temporaries.
+    pub(super) expr_stack: Vec<Value>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -300,6 +302,7 @@ impl<'a> Interpreter<'a> {
             spare_cells: Vec::new(),
             printed: Default::default(),
             class_codes: FxHashMap::default(),
+            expr_stack: Vec::new(),
         };
         for (name, value) in natives::preloaded_globals() {
             let sym = interp.names.intern(name);

@@ -19,6 +19,8 @@ pub(in crate::python) struct VmCode<'a> {
     /// An `async def` body with `yield`: its `yield`s hand items to `async for`, its
     /// `await`s suspend to the event loop.
     pub(in crate::python) async_generator: bool,
+    /// The compiled expressions of its plain instructions (`compile_expr.rs`).
+    pub(in crate::python) exprs: Vec<super::compile_expr::Op<'a>>,
 }
 
 /// Why a body cannot be compiled yet: the offset and the construct.
@@ -102,6 +104,8 @@ pub(in crate::python) fn compile<'a>(
         plain: false,
         plain_depth: 0,
         fblocks: Vec::new(),
+        exprs: Vec::new(),
+        expr_depth: 0,
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -109,6 +113,7 @@ pub(in crate::python) fn compile<'a>(
         instrs: c.instrs,
         bound: c.bound,
         async_generator: coroutine && is_generator_body(body),
+        exprs: c.exprs,
     })
 }
 
@@ -134,6 +139,10 @@ pub(super) struct Compiler<'a> {
     /// Plain bodies: the blocks around the statement being compiled that a `return`,
     /// `break` or `continue` leaves through (`compile_try.rs`).
     pub(super) fblocks: Vec<super::compile_try::FBlock<'a>>,
+    /// The expression pool (`compile_expr.rs`).
+    pub(super) exprs: Vec<super::compile_expr::Op<'a>>,
+    /// The nesting of the expression node being compiled.
+    pub(super) expr_depth: u32,
 }
 
 pub(super) fn offset(node: &impl Ranged) -> u32 {
@@ -175,6 +184,7 @@ impl<'a> Compiler<'a> {
         let compiled = region.iter().try_for_each(|s| self.plain_stmt(s));
         self.plain = false;
         compiled?;
+        self.compile_operands(at + 1);
         let end = self.here();
         self.instrs[at] = Instr::PlainRegion { end };
         Ok(())

@@ -19,13 +19,17 @@ pub(in crate::python) fn compile_plain(body: &[Stmt]) -> Result<VmCode<'_>, Refu
         plain: true,
         plain_depth: 0,
         fblocks: Vec::new(),
+        exprs: Vec::new(),
+        expr_depth: 0,
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
+    c.compile_operands(0);
     Ok(VmCode {
         instrs: c.instrs,
         bound: c.bound,
         async_generator: false,
+        exprs: c.exprs,
     })
 }
 

@@ -568,7 +568,8 @@ impl<'a> Interpreter<'a> {
                 | Instr::ReturnTop
                 | Instr::PopExcept { .. }
                 | Instr::DropValue { .. }
-                | Instr::SetupWith { .. } => {
+                | Instr::SetupWith { .. }
+                | Instr::Compiled(_) => {
                     unreachable!("plain instructions run inside a plain region")
                 }
                 Instr::Return(value) => {

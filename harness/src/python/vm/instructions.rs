@@ -188,6 +188,8 @@ pub(in crate::python) enum Instr<'a> {
     PlainRegion {
         end: u32,
     },
+    /// A plain instruction whose expression operand is compiled (`compile_expr.rs`).
+    Compiled(super::compile_expr::Compiled<'a>),
 }
 
 /// Where the result of a `yield from`/`await` goes.

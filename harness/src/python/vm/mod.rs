@@ -19,7 +19,21 @@
 //! `continue` of a suspending loop around it first unwinds the region's blocks,
 //! `compile_try.rs`'s `FBlock::GenLoop`).
 //!
-//! What the tree walker still does: it evaluates expressions, and runs the simple
+//! Expressions of plain instructions (expression statements, assignment values, `return`
+//! values, `if`/`while` tests, `for` iterables; in plain bodies and in the plain regions of
+//! suspending bodies) are compiled to ops on a value stack (`compile_expr.rs`, run by
+//! `eval_expr.rs`): names, constants, attribute loads, calls without `*`/`**` (positional,
+//! keyword, method calls), binary and unary operators, single comparisons, `and`/`or`,
+//! conditional expressions, subscripts, tuple and list displays without `*`. What still
+//! falls back to the tree walker, through `Op::EvalTree` (grep it) or inside a compiled op:
+//! chained comparisons, dict and set displays, constant tuples, f-strings, lambdas,
+//! comprehensions and generator expressions, starred items and `*`/`**` call arguments,
+//! `:=`, `await` outside a suspension point, the index of a subscript
+//! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), expressions
+//! nested deeper than 200 levels, and every operand of the instructions not listed above
+//! (`Exec` leaves, generator instructions, `with` items, `raise`, `except` classes).
+//!
+//! What the tree walker still does: it evaluates the expressions listed above, and runs the simple
 //! statements that stay [`compile::Instr::Exec`] leaves (augmented and annotated
 //! assignments, `del`, `import`, `def`, `class`, `assert`, `pass`, `global`, a `break` or
 //! `continue` that leaves no block). It runs no compound statement: `try`/`except*` and
@@ -47,10 +61,12 @@ mod async_blocks;
 mod cancellation;
 mod compile;
 mod compile_async;
+mod compile_expr;
 mod compile_plain;
 mod compile_try;
 mod contextlib;
 mod coroutines;
+mod eval_expr;
 mod event_loop;
 mod generator_methods;
 mod generator_run;
@@ -65,6 +81,7 @@ mod wait_for;
 mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
+pub use eval_expr::expressions_run_compiled;
 pub(super) use event_loop::EventLoop;
 pub(super) use plain::PlainLoop;
 pub use plain_try::exceptions_caught_by_vm;

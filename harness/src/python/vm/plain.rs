@@ -12,6 +12,7 @@
 //! does (the walker released it after).
 
 use super::compile::{Instr, NO_LOOP, VmCode};
+use super::eval_expr::Step;
 use super::plain_try::{PlainBase, PlainSlot};
 use crate::heap::Value;
 use crate::python::interp::{Flow, Interpreter, R};
@@ -343,12 +344,21 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::ReturnTop => return Ok(PlainExit::Return(self.pop_return_value())),
+                Instr::Compiled(c) => match self.run_compiled_instr(vm, c, ip, base)? {
+                    Step::Next(next) => ip = next,
+                    Step::Return(v) if self.plain_loops.len() == base => {
+                        return Ok(PlainExit::Return(v));
+                    }
+                    Step::Return(v) => {
+                        return self.return_from_loops(v, base).map(PlainExit::Return);
+                    }
+                },
                 _ => unreachable!("a plain body compiles no suspension point"),
             }
         }
     }
 
-    fn begin_plain_loop(
+    pub(super) fn begin_plain_loop(
         &mut self,
         iterable: Option<Value>,
         counted: bool,
@@ -374,7 +384,7 @@ impl<'a> Interpreter<'a> {
     /// The head of the loop at `depth`: loops entered inside it and left without their
     /// end (a `continue` of this loop from an inner loop's `else`) end, and the pass that
     /// ran closes its mark. Returns the loop's index on the loop stack.
-    fn plain_loop_pass_ends(&mut self, base: usize, depth: u32) -> usize {
+    pub(super) fn plain_loop_pass_ends(&mut self, base: usize, depth: u32) -> usize {
         let at = base + depth as usize;
         self.finish_inner_loops(at + 1);
         let l = &mut self.plain_loops[at];
@@ -385,7 +395,7 @@ impl<'a> Interpreter<'a> {
         at
     }
 
-    fn plain_pass_begins(&mut self, at: usize) {
+    pub(super) fn plain_pass_begins(&mut self, at: usize) {
         let l = &mut self.plain_loops[at];
         let pass = l.passes;
         l.passes += 1;
