@@ -4,7 +4,9 @@
 //!
 //! `cargo run --release -p gpumem-harness --example workload_speed -- WORKLOAD ITERATIONS`
 //! where WORKLOAD is `awaitable`, `simple` or `training`. `--print-python` prints the loop as
-//! Python instead (for the CPython side of the comparison).
+//! Python instead (for the CPython side of the comparison). `--records=SIZE` (e.g. `1MiB`)
+//! sets `limits.records`, so that a short run folds its middle iterations like a long run does
+//! (to measure the folding's cost under callgrind without a million iterations).
 
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;
@@ -51,10 +53,14 @@ fn main() {
         print!("{workload}");
         return;
     }
+    let records = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--records="))
+        .map_or(String::new(), |r| format!(", records: \"{r}\""));
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
     // Collections, allocator model and timeline all on; no explicit `gc.collect()`.
     let yaml = format!(
-        "name: speed\ndevice: h100-80gb\npython: \"3.11\"\nlimits: {{ steps: 100000000000 }}\nvary:\n  gc_every: [0]\nworkload: |\n{body}"
+        "name: speed\ndevice: h100-80gb\npython: \"3.11\"\nlimits: {{ steps: 100000000000{records} }}\nvary:\n  gc_every: [0]\nworkload: |\n{body}"
     );
     let scenario = scenario::parse(&yaml, "speed.yaml").unwrap_or_else(|e| {
         eprintln!("{e}");

@@ -121,6 +121,9 @@ pub struct Recorder {
     notable: NotableCollections,
     /// Iterations per span before spans are merged.
     span_width: u32,
+    /// Folded pieces in `middle` (counted as they come and go: a long run folds every
+    /// iteration, and counting them by a walk of `middle` cost one walk per iteration).
+    spans: usize,
     /// Bytes of records kept in full at the start and at the end, and those the tail holds.
     head_bytes: usize,
     tail_budget: usize,
@@ -553,6 +556,7 @@ impl Recorder {
                     };
                     let span = summarize(&chunk);
                     self.middle.insert(index, span);
+                    self.spans += 1;
                 }
             }
             index += 1;
@@ -573,14 +577,12 @@ impl Recorder {
                 span.absorb(&new);
                 notable.extend(more);
             }
-            (_, piece) => self.middle.push(piece),
+            (_, piece) => {
+                self.middle.push(piece);
+                self.spans += 1;
+            }
         }
-        let spans = self
-            .middle
-            .iter()
-            .filter(|p| matches!(p, Piece::Folded { .. }))
-            .count();
-        if spans > MAX_SPANS {
+        if self.spans > MAX_SPANS {
             self.span_width = self.span_width.saturating_mul(2);
             self.merge_neighbouring_spans();
         }
@@ -604,6 +606,11 @@ impl Recorder {
             }
         }
         self.middle = merged;
+        self.spans = self
+            .middle
+            .iter()
+            .filter(|p| matches!(p, Piece::Folded { .. }))
+            .count();
     }
 }
 
