@@ -5,7 +5,7 @@ use super::Interpreter;
 use crate::heap::{CycleHit, Edge, Heap, ObjId, ObjKind, Trigger};
 use crate::python::Interner;
 use crate::timeline::{GcEvent, StackId};
-use crate::torch::{DeviceKind, Dtype, StorageId};
+use crate::torch::{DeviceKind, Dtype};
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 
@@ -69,9 +69,12 @@ impl<'a> Interpreter<'a> {
         self.release_dropped_storages(None);
         let at = self.recorder.next_event();
         let counts_before = self.heap.counts;
-        let mut paths: FxHashMap<StorageId, (Rc<str>, Rc<str>)> = FxHashMap::default();
+        // Scratch map reused from collection to collection: no allocation once warm.
+        let mut paths = std::mem::take(&mut self.cycle_paths_scratch);
+        paths.clear();
         let names = &self.names;
         let described = &mut self.described_hits;
+        let path_texts = &mut self.cycle_path_texts;
         // One buffer for every hit's signature: a known shape is found without a new key.
         let mut signature = Vec::new();
         let outcome = self
@@ -82,16 +85,16 @@ impl<'a> Interpreter<'a> {
                 {
                     // Paths repeat from iteration to iteration: format each shape once.
                     hit_signature(heap, hit, &mut signature);
-                    let text = match described.get(signature.as_slice()) {
-                        Some(text) => text.clone(),
+                    let path = match described.get(signature.as_slice()) {
+                        Some(&path) => path,
                         None => {
                             let (holder, cycle) = describe_hit(heap, names, hit);
-                            let text: (Rc<str>, Rc<str>) = (holder.into(), cycle.into());
-                            described.insert(signature.clone(), text.clone());
-                            text
+                            let path = path_texts.intern(holder, cycle);
+                            described.insert(signature.clone(), path);
+                            path
                         }
                     };
-                    paths.insert(t.storage, text);
+                    paths.insert(t.storage, path);
                 }
             });
         if outcome.closed_suspended_generator
@@ -106,10 +109,9 @@ impl<'a> Interpreter<'a> {
         let device_tensors_freed = freed.len() as u64;
         let iteration = self.recorder.iteration();
         for (id, storage) in freed {
-            let (holder, cycle) = paths.remove(&id).unwrap_or_else(|| ("".into(), "".into()));
+            let path = paths.remove(&id).unwrap_or(CyclePathTexts::NO_PATH);
             let key = CycleKey {
-                holder,
-                cycle,
+                path,
                 dtype: storage.dtype,
                 shape: storage.shape,
                 category: storage.category,
@@ -123,6 +125,7 @@ impl<'a> Interpreter<'a> {
             }
             self.cycle_totals[index].0 += 1;
         }
+        self.cycle_paths_scratch = paths;
         let line = self.frames.last().map(|f| f.line);
         self.recorder.gc_event(
             GcEvent {
@@ -148,13 +151,52 @@ impl<'a> Interpreter<'a> {
 /// What the collector's report aggregates device tensors by.
 #[derive(PartialEq, Eq, Hash)]
 pub(super) struct CycleKey {
-    pub(super) holder: Rc<str>,
-    pub(super) cycle: Rc<str>,
+    /// The holder path and cycle, as an index into [`CyclePathTexts`]: hashed as a number,
+    /// not as text, once per freed tensor.
+    pub(super) path: u32,
     pub(super) dtype: Dtype,
     pub(super) shape: Box<[i64]>,
     pub(super) category: crate::torch::Category,
     pub(super) bytes: u64,
     pub(super) site: StackId,
+}
+
+/// The rendered (holder path, cycle) pairs, each text once; equal texts share an index
+/// even when their path shapes differ.
+pub(super) struct CyclePathTexts {
+    texts: Vec<(Rc<str>, Rc<str>)>,
+    index: FxHashMap<(Rc<str>, Rc<str>), u32>,
+}
+
+impl Default for CyclePathTexts {
+    fn default() -> Self {
+        let mut texts = CyclePathTexts {
+            texts: Vec::new(),
+            index: FxHashMap::default(),
+        };
+        texts.intern(String::new(), String::new());
+        texts
+    }
+}
+
+impl CyclePathTexts {
+    /// A freed tensor the cycle search found no path for: both texts empty.
+    pub(super) const NO_PATH: u32 = 0;
+
+    pub(super) fn intern(&mut self, holder: String, cycle: String) -> u32 {
+        let key: (Rc<str>, Rc<str>) = (holder.into(), cycle.into());
+        if let Some(&path) = self.index.get(&key) {
+            return path;
+        }
+        let path = self.texts.len() as u32;
+        self.texts.push(key.clone());
+        self.index.insert(key, path);
+        path
+    }
+
+    pub(super) fn get(&self, path: u32) -> &(Rc<str>, Rc<str>) {
+        &self.texts[path as usize]
+    }
 }
 
 /// One step of a hit's path, compared cheaply: the object's label (class or function name,

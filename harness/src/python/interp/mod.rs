@@ -19,7 +19,7 @@ mod uncaught_traceback;
 
 pub(in crate::python) use expressions::is_constant;
 
-use collection::{CycleKey, SignatureStep};
+use collection::{CycleKey, CyclePathTexts, SignatureStep};
 
 use super::natives;
 use super::scope::{Codes, analyze, intern_identifiers};
@@ -141,10 +141,13 @@ pub struct Interpreter<'a> {
     /// Classes that already have a subclass registry.
     classes_with_subclasses: rustc_hash::FxHashSet<ObjId>,
     pub(super) eval_depth: u32,
-    /// Formatted reference paths by the shape of the path.
     builtin_cache: FxHashMap<Sym, Option<Value>>,
     pub(in crate::python) module_attr_cache: FxHashMap<(crate::heap::NativeId, Sym), Option<Value>>,
-    described_hits: FxHashMap<Vec<SignatureStep>, (Rc<str>, Rc<str>)>,
+    /// Formatted reference paths (an index into `cycle_path_texts`) by the shape of the path.
+    described_hits: FxHashMap<Vec<SignatureStep>, u32>,
+    cycle_path_texts: CyclePathTexts,
+    /// Each collection's freed storage → path, kept between collections to reuse its table.
+    cycle_paths_scratch: FxHashMap<crate::torch::StorageId, u32>,
     /// Device tensors freed by the collector, aggregated by path, tensor and site, in
     /// first-seen order: the index into `cycle_totals` (count, first iteration).
     cycle_tally: FxHashMap<CycleKey, usize>,
@@ -294,6 +297,8 @@ impl<'a> Interpreter<'a> {
             builtin_cache: FxHashMap::default(),
             module_attr_cache: FxHashMap::default(),
             described_hits: FxHashMap::default(),
+            cycle_path_texts: CyclePathTexts::default(),
+            cycle_paths_scratch: FxHashMap::default(),
             cycle_tally: FxHashMap::default(),
             cycle_totals: Vec::new(),
             sym_init,
@@ -362,9 +367,10 @@ impl<'a> Interpreter<'a> {
         tally.sort_by_key(|(_, index)| *index);
         for (key, index) in tally {
             let (count, first_iteration) = self.cycle_totals[index];
+            let (holder, cycle) = self.cycle_path_texts.get(key.path);
             self.recorder.cycle_report(CycleReport {
-                holder_path: key.holder.to_string(),
-                cycle: key.cycle.to_string(),
+                holder_path: holder.to_string(),
+                cycle: cycle.to_string(),
                 tensor: format!(
                     "{} ({})",
                     crate::torch::describe(key.dtype, &key.shape),
