@@ -153,8 +153,7 @@ impl Heap {
         refs: &mut Vec<Value>,
     ) {
         let mut closed = false;
-        for gi in 0..garbage.len() {
-            let id = garbage[gi];
+        for &id in garbage.iter() {
             let silent = self.is_alive(id)
                 && matches!(self.kind(id), ObjKind::Generator(g) if g.closes_silently());
             if !silent {
