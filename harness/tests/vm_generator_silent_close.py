@@ -1,4 +1,5 @@
 import gc
+import sys
 import weakref
 gc.disable()
 class Box:
@@ -40,3 +41,9 @@ found, counts = measure(self_cycle(True, True))
 assert (found, counts) == (0, (0, 0, 0)), (found, counts)
 found, counts = measure(outside_cycle())
 assert (found, counts) == (3, (0, 0, 0)), (found, counts)
+found, counts = measure(self_cycle(False, False))
+assert counts == (0, 0, 0), counts
+if (3, 12) <= sys.version_info[:2] <= (3, 13):
+    assert found == 3, found
+else:
+    assert found == 0, found

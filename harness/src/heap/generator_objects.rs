@@ -61,9 +61,16 @@ impl GeneratorData {
 
     /// Whether its finalizer (`close()`) runs no code, only releases the frame: suspended
     /// outside any `try`/`with` (≤ 3.11 `GeneratorExit` unwinds straight out of the frame;
-    /// 3.12+ `close()` skips raising it when no handler surrounds the `yield`).
-    pub fn closes_silently(&self) -> bool {
-        !self.finalized && self.state == GenState::Suspended && !self.in_try_block()
+    /// 3.12+ `close()` skips raising it when no handler surrounds the `yield`), or not yet
+    /// started unless `close()` keeps such a frame
+    /// (`GcProfile::generator_close_keeps_unstarted_frame`).
+    pub fn closes_silently(&self, keeps_unstarted_frame: bool) -> bool {
+        !self.finalized
+            && match self.state {
+                GenState::Suspended => !self.in_try_block(),
+                GenState::Created => !keeps_unstarted_frame,
+                _ => false,
+            }
     }
 
     /// Whether a `try` or `with` block is set up in its frame (entries with handler
@@ -142,7 +149,8 @@ impl Heap {
         self.pending_finalizers.push(id);
     }
 
-    /// PEP 442 in a collection: every suspended generator in `garbage` is finalized before
+    /// PEP 442 in a collection: every started, unfinished generator in `garbage` (and an
+    /// unstarted one, see [`GeneratorData::closes_silently`]) is finalized before
     /// anything is cleared. Those whose `close()` runs no code
     /// ([`GeneratorData::closes_silently`]) are closed here: their frames are released, and
     /// what that frees by reference counting (often the whole cycle, which ran through the
@@ -152,10 +160,11 @@ impl Heap {
         garbage: &mut Vec<ObjId>,
         refs: &mut Vec<Value>,
     ) {
+        let keeps = self.profile.generator_close_keeps_unstarted_frame;
         let mut closed = false;
         for &id in garbage.iter() {
             let silent = self.is_alive(id)
-                && matches!(self.kind(id), ObjKind::Generator(g) if g.closes_silently());
+                && matches!(self.kind(id), ObjKind::Generator(g) if g.closes_silently(keeps));
             if !silent {
                 continue;
             }
