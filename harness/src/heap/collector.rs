@@ -284,21 +284,23 @@ impl Heap {
             self.set_collect_index(id, super::NO_LINK);
         }
 
+        let closed_suspended_generator = s.garbage.iter().any(|&id| {
+            matches!(self.kind(id), ObjKind::Generator(g) if g.state == super::GenState::Suspended)
+        });
+        // PEP 442 for generators whose `close()` runs no code (`generator_objects.rs`).
+        let mut refs = std::mem::take(&mut s.refs);
+        self.close_silent_garbage_generators(&mut s.garbage, &mut refs);
         // A class's cycle also holds objects the model does not keep (`class_cycles.rs`).
         let hidden_garbage: u64 = s
             .garbage
             .iter()
             .map(|&id| self.class_cycle_hidden_objects(id))
             .sum();
-        let closed_suspended_generator = s.garbage.iter().any(|&id| {
-            matches!(self.kind(id), ObjKind::Generator(g) if g.state == super::GenState::Suspended)
-        });
         // Clear the garbage; reference counting frees it. Hold a reference to each member
         // while clearing so none is freed under our feet.
         for &id in &s.garbage {
             self.get_mut(id).refcount += 1;
         }
-        let mut refs = std::mem::take(&mut s.refs);
         for &id in &s.garbage {
             refs.clear();
             self.clear_references_into(id, &mut refs);

@@ -59,6 +59,20 @@ impl GeneratorData {
         !self.finalized && self.state == GenState::Suspended && self.in_try_block()
     }
 
+    /// Whether its finalizer (`close()`) runs no code, only releases the frame: suspended
+    /// outside any `try`/`with` (≤ 3.11 `GeneratorExit` unwinds straight out of the frame;
+    /// 3.12+ `close()` skips raising it when no handler surrounds the `yield`), or not yet
+    /// started unless `close()` keeps such a frame
+    /// (`GcProfile::generator_close_keeps_unstarted_frame`).
+    pub fn closes_silently(&self, keeps_unstarted_frame: bool) -> bool {
+        !self.finalized
+            && match self.state {
+                GenState::Suspended => !self.in_try_block(),
+                GenState::Created => !keeps_unstarted_frame,
+                _ => false,
+            }
+    }
+
     /// Whether a `try` or `with` block is set up in its frame (entries with handler
     /// `u32::MAX` mark running `except` clauses, `vm/generator_run.rs`).
     pub fn in_try_block(&self) -> bool {
@@ -133,5 +147,43 @@ impl Heap {
             g.finalized = true;
         }
         self.pending_finalizers.push(id);
+    }
+
+    /// PEP 442 in a collection: every started, unfinished generator in `garbage` (and an
+    /// unstarted one, see [`GeneratorData::closes_silently`]) is finalized before
+    /// anything is cleared. Those whose `close()` runs no code
+    /// ([`GeneratorData::closes_silently`]) are closed here: their frames are released, and
+    /// what that frees by reference counting (often the whole cycle, which ran through the
+    /// frame) leaves `garbage` uncounted, as CPython counts only what finalizers left.
+    pub(super) fn close_silent_garbage_generators(
+        &mut self,
+        garbage: &mut Vec<ObjId>,
+        refs: &mut Vec<Value>,
+    ) {
+        let keeps = self.profile.generator_close_keeps_unstarted_frame;
+        let mut closed = false;
+        for &id in garbage.iter() {
+            let silent = self.is_alive(id)
+                && matches!(self.kind(id), ObjKind::Generator(g) if g.closes_silently(keeps));
+            if !silent {
+                continue;
+            }
+            // The collector holds the generator while its finalizer runs.
+            self.get_mut(id).refcount += 1;
+            refs.clear();
+            if let ObjKind::Generator(g) = self.kind_mut(id) {
+                g.finalized = true;
+                g.clear_frame(refs);
+            }
+            for &v in refs.iter() {
+                self.decref(v);
+            }
+            self.decref_id(id);
+            closed = true;
+        }
+        refs.clear();
+        if closed {
+            garbage.retain(|&id| self.is_alive(id));
+        }
     }
 }

@@ -153,6 +153,12 @@ pub struct GcProfile {
     /// 3.11.7, measured the same way (why not was not looked into); up to 3.10 every frame
     /// already has its object.
     pub generator_close_takes_running_frame: bool,
+    /// 3.12 and 3.13: `close()` of a generator never started only marks it finished and
+    /// keeps its frame (released when the generator is cleared or freed); other versions
+    /// release the frame. Measured: an unstarted generator whose frame holds a list holding
+    /// it counts 2 in `gc.collect()` on 3.12.1/3.13.0, 0 on 3.8.18-3.11.7 and 3.14.10/3.15.2
+    /// (its finalizer freed the cycle; `vm_generator_silent_close.rs`).
+    pub generator_close_keeps_unstarted_frame: bool,
     /// Up to 3.10 `super` has no vectorcall (added in 3.11, CPython PR #31687, bpo-46921), so
     /// the `super(type, type)` call of a class statement's `init_subclass` (Objects/typeobject.c,
     /// at the end of `type_new`) packs its two arguments in a temporary 2-tuple, which goes
@@ -208,6 +214,7 @@ impl GcProfile {
             class_call_checks_arguments: minor == 13,
             cells_in_localsplus_order: minor >= 11,
             generator_close_takes_running_frame: minor == 12,
+            generator_close_keeps_unstarted_frame: minor == 12 || minor == 13,
             init_subclass_super_tuple: minor <= 10,
             collector,
         }
