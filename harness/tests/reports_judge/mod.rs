@@ -37,8 +37,13 @@ pub fn figures(timeline: &Timeline, file: &str) -> Figures {
 
 /// A scenario around `workload`: 3.11, an 80 GiB card, `vary` lines as given (`""`: none).
 pub fn inline_yaml(name: &str, vary: &str, workload: &str) -> String {
+    inline_yaml_on(name, "h100-80gb", vary, workload)
+}
+
+/// [`inline_yaml`] on the card `device` (a preset name or a `{ capacity: ... }` map).
+pub fn inline_yaml_on(name: &str, device: &str, vary: &str, workload: &str) -> String {
     let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    format!("name: {name}\ndevice: h100-80gb\npython: \"3.11\"\n{vary}workload: |\n{body}")
+    format!("name: {name}\ndevice: {device}\npython: \"3.11\"\n{vary}workload: |\n{body}")
 }
 
 fn parsed(yaml: &str, file: &str) -> Scenario {
@@ -59,8 +64,13 @@ pub fn judge_variant(yaml: &str, file: &str, variant: &str) -> Figures {
 
 /// An inline report: no `vary`.
 pub fn judge(name: &str, workload: &str) -> Figures {
+    judge_on(name, "h100-80gb", workload)
+}
+
+/// [`judge`] on the card `device`.
+pub fn judge_on(name: &str, device: &str, workload: &str) -> Figures {
     let file = format!("{name}.yaml");
-    judge_variant(&inline_yaml(name, "", workload), &file, "")
+    judge_variant(&inline_yaml_on(name, device, "", workload), &file, "")
 }
 
 /// An inline report, or the run's error (a refused feature) as text.
@@ -75,8 +85,13 @@ pub fn try_judge(name: &str, workload: &str) -> Result<Figures, String> {
 
 /// A report and its fix: the workload branches on `fix` (`False` as reported, `True` fixed).
 pub fn judge_fix(name: &str, workload: &str) -> (Figures, Figures) {
+    judge_fix_on(name, "h100-80gb", workload)
+}
+
+/// [`judge_fix`] on the card `device`.
+pub fn judge_fix_on(name: &str, device: &str, workload: &str) -> (Figures, Figures) {
     let file = format!("{name}.yaml");
-    let yaml = inline_yaml(name, "vary:\n  fix: [false, true]\n", workload);
+    let yaml = inline_yaml_on(name, device, "vary:\n  fix: [false, true]\n", workload);
     (
         judge_variant(&yaml, &file, "fix=false"),
         judge_variant(&yaml, &file, "fix=true"),
