@@ -440,8 +440,14 @@ print("allocated", torch.cuda.memory_allocated())
 
 /// theneuralbase.com (torch-cuda-out-of-memory-training-large-model): a `while` retry loop
 /// catches `RuntimeError`, checks "CUDA out of memory" in `str(e)`, halves the batch and
-/// retries. On a 1 GiB card the 65536-row batch is halved four times to 4096, the run
-/// recovers and stays flat.
+/// retries. On a 1 GiB card the 65536-row batch is halved twice in the first step (its
+/// forward runs out of memory) and once more in the second, where `backward` runs out of
+/// memory computing the 16384 × 4096 gradient (256 MiB) while Adam's state exists. The run
+/// recovers at 8192 rows and stays flat. At the end the live bytes are the weights, their
+/// gradients and Adam's two moments (4 × 8 393 728 float32: 134 299 648 B), the last batch
+/// and output (2 × 8192 × 1024 float32: 67 108 864 B) and the loss (512 B): 201 409 024 B.
+/// A failed `backward` frees the gradients it was computing (a model that kept them counted
+/// 256 MiB more and halved to 4096).
 #[test]
 fn oom_retry_loop_halving_the_batch_recovers() {
     let run = judge_on(
@@ -481,7 +487,7 @@ print("batch", batch_size, "halvings", halvings, "allocated", torch.cuda.memory_
 "#,
     );
     assert!(
-        run.printed[0].starts_with("batch 4096 halvings 4 "),
+        run.printed[0] == "batch 8192 halvings 3 allocated 201409024",
         "{:?}",
         run.printed
     );

@@ -429,9 +429,13 @@ fn run_node(
                     it.storages.add_ref(incoming.storage);
                     reshaped(&incoming, e)
                 } else {
-                    let storage =
-                        it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
-                    buffer_for(storage, e)
+                    match it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary) {
+                        Ok(storage) => buffer_for(storage, e),
+                        Err(err) => {
+                            drop_buffer(it, incoming);
+                            return Err(release_partial(it, out, err));
+                        }
+                    }
                 };
                 if let Some(g) = incoming.node {
                     it.heap.incref(Value::Obj(g));
@@ -467,9 +471,19 @@ fn run_node(
             } else {
                 None
             };
+            // An allocation that fails (out of memory) ends the node: what it holds is
+            // released as the engine's stack unwinds, as in PyTorch.
+            let mut failed = None;
             for e in &node.inputs {
                 let Some(next) = e.node else { continue };
-                let storage = it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)?;
+                let storage = match it.new_storage(&e.shape, e.dtype, e.device, Category::Temporary)
+                {
+                    Ok(storage) => storage,
+                    Err(err) => {
+                        failed = Some(err);
+                        break;
+                    }
+                };
                 let mut b = buffer_for(storage, e);
                 if let Some(g) = graph {
                     it.heap.incref(Value::Obj(g));
@@ -485,16 +499,25 @@ fn run_node(
             }
             it.heap.decref_all(unpacked);
             drop_buffer(it, incoming);
+            if let Some(err) = failed {
+                return Err(release_partial(it, out, err));
+            }
         }
         GradFlow::Python => drop_buffer(it, incoming),
         GradFlow::Recompute => {
-            let grad = it.new_tensor_as(
+            let grad = match it.new_tensor_as(
                 incoming.shape.clone(),
                 incoming.dtype,
                 incoming.device,
                 Some((incoming.storage, None)),
                 Category::Temporary,
-            )?;
+            ) {
+                Ok(grad) => grad,
+                Err(err) => {
+                    drop_buffer(it, incoming);
+                    return Err(err);
+                }
+            };
             it.heap.dropped_storage_refs.push(incoming.storage);
             let grads = it.checkpoint_recompute(node, grad)?;
             for (e, g) in node.inputs.iter().zip(grads) {
@@ -529,6 +552,19 @@ fn run_node(
         }
     }
     Ok(out)
+}
+
+/// A node that failed part-way: the gradients it had already made for its next nodes are
+/// freed with it (PyTorch's engine destroys them when the error unwinds its stack).
+fn release_partial(
+    it: &mut Interpreter<'_>,
+    made: Vec<(Target, Buffer)>,
+    err: Box<super::interp::Exc>,
+) -> Box<super::interp::Exc> {
+    for (_, b) in made {
+        drop_buffer(it, b);
+    }
+    err
 }
 
 /// For a `CopySlices` node, checks what its `fn` saved (the version check of `fn`'s own
