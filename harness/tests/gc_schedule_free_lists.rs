@@ -43,18 +43,13 @@ out.append(gc.get_count()[0] - b)
 /// right after a full collection (free lists empty), so that tuple is counted.
 #[test]
 fn builtin_type_calls_pack_an_argument_tuple_before_their_vectorcall() {
-    let script = "xs = [1, 2]
-keep = []
-out = []
-for make in (lambda: range(3), lambda: range(1, 3), lambda: list(xs), lambda: tuple(xs), lambda: float(3), lambda: bool(3)):
-    make()
-    gc.collect()
-    gc.get_count()
-    b = gc.get_count()[0]
-    keep.append(make())
-    out.append(gc.get_count()[0] - b)
-";
-    check_against_measured_and_installed(script, |minor| {
+    let script = common::gc_counts::kept_after_collection(
+        "xs = [1, 2]
+",
+        "(lambda: range(3), lambda: range(1, 3), lambda: list(xs), lambda: tuple(xs), lambda: float(3), lambda: bool(3))",
+        true,
+    );
+    check_against_measured_and_installed(&script, |minor| {
         let old = |first_vectorcall: u8| u64::from(minor < first_vectorcall);
         // range objects and floats/bools are not GC objects; lists and tuples are.
         vec![old(9), old(9), 1 + old(9), 1 + old(9), old(10), old(10)]
@@ -67,18 +62,13 @@ for make in (lambda: range(3), lambda: range(1, 3), lambda: list(xs), lambda: tu
 /// `set(xs)` and `frozenset(xs)` count one more (two in all): their iterator's free list.
 #[test]
 fn int_str_set_and_frozenset_calls_pack_an_argument_tuple_before_their_vectorcall() {
-    let script = "xs = [1, 2]
-keep = []
-out = []
-for make in (lambda: int('3'), lambda: str(3), lambda: set(xs), lambda: frozenset(xs), lambda: set()):
-    make()
-    gc.collect()
-    gc.get_count()
-    b = gc.get_count()[0]
-    keep.append(make())
-    out.append(gc.get_count()[0] - b)
-";
-    check_against_measured_and_installed(script, |minor| {
+    let script = common::gc_counts::kept_after_collection(
+        "xs = [1, 2]
+",
+        "(lambda: int('3'), lambda: str(3), lambda: set(xs), lambda: frozenset(xs), lambda: set())",
+        true,
+    );
+    check_against_measured_and_installed(&script, |minor| {
         let old = |first_vectorcall: u8| u64::from(minor < first_vectorcall);
         // From 3.14 the `list_iterator` that fills the set goes onto its free list
         // (`heap/seq_iter_free.rs`): counted, as the collection emptied that list.

@@ -20,19 +20,14 @@ fn check(script: &str, expected: impl Fn(u8) -> Vec<u64>) {
 /// 3.10 and `int` on every release go through `tp_call`: an argument tuple and a keyword dict.
 #[test]
 fn enumerate_and_zip_count_their_result_tuples_and_tp_call_counts_its_keyword_dict() {
-    let script = "xs = [1, 2]
+    let script = common::gc_counts::kept_after_collection(
+        "xs = [1, 2]
 ys = (3, 4)
-keep = []
-out = []
-for make in (lambda: enumerate(xs), lambda: zip(xs, ys), lambda: zip(xs), lambda: enumerate(ys), lambda: enumerate(xs, start=1), lambda: int('3', base=10)):
-    make()
-    gc.collect()
-    gc.get_count()
-    b = gc.get_count()[0]
-    keep.append(make())
-    out.append(gc.get_count()[0] - b)
-";
-    check(script, |minor| {
+",
+        "(lambda: enumerate(xs), lambda: zip(xs, ys), lambda: zip(xs), lambda: enumerate(ys), lambda: enumerate(xs, start=1), lambda: int('3', base=10))",
+        true,
+    );
+    check(&script, |minor| {
         let packs = u64::from(minor <= 10);
         vec![3 + packs, 6, 5, 3 + packs, 3 + 2 * packs, 2]
     });
@@ -94,23 +89,18 @@ out.append(int(r() is not None))
 /// or up to 3.13 (freed); 3.8's `list()` call also packs its argument tuple.
 #[test]
 fn a_generators_loop_iterator_stays_on_the_free_list_on_3_14() {
-    let script = "xs = [1, 2]
-keep = []
-out = []
+    let script = common::gc_counts::kept_after_collection(
+        "xs = [1, 2]
 def g():
     for x in xs:
         yield x
 def h():
     yield 1
-for make in (lambda: list(g()), lambda: list(h()), lambda: [x for x in g()]):
-    make()
-    gc.collect()
-    gc.get_count()
-    b = gc.get_count()[0]
-    keep.append(make())
-    out.append(gc.get_count()[0] - b)
-";
-    check(script, |minor| {
+",
+        "(lambda: list(g()), lambda: list(h()), lambda: [x for x in g()])",
+        true,
+    );
+    check(&script, |minor| {
         let kept = u64::from(minor == 14);
         let packs = u64::from(minor == 8);
         vec![1 + packs + kept, 1 + packs, 1 + kept]

@@ -140,19 +140,14 @@ out.append(gc.get_count()[0] - b)
 /// virtual iterators and 3.8 – 3.13's freed ones leave none.
 #[test]
 fn comprehension_iterators_stay_on_their_free_lists_on_3_14() {
-    let script = "xs = [1, 2]
+    let script = common::gc_counts::kept_after_collection(
+        "xs = [1, 2]
 ys = (3, 4)
-keep = []
-out = []
-for make in (lambda: [x for x in xs], lambda: [(x, y) for x in xs for y in ys]):
-    make()
-    gc.collect()
-    gc.get_count()
-    b = gc.get_count()[0]
-    keep.append(make())
-    out.append(gc.get_count()[0] - b)
-";
-    check_against_measured_and_installed(script, |minor| {
+",
+        "(lambda: [x for x in xs], lambda: [(x, y) for x in xs for y in ys])",
+        true,
+    );
+    check_against_measured_and_installed(&script, |minor| {
         let kept = u64::from(minor == 14);
         vec![1 + kept, 5 + 2 * kept]
     });

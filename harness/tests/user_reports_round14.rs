@@ -9,26 +9,18 @@
 #[allow(dead_code)] // each test file uses some of the helpers
 mod reports_judge;
 
-use reports_judge::{Figures, figures, judge, judge_fix, try_judge};
+use reports_judge::list_states::list_state_metric;
+use reports_judge::{Figures, judge, judge_fix, judge_fix_on, try_judge};
 
 const KIB: i64 = 1 << 10;
 const MIB: i64 = 1 << 20;
 
-/// A report on a 1 GiB card, its fix branch as in [`judge_fix`].
+/// A report on a 1 GiB card, its fix branch as in [`judge_fix`]; both variants recover (no
+/// out-of-memory error ends them).
 fn judge_fix_on_1gib(name: &str, workload: &str) -> (Figures, Figures) {
-    let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
-    let yaml = format!(
-        "name: {name}\ndevice: {{ capacity: 1 GiB }}\npython: \"3.11\"\nvary:\n  fix: [false, true]\nworkload: |\n{body}"
-    );
-    let file = format!("{name}.yaml");
-    let scenario = gpumem_harness::scenario::parse(&yaml, &file).expect("parses");
-    let mut runs = scenario.variants().into_iter().map(|v| {
-        let timeline = gpumem_harness::run::run_variant(&scenario, &v).expect("runs");
-        assert!(timeline.oom.is_none(), "{name} [{}]: recovered", v.name());
-        figures(&timeline, &file)
-    });
-    let buggy = runs.next().expect("fix=false");
-    (buggy, runs.next().expect("fix=true"))
+    let (buggy, fixed) = judge_fix_on(name, "{ capacity: 1 GiB }", workload);
+    assert!(!buggy.oom && !fixed.oom, "{name}: recovered");
+    (buggy, fixed)
 }
 
 /// The numbers a workload printed on its line `index` (words that parse as integers).
@@ -239,28 +231,28 @@ for epoch in range(6):
 fn metric_list_states_keep_every_batch() {
     let (buggy, fixed) = judge_fix(
         "metric_list_states_compute",
-        r#"
-import torch
-class BinaryPrecisionRecallCurve:
-    def __init__(self):
-        self.preds = []
-        self.target = []
-    def update(self, preds, target):
-        self.preds.append(preds)
-        self.target.append(target)
-    def compute(self):
+        &[
+            "import torch\n",
+            &list_state_metric(
+                "BinaryPrecisionRecallCurve",
+                "update",
+                "",
+                "    def compute(self):
         state = (torch.cat(self.preds), torch.cat(self.target))
         if fix:
             self.preds.clear()
             self.target.clear()
-        return state[0].sum() / state[1].sum()
-metric = BinaryPrecisionRecallCurve()
+        return state[0].sum() / state[1].sum()",
+            ),
+            r#"metric = BinaryPrecisionRecallCurve()
 for i in range(10):
     preds = torch.rand(262144, device="cuda")
     target = torch.rand(262144, device="cuda")
     metric.update(preds, target)
     score = metric.compute()
 "#,
+        ]
+        .concat(),
     );
     assert_eq!(buggy.growth, 2 * MIB);
     assert_eq!(buggy.collector_freed, 0);

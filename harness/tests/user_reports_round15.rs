@@ -9,6 +9,7 @@
 #[allow(dead_code)] // each test file uses some of the helpers
 mod reports_judge;
 
+use reports_judge::list_states::list_state_metric;
 use reports_judge::{judge, judge_fix_on, judge_on, try_judge};
 
 const MIB: i64 = 1 << 20;
@@ -341,7 +342,8 @@ print("allocated", torch.cuda.memory_allocated())
 fn list_state_metric_grows_where_a_sum_state_metric_is_flat() {
     let run = judge(
         "metric_list_vs_sum_states",
-        r#"
+        &[
+            r#"
 import torch
 
 class MultilabelAccuracy:
@@ -353,15 +355,9 @@ class MultilabelAccuracy:
         self.correct = self.correct + ((preds > 0.5) == target).sum()
         self.total = self.total + target.numel()
 
-class MultilabelAveragePrecision:
-    def __init__(self):
-        self.preds = []
-        self.target = []
-
-    def __call__(self, preds, target):
-        self.preds.append(preds.clone())
-        self.target.append(target.clone())
-
+"#,
+            &list_state_metric("MultilabelAveragePrecision", "__call__", ".clone()", ""),
+            r#"
 def loop_metric(metric, repetitions, loop_length):
     for i in range(repetitions):
         for j in range(loop_length):
@@ -373,6 +369,8 @@ pred = torch.rand(2048, 16, device="cuda")
 loop_metric(MultilabelAccuracy(), 4, 10)
 loop_metric(MultilabelAveragePrecision(), 4, 10)
 "#,
+        ]
+        .concat(),
     );
     let acc: Vec<&String> = run
         .printed
@@ -587,18 +585,16 @@ fn ssim_list_states_grow_per_batch() {
     let (buggy, fixed) = judge_fix_on(
         "ssim_states_per_batch",
         "h100-80gb",
-        r#"
+        &[
+            r#"
 import torch
 
-class StructuralSimilarity:
-    def __init__(self):
-        self.preds = []
-        self.target = []
-
-    def update(self, preds, target):
-        self.preds.append(preds)
-        self.target.append(target)
-
+"#,
+            &list_state_metric(
+                "StructuralSimilarity",
+                "update",
+                "",
+                "
     def compute(self):
         preds = torch.cat(self.preds)
         target = torch.cat(self.target)
@@ -606,8 +602,9 @@ class StructuralSimilarity:
 
     def reset(self):
         self.preds = []
-        self.target = []
-
+        self.target = []",
+            ),
+            r#"
 def ssim(preds, target):
     return (preds * target).mean() / (preds.pow(2).mean() + target.pow(2).mean())
 
@@ -623,6 +620,8 @@ with torch.no_grad():
             metric.update(restored, images)
 print("allocated", torch.cuda.memory_allocated())
 "#,
+        ]
+        .concat(),
     );
     assert_eq!(buggy.growth, 6 * MIB);
     assert_eq!(fixed.growth, 0);

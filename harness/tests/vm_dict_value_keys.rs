@@ -8,13 +8,9 @@ mod common;
 #[allow(dead_code)] // this file uses `agrees_with_cpython`, `ok`, `run` and `interpreter`
 mod probes;
 
-/// Checked on the model (3.10 – 3.12, and 3.13 – 3.15 below) and on every installed CPython.
-const SCRIPT: &str = "
-import sys
-def msg(outer, inner):
-    if sys.version_info >= (3, 14):
-        return \"cannot use '%s' as a dict key (unhashable type: '%s')\" % (outer, inner)
-    return \"unhashable type: '%s'\" % inner
+/// Checked with `msg` (`common/unhashable.rs`) on the model (3.10 – 3.12, and 3.8, 3.13 –
+/// 3.15 below) and on every installed CPython.
+const BODY: &str = "
 class A:
     pass
 a = A()
@@ -53,9 +49,10 @@ except TypeError as e:
 
 #[test]
 fn keys_equal_by_value_find_one_entry_as_in_cpython() {
-    probes::agrees_with_cpython("", 15, SCRIPT);
+    let script = common::unhashable::with_msg(BODY);
+    probes::agrees_with_cpython("", 15, &script);
     for python in ["3.8", "3.13", "3.14", "3.15"] {
-        if let Err(e) = probes::run(python, SCRIPT) {
+        if let Err(e) = probes::run(python, &script) {
             panic!("model on {python}: {e}");
         }
     }

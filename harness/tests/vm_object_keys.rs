@@ -4,16 +4,13 @@
 //! `TypeError`; keys with a user `__hash__` (alone or in a tuple) are refused, located
 //! (keys equal by value are in `vm_dict_value_keys.rs`).
 
+#[allow(dead_code)] // this file uses `unhashable` only
+mod common;
 #[allow(dead_code)] // this file uses `agrees_with_cpython`, `ok` and `run`
 mod probes;
 
-/// From 3.14 CPython names the key's type and the unhashable one inside it.
-const SCRIPT: &str = "
-import sys
-def msg(outer, inner):
-    if sys.version_info >= (3, 14):
-        return \"cannot use '%s' as a dict key (unhashable type: '%s')\" % (outer, inner)
-    return \"unhashable type: '%s'\" % inner
+/// Checked with `msg` (`common/unhashable.rs`) on the model and on every installed CPython.
+const BODY: &str = "
 class A:
     pass
 def f():
@@ -53,9 +50,10 @@ except TypeError as e:
 
 #[test]
 fn identity_keys_and_unhashable_keys_behave_as_in_cpython() {
-    probes::agrees_with_cpython("", 15, SCRIPT);
+    let script = common::unhashable::with_msg(BODY);
+    probes::agrees_with_cpython("", 15, &script);
     for python in ["3.13", "3.14", "3.15"] {
-        if let Err(e) = probes::run(python, SCRIPT) {
+        if let Err(e) = probes::run(python, &script) {
             panic!("model on {python}: {e}");
         }
     }

@@ -2,6 +2,7 @@
 //! reading the live-tensor counts from its timeline.
 
 pub mod gc_counts;
+pub mod unhashable;
 
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario;

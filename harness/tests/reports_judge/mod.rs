@@ -2,6 +2,8 @@
 //! peaks, what the collector freed) from an inline workload, a report with its fix
 //! (`vary: fix`), one variant of a scenario, or each variant of a shipped scenario.
 
+pub mod list_states;
+
 use gpumem_harness::check::series::{completed_boundaries, growth_per_iteration};
 use gpumem_harness::run::run_variant;
 use gpumem_harness::scenario::{self, Scenario};
@@ -19,6 +21,8 @@ pub struct Figures {
     pub iterations: usize,
     /// The lines the workload printed.
     pub printed: Vec<String>,
+    /// An out-of-memory error no handler caught ended the run.
+    pub oom: bool,
 }
 
 pub fn figures(timeline: &Timeline, file: &str) -> Figures {
@@ -32,6 +36,7 @@ pub fn figures(timeline: &Timeline, file: &str) -> Figures {
         collector_freed: timeline.collector_freed().1,
         iterations: boundaries.len(),
         printed: timeline.printed.all_lines().map(str::to_string).collect(),
+        oom: timeline.oom.is_some(),
     }
 }
 
