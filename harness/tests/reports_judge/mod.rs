@@ -112,3 +112,16 @@ pub fn judge_scenario(yaml: &str, file: &str) -> Vec<Figures> {
         .map(|v| figures(&run_variant(&scenario, &v).expect("runs"), file))
         .collect()
 }
+
+/// The integers at word `index` of each printed line whose first word is `tag`.
+pub fn column(printed: &[String], tag: &str, index: usize) -> Vec<i64> {
+    printed
+        .iter()
+        .filter(|l| l.split_whitespace().next() == Some(tag))
+        .map(|l| {
+            let word = l.split_whitespace().nth(index);
+            word.and_then(|w| w.parse().ok())
+                .unwrap_or_else(|| panic!("no integer at word {index} of {l:?}"))
+        })
+        .collect()
+}
