@@ -41,6 +41,10 @@
 //! located (`handlers.rs`, `interp/statements.rs`).
 //! Generator frames keep the exception handled before an `except` clause
 //! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
+//! A `return`, `break` or `continue` in a plain region that leaves a suspending body's
+//! `try` body, `except` clause or `try`/`finally` jumps out to code after the region that
+//! leaves those blocks on the generator frame (`compile_try.rs`); one out of a `finally`
+//! body of a suspending `try` is refused, located.
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
