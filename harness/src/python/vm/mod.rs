@@ -76,6 +76,7 @@ mod generator_methods;
 mod generator_run;
 mod generators;
 mod instructions;
+mod pep442;
 mod plain;
 mod plain_try;
 mod queues;
