@@ -21,8 +21,7 @@ fn ways_out_of_except_clauses_in_suspending_bodies() {
 fn return_in_suspending_finally_is_refused_located() {
     let script = "def g():\n    try:\n        yield 1\n    finally:\n        return 2\nlist(g())\n";
     let err = probes::run("3.11", script)
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(err.contains("inside a `finally` body"), "{err}");
     assert!(err.contains("t.yaml:6:7"), "located at the `try`: {err}");
