@@ -62,6 +62,7 @@
 //! in a nested scope runs its awaitable to the end, refused if it would suspend.
 
 mod async_blocks;
+mod asyncgen_hooks;
 mod cancellation;
 mod compile;
 mod compile_async;
