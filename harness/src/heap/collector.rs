@@ -265,6 +265,8 @@ impl Heap {
                 }
                 self.move_to_generation(id, target);
             }
+            // An explicit `gc.collect()` clears it once the finalizers ran (`finalized_garbage.rs`).
+            self.keep_finalizing_garbage(&s.garbage);
             s.garbage.clear();
         }
         // Report the tensors that the garbage holds (garbage themselves, or older tensors it

@@ -16,6 +16,7 @@ mod call_sites;
 mod class_cycles;
 mod collector;
 mod exception_objects;
+mod finalized_garbage;
 mod free_lists;
 mod free_threaded;
 mod future_objects;
@@ -101,6 +102,8 @@ pub struct Heap {
     /// `with`, resurrected (one reference, owned by this list) until the interpreter runs
     /// their finalizer (`close()`) and drops that reference.
     pub pending_finalizers: Vec<ObjId>,
+    /// The garbage of the last collection that queued finalizers (`finalized_garbage.rs`).
+    finalizing_garbage: Vec<ObjId>,
     /// Dicts that are instances of a dict subclass (`defaultdict`, `OrderedDict`), by id:
     /// their items stay an [`ObjKind::Dict`], so every dict operation applies unchanged.
     dict_flavours: rustc_hash::FxHashMap<u32, DictFlavour>,
@@ -150,6 +153,7 @@ impl Heap {
             dealloc_children: Vec::new(),
             collect_scratch: Default::default(),
             pending_finalizers: Vec::new(),
+            finalizing_garbage: Vec::new(),
             dict_flavours: Default::default(),
             weak: Default::default(),
             instance_finalizers: Default::default(),

@@ -450,7 +450,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
             if !(0..=2).contains(&generation) {
                 return it.error("ValueError: invalid generation");
             }
-            Ok(Value::Int(it.collect(generation as u8, false) as i64))
+            Ok(Value::Int(it.explicit_collect(generation as u8)? as i64))
         }
         GcEnable => {
             it.heap.enabled = true;

@@ -100,6 +100,9 @@ impl<'a> Interpreter<'a> {
         // An async generator's `__anext__()` awaitable is modelled by the generator itself:
         // resuming it runs its body to its next `yield` (the item) or through its `await`s.
         if self.is_async_generator(iterator) {
+            if let Value::Obj(agen) = iterator {
+                self.asyncgen_first_iter(agen);
+            }
             self.heap.incref(iterator);
             stack.push(iterator);
             stack.push(Value::Int(0));

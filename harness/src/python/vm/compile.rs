@@ -5,6 +5,7 @@
 //! statements between suspension points are plain regions compiled as plain bodies are
 //! (`compile_plain.rs`).
 
+use super::compile_try::FBlock;
 use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
@@ -106,6 +107,7 @@ pub(in crate::python) fn compile<'a>(
         fblocks: Vec::new(),
         exprs: Vec::new(),
         expr_depth: 0,
+        deferred_exits: Vec::new(),
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));
@@ -143,6 +145,9 @@ pub(super) struct Compiler<'a> {
     pub(super) exprs: Vec<super::compile_expr::Op<'a>>,
     /// The nesting of the expression node being compiled.
     pub(super) expr_depth: u32,
+    /// Ways out of the plain region being compiled that leave blocks of the suspending body
+    /// around it: the region's exit instruction and the kind (`compile_try.rs`).
+    pub(super) deferred_exits: Vec<(usize, super::compile_try::Exit)>,
 }
 
 pub(super) fn offset(node: &impl Ranged) -> u32 {
@@ -187,7 +192,7 @@ impl<'a> Compiler<'a> {
         self.compile_operands(at + 1);
         let end = self.here();
         self.instrs[at] = Instr::PlainRegion { end };
-        Ok(())
+        self.deferred_ways_out()
     }
 
     /// Compiles the body of a loop of a suspending body; a plain region inside sees it as
@@ -227,7 +232,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// A suspension point whose result goes to `target`.
-    fn suspension(&mut self, e: &'a Expr, target: Dest<'a>) -> Result<(), Refusal> {
+    pub(super) fn suspension(&mut self, e: &'a Expr, target: Dest<'a>) -> Result<(), Refusal> {
         match e {
             Expr::Yield(y) => {
                 if let Some(v) = y.value.as_deref()
@@ -299,6 +304,13 @@ impl<'a> Compiler<'a> {
                     && !self.suspends_expr(&a.targets[0]) =>
             {
                 self.suspension(&a.value, Dest::Store(&a.targets[0]))
+            }
+            Stmt::Return(r) if self.gen_blocks_to_leave() => {
+                let v = r
+                    .value
+                    .as_deref()
+                    .expect("a bare `return` does not suspend");
+                self.gen_return(v)
             }
             Stmt::Return(r) => match r.value.as_deref() {
                 Some(v @ Expr::Await(_)) => self.suspension(v, Dest::Return),
@@ -398,20 +410,25 @@ impl<'a> Compiler<'a> {
         if t.finalbody.is_empty() {
             return self.try_except(t);
         }
-        if t.body.iter().any(leaves_block) {
+        if t.finalbody.iter().any(leaves_block) {
             return refuse(
-                "`return`, `break` or `continue` inside a `try`/`finally` that contains `yield` or `await`",
+                "`return`, `break` or `continue` inside a `finally` body of a `try` that contains `yield` or `await`",
             );
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        if t.handlers.is_empty() {
-            self.block(&t.body)?;
-            self.instrs.push(Instr::PopFinally);
-            self.block(&t.orelse)?;
+        // A way out of the body or its clauses runs the `finally` body (`compile_try.rs`).
+        self.fblocks.push(FBlock::GenFinally(&t.finalbody));
+        let compiled = if t.handlers.is_empty() {
+            self.block(&t.body)
         } else {
-            self.try_except(t)?;
-            self.instrs.push(Instr::PopFinally);
+            self.try_except(t)
+        };
+        self.fblocks.pop();
+        compiled?;
+        self.instrs.push(Instr::PopFinally);
+        if t.handlers.is_empty() {
+            self.block(&t.orelse)?;
         }
         self.block(&t.finalbody)?;
         let skip = self.instrs.len();
@@ -501,29 +518,18 @@ impl<'a> Compiler<'a> {
     /// `try`/`except`/`else` (the `finally` part is [`Self::try_stmt`]'s): the clauses are
     /// tried in order at the handler; none matching re-raises.
     fn try_except(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
-        let refuse = |construct| {
-            Err(Refusal {
-                offset: offset(t),
-                construct,
-            })
-        };
-        if t.body.iter().any(breaks_loop) {
-            return refuse("`break` or `continue` inside a `try` that contains `yield` or `await`");
-        }
         let clauses = || {
             t.handlers.iter().map(|h| {
                 let ast::ExceptHandler::ExceptHandler(h) = h;
                 h
             })
         };
-        if clauses().any(|h| h.body.iter().any(leaves_block)) {
-            return refuse(
-                "`return`, `break` or `continue` inside an `except` clause of a `try` that contains `yield` or `await`",
-            );
-        }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        self.block(&t.body)?;
+        self.fblocks.push(FBlock::GenGuard);
+        let compiled = self.block(&t.body);
+        self.fblocks.pop();
+        compiled?;
         self.instrs.push(Instr::PopFinally);
         self.block(&t.orelse)?;
         let mut to_end = vec![self.instrs.len()];
@@ -537,7 +543,10 @@ impl<'a> Compiler<'a> {
                 name: h.name.as_ref(),
                 next: NO_LOOP,
             });
-            self.block(&h.body)?;
+            self.fblocks.push(FBlock::GenHandling(h.name.as_ref()));
+            let compiled = self.block(&h.body);
+            self.fblocks.pop();
+            compiled?;
             self.instrs.push(Instr::EndExcept {
                 name: h.name.as_ref(),
             });
@@ -671,16 +680,6 @@ impl<'a> Compiler<'a> {
         }
         Ok(())
     }
-}
-
-/// Whether a statement contains `break` or `continue` of a loop around it.
-pub(super) fn breaks_loop(s: &Stmt) -> bool {
-    leaves_block(s) && !returns_only(s)
-}
-
-/// Whether every way out of the block that `leaves_block` found is a `return`.
-fn returns_only(s: &Stmt) -> bool {
-    !contains_exit(s, false)
 }
 
 /// Whether a statement contains `return`, `break` or `continue` of the current scope.

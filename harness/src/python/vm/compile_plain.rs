@@ -21,6 +21,7 @@ pub(in crate::python) fn compile_plain(body: &[Stmt]) -> Result<VmCode<'_>, Refu
         fblocks: Vec::new(),
         exprs: Vec::new(),
         expr_depth: 0,
+        deferred_exits: Vec::new(),
     };
     c.block(body)?;
     c.instrs.push(Instr::Return(None));

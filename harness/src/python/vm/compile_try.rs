@@ -6,8 +6,14 @@
 //! the frame's value stack meanwhile, so a `return` in that `finally` body replaces it and a
 //! `break` there drops it.
 //! A `with` body is such a block too: leaving it calls the exit with `None` x3.
+//!
+//! In a suspending body, a way out of a plain region may leave blocks of the suspending
+//! body (a `try` body, an `except` clause, a `try` with `finally`) whose state is on the
+//! generator frame: the region leaves its own blocks, then jumps out to code placed after
+//! it (a deferred way out) that leaves those blocks at the generator's level, the `finally`
+//! bodies compiled there (they may suspend).
 
-use super::compile::{Compiler, Instr, NO_LOOP, Refusal};
+use super::compile::{Compiler, Dest, Instr, NO_LOOP, Refusal};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 
 /// A block around the statement being compiled that a way out leaves.
@@ -32,13 +38,34 @@ pub(in crate::python) enum FBlock<'a> {
     With,
     /// A `try` or `with` statement: leaving it ends the statement.
     TryStmt,
+    /// A suspending body's `try` body guarded by `except` clauses (its guard is on the
+    /// generator frame): a `break`/`continue` pops the guard.
+    GenGuard,
+    /// A suspending body's `try` body (with its clauses) guarded by a `finally`: leaving
+    /// pops the guard and runs the `finally` body.
+    GenFinally(&'a [Stmt]),
+    /// A suspending body's `except` clause (its `as` name): leaving ends the handling of
+    /// its exception.
+    GenHandling(Option<&'a ast::Identifier>),
 }
 
+/// How control leaves blocks.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Exit {
+pub(super) enum Exit {
     Return,
     Break,
     Continue,
+}
+
+/// How far [`Compiler::unwind`] left the blocks.
+#[derive(PartialEq, Eq)]
+enum Left {
+    /// Up to the loop with this index.
+    Loop(usize),
+    /// All of them (a `return`).
+    All,
+    /// Up to blocks of the suspending body, left after the region (a deferred way out).
+    Deferred,
 }
 
 impl<'a> Compiler<'a> {
@@ -58,8 +85,9 @@ impl<'a> Compiler<'a> {
         value: Option<&'a Expr>,
     ) -> Result<(), Refusal> {
         self.instrs.push(Instr::ReturnValue(s, value));
-        self.unwind(Exit::Return)?;
-        self.instrs.push(Instr::ReturnTop);
+        if self.unwind(Exit::Return)? != Left::Deferred {
+            self.instrs.push(Instr::ReturnTop);
+        }
         Ok(())
     }
 
@@ -81,7 +109,11 @@ impl<'a> Compiler<'a> {
         // It counts as a statement, as the evaluator's `break` does.
         self.instrs.push(Instr::StmtStart(s));
         self.instrs.push(Instr::StmtEnd);
-        let index = self.unwind(exit)?.expect("a loop is around");
+        let index = match self.unwind(exit)? {
+            Left::Loop(index) => index,
+            Left::Deferred => return Ok(()),
+            Left::All => unreachable!("a loop is around"),
+        };
         if exit == Exit::Break {
             let at = self.instrs.len();
             self.instrs.push(Instr::Jump(NO_LOOP));
@@ -93,8 +125,9 @@ impl<'a> Compiler<'a> {
     }
 
     /// Leaves the blocks up to the loop a `break`/`continue` targets (whose index is
-    /// returned) or, for `return`, all of them.
-    fn unwind(&mut self, exit: Exit) -> Result<Option<usize>, Refusal> {
+    /// returned) or, for `return`, all of them; or up to blocks of the suspending body
+    /// that only its frame can leave (a deferred way out).
+    fn unwind(&mut self, exit: Exit) -> Result<Left, Refusal> {
         let keeps = u32::from(exit == Exit::Return);
         let mut i = self.fblocks.len();
         while i > 0 {
@@ -102,12 +135,28 @@ impl<'a> Compiler<'a> {
             match self.fblocks[i] {
                 FBlock::Loop { index, depth } => {
                     if exit != Exit::Return {
-                        return Ok(Some(index));
+                        return Ok(Left::Loop(index));
                     }
                     self.instrs.push(Instr::LoopEnd { depth });
                 }
-                FBlock::GenLoop { index } if exit != Exit::Return => return Ok(Some(index)),
+                FBlock::GenLoop { index } if exit != Exit::Return => return Ok(Left::Loop(index)),
                 FBlock::GenLoop { .. } => {}
+                // A `return` leaves a guard as the frame ends; the frame's guards go then.
+                FBlock::GenGuard
+                    if exit == Exit::Return
+                        && !self.fblocks[..i].iter().any(|b| {
+                            matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_))
+                        }) => {}
+                FBlock::GenGuard | FBlock::GenFinally(_) | FBlock::GenHandling(_) => {
+                    let at = self.instrs.len();
+                    self.instrs.push(if exit == Exit::Return {
+                        Instr::ExitRegion { to: NO_LOOP }
+                    } else {
+                        Instr::Jump(NO_LOOP)
+                    });
+                    self.deferred_exits.push((at, exit));
+                    return Ok(Left::Deferred);
+                }
                 FBlock::Guard => self.instrs.push(Instr::PopFinally),
                 FBlock::Finally(body) => {
                     self.instrs.push(Instr::PopFinally);
@@ -122,7 +171,87 @@ impl<'a> Compiler<'a> {
                 FBlock::TryStmt => self.instrs.push(Instr::StmtEnd),
             }
         }
-        Ok(None)
+        Ok(Left::All)
+    }
+
+    /// Whether a `return` at the suspending body's level leaves blocks its frame must
+    /// leave first (an `except` clause, a `finally`).
+    pub(super) fn gen_blocks_to_leave(&self) -> bool {
+        self.fblocks
+            .iter()
+            .any(|b| matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_)))
+    }
+
+    /// `return v` of a suspending body inside an `except` clause or a `try`/`finally`
+    /// (`v` holds a suspension point): the value is pushed, the blocks are left, the value
+    /// is returned.
+    pub(super) fn gen_return(&mut self, v: &'a Expr) -> Result<(), Refusal> {
+        if matches!(v, Expr::Await(_)) {
+            self.suspension(v, Dest::Push)?;
+        } else {
+            self.split_bind(v)?;
+            self.instrs.push(Instr::Push(v));
+        }
+        self.gen_unwind(Exit::Return)
+    }
+
+    /// After a plain region: the deferred ways out of it, behind a jump that the region's
+    /// normal end takes.
+    pub(super) fn deferred_ways_out(&mut self) -> Result<(), Refusal> {
+        let exits = std::mem::take(&mut self.deferred_exits);
+        if exits.is_empty() {
+            return Ok(());
+        }
+        let skip = self.instrs.len();
+        self.instrs.push(Instr::Jump(NO_LOOP));
+        for (at, exit) in exits {
+            let here = self.here();
+            match &mut self.instrs[at] {
+                Instr::ExitRegion { to } | Instr::Jump(to) => *to = here,
+                _ => unreachable!("a deferred way out leaves its region by a jump"),
+            }
+            self.gen_unwind(exit)?;
+        }
+        let end = self.here();
+        self.instrs[skip] = Instr::Jump(end);
+        Ok(())
+    }
+
+    /// A way out at the suspending body's level (a `return` has its value on the frame's
+    /// value stack): the blocks are left innermost first, as CPython's compiler does.
+    fn gen_unwind(&mut self, exit: Exit) -> Result<(), Refusal> {
+        let keeps = u32::from(exit == Exit::Return);
+        let mut i = self.fblocks.len();
+        while i > 0 {
+            i -= 1;
+            match self.fblocks[i] {
+                FBlock::GenLoop { index } if exit == Exit::Break => {
+                    let at = self.instrs.len();
+                    self.instrs.push(Instr::Jump(NO_LOOP));
+                    self.loops[index].breaks.push(at);
+                    return Ok(());
+                }
+                FBlock::GenLoop { index } if exit == Exit::Continue => {
+                    self.instrs.push(Instr::Jump(self.loops[index].head));
+                    return Ok(());
+                }
+                FBlock::GenLoop { .. } => {}
+                FBlock::GenGuard => self.instrs.push(Instr::PopFinally),
+                FBlock::GenFinally(body) => {
+                    self.instrs.push(Instr::PopFinally);
+                    let inner = self.fblocks.split_off(i);
+                    let compiled = self.block(body);
+                    self.fblocks.extend(inner);
+                    compiled?;
+                }
+                FBlock::GenHandling(name) => {
+                    self.instrs.push(Instr::LeaveClause { name, under: keeps })
+                }
+                _ => unreachable!("a plain region leaves its own blocks"),
+            }
+        }
+        self.instrs.push(Instr::ReturnTop);
+        Ok(())
     }
 
     /// The `finally` body of the block at `at`, compiled for a way out: the blocks inside

@@ -44,6 +44,9 @@ pub(in crate::python) struct EventLoop {
     batch_left: usize,
     /// `loop.stop()` was called: the loop ends when the batch under way is done.
     stopping: bool,
+    /// The `_asyncgens` weak set: a weak reference (owned) per async generator iterated
+    /// while the loop ran (`asyncgen_hooks.rs`).
+    pub(super) asyncgens: Vec<ObjId>,
 }
 
 /// Gen-0 objects `asyncio.run` allocates before the coroutine's first line, less the ones
@@ -84,7 +87,8 @@ impl<'a> Interpreter<'a> {
         self.add_done_callback(main, Callback::Stop(main));
         let run = self
             .run_until_stopped()
-            .and_then(|()| self.cancel_all_tasks());
+            .and_then(|()| self.cancel_all_tasks())
+            .and_then(|()| self.shutdown_asyncgens());
         self.close_loop();
         let outcome = run.and_then(|()| self.future_outcome(main));
         self.heap.decref_id(main);
@@ -535,7 +539,13 @@ impl<'a> Interpreter<'a> {
         let Some(l) = self.event_loop.take() else {
             return;
         };
-        let EventLoop { ready, timers, .. } = *l;
+        let EventLoop {
+            ready,
+            timers,
+            asyncgens,
+            ..
+        } = *l;
+        self.heap.decref_all(asyncgens.into_iter().map(Value::Obj));
         self.heap
             .decref_all(ready.into_iter().map(|c| Value::Obj(c.target())));
         self.heap

@@ -194,6 +194,16 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// `except E as name:` ends with `name = None; del name`.
+    fn delete_clause_name(&mut self, name: Option<&ruff_python_ast::Identifier>) {
+        if let Some(n) = name {
+            let sym = symbol(&n.node_index, n.as_str(), &mut self.names);
+            if let Some(v) = self.take_name(sym) {
+                self.heap.decref(v);
+            }
+        }
+    }
+
     /// A saved [`GeneratorData::exc_state`] that will not be handled again.
     pub(super) fn drop_exc_state(&mut self, exc_state: Option<ObjId>) {
         if let Some(e) = exc_state {
@@ -442,13 +452,7 @@ impl<'a> Interpreter<'a> {
                 }
                 Instr::EndExcept { name } => {
                     self.end_clause(stack, handlers, pending_exc);
-                    // `except E as name:` ends with `name = None; del name`.
-                    if let Some(n) = name {
-                        let sym = symbol(&n.node_index, n.as_str(), &mut self.names);
-                        if let Some(v) = self.take_name(sym) {
-                            self.heap.decref(v);
-                        }
-                    }
+                    self.delete_clause_name(name);
                     ip += 1;
                 }
                 Instr::WithEnter(item) => {
@@ -552,7 +556,23 @@ impl<'a> Interpreter<'a> {
                         return Ok(Stop::Returned(v));
                     }
                     PlainExit::At(next) => ip = next,
+                    PlainExit::Carry(v, next) => {
+                        stack.push(v);
+                        ip = next;
+                    }
                 },
+                Instr::LeaveClause { name, under } => {
+                    let kept = stack.split_off(stack.len() - under as usize);
+                    self.end_clause(stack, handlers, pending_exc);
+                    stack.extend(kept);
+                    self.delete_clause_name(name);
+                    ip += 1;
+                }
+                Instr::ReturnTop => {
+                    let v = stack.pop().expect("the return value was pushed");
+                    *ip_out = ip;
+                    return Ok(Stop::Returned(v));
+                }
                 Instr::StmtStart(_)
                 | Instr::StmtEnd
                 | Instr::LoopIter { .. }
@@ -565,7 +585,7 @@ impl<'a> Interpreter<'a> {
                 | Instr::ReturnStmt(..)
                 | Instr::RaiseStmt(..)
                 | Instr::ReturnValue(..)
-                | Instr::ReturnTop
+                | Instr::ExitRegion { .. }
                 | Instr::PopExcept { .. }
                 | Instr::DropValue { .. }
                 | Instr::SetupWith { .. }

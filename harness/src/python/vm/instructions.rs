@@ -190,6 +190,19 @@ pub(in crate::python) enum Instr<'a> {
     },
     /// A plain instruction whose expression operand is compiled (`compile_expr.rs`).
     Compiled(super::compile_expr::Compiled<'a>),
+    /// A plain region's `return` that leaves blocks of the suspending body around it: pops
+    /// the kept return value and leaves the region for `to`, where the generator frame
+    /// pushes it and leaves those blocks (`compile_try.rs`' deferred ways out).
+    ExitRegion {
+        to: u32,
+    },
+    /// `POP_EXCEPT` in a generator frame on a way out of an `except` clause: the clause's
+    /// exception is handled no more (the one saved under it is again), the `under` values
+    /// on top are kept, and the clause's `as` name is deleted.
+    LeaveClause {
+        name: Option<&'a ast::Identifier>,
+        under: u32,
+    },
 }
 
 /// Where the result of a `yield from`/`await` goes.

@@ -41,6 +41,10 @@
 //! located (`handlers.rs`, `interp/statements.rs`).
 //! Generator frames keep the exception handled before an `except` clause
 //! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
+//! A `return`, `break` or `continue` in a plain region that leaves a suspending body's
+//! `try` body, `except` clause or `try`/`finally` jumps out to code after the region that
+//! leaves those blocks on the generator frame (`compile_try.rs`); one out of a `finally`
+//! body of a suspending `try` is refused, located.
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
@@ -58,6 +62,7 @@
 //! in a nested scope runs its awaitable to the end, refused if it would suspend.
 
 mod async_blocks;
+mod asyncgen_hooks;
 mod cancellation;
 mod compile;
 mod compile_async;
@@ -72,6 +77,7 @@ mod generator_methods;
 mod generator_run;
 mod generators;
 mod instructions;
+mod pep442;
 mod plain;
 mod plain_try;
 mod queues;

@@ -25,6 +25,9 @@ pub(super) enum PlainExit {
     Return(Value),
     /// Control left the region for this instruction.
     At(u32),
+    /// A `return` left the region for this instruction with its value (owned), to leave
+    /// blocks of the suspending body around the region (`Instr::ExitRegion`).
+    Carry(Value, u32),
 }
 
 /// A running plain loop.
@@ -115,7 +118,9 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn run_plain(&mut self, vm: &VmCode<'a>) -> R<Value> {
         match self.run_plain_span(vm, 0, vm.instrs.len() as u32)? {
             PlainExit::Return(v) => Ok(v),
-            PlainExit::At(_) => unreachable!("a plain body ends with a return"),
+            PlainExit::At(_) | PlainExit::Carry(..) => {
+                unreachable!("a plain body ends with a return")
+            }
         }
     }
 
@@ -344,6 +349,9 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::ReturnTop => return Ok(PlainExit::Return(self.pop_return_value())),
+                Instr::ExitRegion { to } => {
+                    return Ok(PlainExit::Carry(self.pop_return_value(), to));
+                }
                 Instr::Compiled(c) => match self.run_compiled_instr(vm, c, ip, base)? {
                     Step::Next(next) => ip = next,
                     Step::Return(v) if self.plain_loops.len() == base => {
