@@ -294,44 +294,47 @@ impl<'a> Interpreter<'a> {
         for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
             let right = self.eval(right_expr)?;
             self.offset = c.range.start().to_u32();
-            // A tensor comparison is a bool tensor; in a chain, its truth decides.
-            let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
-            if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
-                let result = crate::python::comparisons::compare(self, *op, left, right);
-                self.heap.decref(left);
-                if c.ops.len() == 1 || result.is_err() {
-                    self.heap.decref(right);
-                    return result;
-                }
-                let value = result?;
-                let truth = self.truth(value);
-                self.heap.decref(value);
-                if !truth.inspect_err(|_| self.heap.decref(right))? {
-                    self.heap.decref(right);
-                    return Ok(Value::Bool(false));
-                }
-                left = right;
-                continue;
+            if c.ops.len() == 1 {
+                return self.compare_once(*op, left, right);
             }
-            let result = self
-                .compare(*op, left, right)
-                .and_then(|ok| self.data_depth_checked(ok));
-            self.heap.decref(left);
-            let ok = match result {
-                Ok(b) => b,
-                Err(e) => {
-                    self.heap.decref(right);
-                    return Err(e);
-                }
-            };
-            if !ok {
-                self.heap.decref(right);
+            if !self.compare_link(*op, left, right)? {
                 return Ok(Value::Bool(false));
             }
             left = right;
         }
         self.heap.decref(left);
         Ok(Value::Bool(true))
+    }
+
+    /// One link of a chained comparison: compares, releasing `left`. True keeps `right`
+    /// (the next link's left operand); false or an error releases it. A tensor comparison
+    /// is a bool tensor, whose truth decides.
+    pub(in crate::python) fn compare_link(
+        &mut self,
+        op: CmpOp,
+        left: Value,
+        right: Value,
+    ) -> R<bool> {
+        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
+        let held = if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
+            let result = crate::python::comparisons::compare(self, op, left, right);
+            self.heap.decref(left);
+            result.and_then(|value| {
+                let truth = self.truth(value);
+                self.heap.decref(value);
+                truth
+            })
+        } else {
+            let result = self
+                .compare(op, left, right)
+                .and_then(|ok| self.data_depth_checked(ok));
+            self.heap.decref(left);
+            result
+        };
+        if !matches!(held, Ok(true)) {
+            self.heap.decref(right);
+        }
+        held
     }
 
     /// `left op right` with one operator, consuming both references in the order

@@ -311,3 +311,19 @@ impl<'a> Interpreter<'a> {
         self.measured_loop = key;
     }
 }
+
+impl<'a> Interpreter<'a> {
+    /// `del target` of one target (the VM's compiled `del`, `vm/eval_stmt.rs`).
+    pub(in crate::python) fn delete_target(&mut self, target: &'a Expr) -> R<()> {
+        self.delete(target)
+    }
+
+    /// Unbinds `obj.name` and hands its value over (the VM's compiled `del obj.name`).
+    pub(in crate::python) fn take_attr_of(
+        &mut self,
+        obj: Value,
+        name: crate::heap::Sym,
+    ) -> Option<Value> {
+        self.take_attr(obj, name)
+    }
+}

@@ -27,8 +27,9 @@
 //! `f(...)` and `obj.m(...)`), binary and unary operators, single comparisons, `and`/`or`,
 //! conditional expressions, subscripts (the subscripted object; the index is evaluated by
 //! `natives::subscript` from its node, as before: [`Op::SubscriptTreeIndex`]), tuple and
-//! list displays without `*`. Every other form falls back to the tree evaluator through
-//! [`Op::EvalTree`], the one greppable fallback.
+//! list displays without `*`; `compile_expr_more.rs` compiles more forms ([`Op::More`]).
+//! Every other form falls back to the tree evaluator through [`Op::EvalTree`], the one
+//! greppable fallback.
 
 use super::compile::{Compiler, Instr};
 use crate::heap::{Sym, Value};
@@ -116,6 +117,8 @@ pub(in crate::python) enum Op<'a> {
         name: Sym,
         call: &'a ast::ExprCall,
     },
+    /// A form compiled by `compile_expr_more.rs` (run by `eval_expr_more.rs`).
+    More(super::compile_expr_more::MoreOp<'a>),
 }
 
 /// A plain instruction whose expression operand is compiled: the same statement or step as
@@ -136,6 +139,8 @@ pub(in crate::python) enum Compiled<'a> {
         iter: ExprCode<'a>,
         depth: u32,
     },
+    /// A simple statement compiled by `compile_stmt.rs` (run by `eval_stmt.rs`).
+    Stmt(super::compile_stmt::StmtCode<'a>),
 }
 
 /// Sub-expressions nested deeper than this are left to the tree evaluator (whose depth
@@ -178,7 +183,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn expr_code(&mut self, e: &'a Expr) -> ExprCode<'a> {
+    pub(super) fn expr_code(&mut self, e: &'a Expr) -> ExprCode<'a> {
         let start = self.exprs.len() as u32;
         self.expr(e);
         ExprCode {
@@ -188,11 +193,11 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    fn here_op(&self) -> u32 {
+    pub(super) fn here_op(&self) -> u32 {
         self.exprs.len() as u32
     }
 
-    fn expr(&mut self, e: &'a Expr) {
+    pub(super) fn expr(&mut self, e: &'a Expr) {
         self.expr_depth += 1;
         self.expr_node(e);
         self.expr_depth -= 1;
@@ -284,6 +289,7 @@ impl<'a> Compiler<'a> {
                     len: l.elts.len() as u32,
                 }
             }
+            _ if self.expr_more(e) => return,
             _ => self.fallback(e),
         };
         self.exprs.push(op);

@@ -66,6 +66,7 @@ impl<'a> Compiler<'a> {
                 self.instrs.push(Instr::RaiseStmt(s, r));
                 Ok(())
             }
+            _ if self.simple_stmt(s) => Ok(()),
             _ => self.leaf(s),
         }
     }

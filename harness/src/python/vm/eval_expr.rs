@@ -75,6 +75,7 @@ impl<'a> Interpreter<'a> {
             pc += 1;
             let v = match op {
                 Op::EvalTree { e, depth } => {
+                    super::eval_expr_more::count_fallback();
                     self.eval_depth += depth;
                     let v = self.eval(e);
                     self.eval_depth -= depth;
@@ -153,6 +154,14 @@ impl<'a> Interpreter<'a> {
                 }
                 Op::Call { call } => self.compiled_call(call, None)?,
                 Op::CallMethod { name, call } => self.compiled_call(call, Some(name))?,
+                Op::More(op) => match self.run_more(op)? {
+                    super::eval_expr_more::Flow::Push(v) => v,
+                    super::eval_expr_more::Flow::Next => continue,
+                    super::eval_expr_more::Flow::Jump(target) => {
+                        pc = target;
+                        continue;
+                    }
+                },
             };
             self.expr_stack.push(v);
         }
@@ -279,6 +288,7 @@ impl<'a> Interpreter<'a> {
                 let counted = self.count_loop_iterator(iterable);
                 self.begin_plain_loop(Some(iterable), counted, key_of(iter.root), base, depth);
             }
+            Compiled::Stmt(code) => self.run_stmt_code(vm, code)?,
         }
         Ok(Step::Next(ip + 1))
     }

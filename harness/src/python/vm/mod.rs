@@ -23,20 +23,30 @@
 //! values, `if`/`while` tests, `for` iterables; in plain bodies and in the plain regions of
 //! suspending bodies) are compiled to ops on a value stack (`compile_expr.rs`, run by
 //! `eval_expr.rs`): names, constants, attribute loads, calls without `*`/`**` (positional,
-//! keyword, method calls), binary and unary operators, single comparisons, `and`/`or`,
-//! conditional expressions, subscripts, tuple and list displays without `*`. What still
-//! falls back to the tree walker, through `Op::EvalTree` (grep it) or inside a compiled op:
-//! chained comparisons, dict and set displays, constant tuples, f-strings, lambdas,
-//! comprehensions and generator expressions, starred items and `*`/`**` call arguments,
-//! `:=`, `await` outside a suspension point, the index of a subscript
-//! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), expressions
-//! nested deeper than 200 levels, and every operand of the instructions not listed above
-//! (`Exec` leaves, generator instructions, `with` items, `raise`, `except` classes).
+//! keyword, method calls), binary and unary operators, comparisons (chained too),
+//! `and`/`or`, conditional expressions, subscripts, tuple and list displays without `*`,
+//! constant tuples, dict displays of up to 15 pairs without `**`, set displays without `*`
+//! (not the constant ones 3.9+ fold), f-strings whose format specs are literal, `:=` to a
+//! name (`compile_expr_more.rs`, run by `eval_expr_more.rs`). What still falls back to the
+//! tree walker, through `Op::EvalTree` (grep it; counted per thread by
+//! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
+//! more than 15 pairs, constant set displays, f-strings with `=` or nested fields in a
+//! spec, lambdas, comprehensions and generator expressions, starred items and `*`/`**`
+//! call arguments, `await` outside a suspension point, the index of a subscript
+//! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), the items of a
+//! constant tuple (evaluated once, when the constant is made), expressions nested deeper
+//! than 200 levels, and every operand of the instructions not listed above (`Exec` leaves,
+//! generator instructions, `with` items, `raise`, `except` classes).
 //!
-//! What the tree walker still does: it evaluates the expressions listed above, and runs the simple
-//! statements that stay [`compile::Instr::Exec`] leaves (augmented and annotated
-//! assignments, `del`, `import`, `def`, `class`, `assert`, `pass`, `global`, a `break` or
-//! `continue` that leaves no block). It runs no compound statement: `try`/`except*` and
+//! Simple statements compiled (`compile_stmt.rs`, run by `eval_stmt.rs`): augmented
+//! assignment to a name or an attribute, annotated assignment to a name or an attribute,
+//! `del` of names or of one attribute, `assert`, `pass`, `global`, `nonlocal`.
+//!
+//! What the tree walker still does: it evaluates the expressions listed above, and runs the
+//! simple statements that stay [`compile::Instr::Exec`] leaves (counted per thread by
+//! `statements_run_by_tree`): augmented assignment to a subscript, annotated assignment
+//! to a subscript, `del` of subscripts or of several targets with an attribute, `import`,
+//! `from ... import`, `def`, `class`, a `break` or `continue` that leaves no block. It runs no compound statement: `try`/`except*` and
 //! `async for`/`async with` outside a coroutine reach it as leaves and are refused there,
 //! located (`handlers.rs`, `interp/statements.rs`).
 //! Generator frames keep the exception handled before an `except` clause
@@ -67,11 +77,15 @@ mod cancellation;
 mod compile;
 mod compile_async;
 mod compile_expr;
+mod compile_expr_more;
 mod compile_plain;
+mod compile_stmt;
 mod compile_try;
 mod contextlib;
 mod coroutines;
 mod eval_expr;
+mod eval_expr_more;
+mod eval_stmt;
 mod event_loop;
 mod generator_methods;
 mod generator_run;
@@ -88,6 +102,8 @@ mod with_blocks;
 
 pub(super) use compile::{VmCode, compile, is_generator_body};
 pub use eval_expr::expressions_run_compiled;
+pub use eval_expr_more::expressions_evaluated_by_tree;
+pub use eval_stmt::statements_run_by_tree;
 pub(super) use event_loop::EventLoop;
 pub(super) use plain::PlainLoop;
 pub use plain_try::exceptions_caught_by_vm;

@@ -166,7 +166,7 @@ impl<'a> Interpreter<'a> {
                 return Ok(PlainExit::At(ip));
             }
             match vm.instrs[ip as usize] {
-                Instr::Exec { stmt, exit, head } => match self.exec(stmt)? {
+                Instr::Exec { stmt, exit, head } => match self.exec_leaf(stmt)? {
                     Flow::Normal => ip += 1,
                     Flow::Return(v) if self.plain_loops.len() == base => {
                         return Ok(PlainExit::Return(v));
