@@ -74,6 +74,7 @@ pub enum Construct {
     DictValueKeys,
     SuperForms,
     CounterUnary,
+    SimpleNamespace,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -516,6 +517,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "a new Counter of the positive counts (`+c`) or of the negative counts negated (`-c`), keys in the operand's order; approximation: counted as `Counter()` is, while CPython's `__pos__`/`__neg__` loop also makes a `dict_items` view and its iterator (measured: two objects more than `Counter()` on 3.9 – 3.15, one on 3.8); refused (located): counts that are not ints",
         what: "",
         runs: "from collections import Counter\nc = Counter(a=3, b=-1)\nassert +c == Counter(a=3) and -c == Counter(b=1)\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::SimpleNamespace,
+        construct: "`types.SimpleNamespace(**kwargs)`: attributes read, stored and deleted, `vars()`, `__dict__`, `==`, `repr`, `type`, `isinstance`",
+        support: Support::Partly,
+        notes: "GC-tracked, with its own `__dict__` made at creation (counted: the namespace, its dict, and the call's keyword dict, as CPython counts them on 3.8 – 3.15); `==` compares the dicts of two namespaces, unhashable as CPython's (`TypeError` naming `types.SimpleNamespace`), `repr` prints `namespace(...)` for one already being printed; 3.13+'s positional dict is taken (before 3.13 CPython's `TypeError`); refused (located): a positional iterable of pairs; not modelled: subclassing `SimpleNamespace`, and `str()`/f-strings of a namespace print the generic instance text, not its `repr`",
+        what: "",
+        runs: "import types\ncfg = types.SimpleNamespace(lr=0.1, steps=2)\ncfg.name = 'run'\ndel cfg.steps\nassert vars(cfg) == {'lr': 0.1, 'name': 'run'} and cfg == types.SimpleNamespace(lr=0.1, name='run')\nassert repr(cfg) == \"namespace(lr=0.1, name='run')\" and isinstance(cfg, types.SimpleNamespace)\n",
         refused: "",
     },
 ];

@@ -35,6 +35,10 @@ pub(super) struct StdlibState {
     clock: f64,
     /// CPython's Mersenne Twister (`random_module.rs`).
     pub(super) mersenne: super::random_module::Mersenne,
+    /// The hidden class of `types.SimpleNamespace` instances (simple_namespace.rs).
+    pub(super) namespace_class: Option<crate::heap::ObjId>,
+    /// Namespaces whose `repr` is being built (CPython's `Py_ReprEnter`).
+    pub(super) repr_active: std::cell::RefCell<Vec<crate::heap::ObjId>>,
 }
 
 impl Default for StdlibState {
@@ -42,6 +46,8 @@ impl Default for StdlibState {
         StdlibState {
             clock: 0.0,
             mersenne: Default::default(),
+            namespace_class: None,
+            repr_active: Default::default(),
         }
     }
 }
@@ -137,6 +143,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "permutations") => f(ItertoolsPermutations),
         (ModTraceback, _) => super::traceback_module::module_attr(attr),
         (ModTypes, "MethodType") => f(TypesMethodType),
+        (ModTypes, "SimpleNamespace") => f(TypesSimpleNamespace),
         (ModCollections, "namedtuple") => f(NamedtupleFn),
         _ => None,
     }

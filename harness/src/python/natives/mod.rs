@@ -429,6 +429,8 @@ natives!(
     NamedtupleMake,
     NamedtupleReplace,
     NamedtupleAsdict,
+    // `types.SimpleNamespace` (simple_namespace.rs)
+    TypesSimpleNamespace,
 );
 
 impl Native {
