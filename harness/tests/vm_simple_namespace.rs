@@ -130,3 +130,19 @@ fn namespaces_count_as_cpython_counts_them() {
         probes::interpreter,
     );
 }
+
+/// The pre-run pass knows the name in both import forms (it resolves module attributes as
+/// the run does).
+#[test]
+fn the_pre_run_pass_accepts_both_import_forms() {
+    use gpumem_harness::python::static_check::check_scenario;
+    for workload in [
+        SCRIPT,
+        "import types\nns = types.SimpleNamespace(a=1)\nassert ns.a == 1\n",
+    ] {
+        let body: String = workload.lines().map(|l| format!("  {l}\n")).collect();
+        let yaml = format!("name: t\ndevice: h100-80gb\npython: \"3.11\"\nworkload: |\n{body}");
+        let s = gpumem_harness::scenario::parse(&yaml, "t.yaml").expect("parses");
+        check_scenario(&s).unwrap_or_else(|e| panic!("the pass refuses: {e}"));
+    }
+}
