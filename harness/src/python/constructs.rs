@@ -76,6 +76,7 @@ pub enum Construct {
     CounterUnary,
     SimpleNamespace,
     SuperAttributes,
+    DataclassKwOnly,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -536,6 +537,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "looked up after the defining class and bound as `super_getattro` binds it: a method becomes a bound method of the receiver (the plain function for `super(B, cls)`), a classmethod binds the class, a property runs its getter; an unbound `super(B)` and a missing name are CPython's `AttributeError`; counted as CPython 3.11 – 3.15 count it (the super object made and freed, the bound method kept); approximation: up to 3.10 the model's super object keeps its fields in an instance dict, one object more per `super()` than CPython; refused (located): a name only `object`, a torch class or an exception class would supply (`super().__repr__`)",
         what: "",
         runs: "class A:\n    tag = 'a'\n    @property\n    def size(self):\n        return 10\n    def f(self):\n        return 1\nclass B(A):\n    def get(self):\n        return super().tag, super().size, super().f\nt, s, f = B().get()\nassert t == 'a' and s == 10 and f() == 1\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::DataclassKwOnly,
+        construct: "`dataclasses.KW_ONLY` (`_: KW_ONLY` in a dataclass body)",
+        support: Support::Partly,
+        notes: "the pseudo-field is no field (not in `fields()`, not an `__init__` parameter); the fields after it are keyword-only unless their `field(kw_only=False)` says otherwise; before 3.10 CPython's `ImportError` (raised where the class is decorated, not at the import); refused (located): two `KW_ONLY` pseudo-fields in one class",
+        what: "",
+        runs: "from dataclasses import dataclass, KW_ONLY\n@dataclass\nclass Config:\n    lr: float\n    _: KW_ONLY\n    steps: int = 10\nc = Config(0.1, steps=3)\nassert c.steps == 3\ntry:\n    Config(0.1, 3)\nexcept TypeError:\n    pass\n",
         refused: "",
     },
 ];

@@ -39,6 +39,10 @@ pub(super) struct StdlibState {
     pub(super) namespace_class: Option<crate::heap::ObjId>,
     /// Namespaces whose `repr` is being built (CPython's `Py_ReprEnter`).
     pub(super) repr_active: std::cell::RefCell<Vec<crate::heap::ObjId>>,
+    /// Where `_: KW_ONLY` stood among the annotated names of the class body just read.
+    pub(super) kw_only_marks: Vec<usize>,
+    /// Those marks per class until its decorators have run (python/dataclasses.rs).
+    pub(super) kw_only_classes: Vec<(crate::heap::ObjId, Vec<usize>)>,
 }
 
 impl Default for StdlibState {
@@ -48,6 +52,8 @@ impl Default for StdlibState {
             mersenne: Default::default(),
             namespace_class: None,
             repr_active: Default::default(),
+            kw_only_marks: Vec::new(),
+            kw_only_classes: Vec::new(),
         }
     }
 }
@@ -129,6 +135,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModDataclasses, "asdict") => f(DataclassesAsdict),
         (ModDataclasses, "astuple") => f(DataclassesAstuple),
         (ModDataclasses, "replace") => f(DataclassesReplace),
+        (ModDataclasses, "KW_ONLY") => f(DataclassesKwOnly),
         (ModWeakref, "WeakValueDictionary") => f(WeakrefWeakValueDictionary),
         (ModWeakref, "WeakKeyDictionary") => f(WeakrefWeakKeyDictionary),
         (ModWeakref, "WeakSet") => f(WeakrefWeakSet),

@@ -431,6 +431,8 @@ natives!(
     NamedtupleAsdict,
     // `types.SimpleNamespace` (simple_namespace.rs)
     TypesSimpleNamespace,
+    // `dataclasses.KW_ONLY` (dataclasses.rs): a sentinel only read as an annotation
+    DataclassesKwOnly,
 );
 
 impl Native {
