@@ -35,6 +35,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         Suppress => it.new_suppress(p),
         VarsFn => it.vars_builtin(p),
         TypesMethodType => it.method_type(p),
+        TypesSimpleNamespace => it.new_namespace(p, &a.kw),
         NamedtupleFn | TypingNamedTuple => {
             it.new_namedtuple_class(n == TypingNamedTuple, p, &a.kw)
         }

@@ -74,6 +74,9 @@ pub enum Construct {
     DictValueKeys,
     SuperForms,
     CounterUnary,
+    SimpleNamespace,
+    SuperAttributes,
+    DataclassKwOnly,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -504,7 +507,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::SuperForms,
         construct: "`super(B, obj)` with `obj` an instance of a subclass, `super(B, cls)` and `super()` in classmethods, unbound `super(B)`",
         support: Support::Yes,
-        notes: "lookup after `B` in the object's class chain (one base per class); a `classmethod` found through super gets the class (the receiver itself in a classmethod), a `staticmethod` no receiver; a method looked up through an unbound `super(B)` is CPython's `AttributeError`; a wrong argument is CPython's `TypeError` in each release's words; counted: the super object (and up to 3.10 the type call's argument tuple); approximations: a method calling `super(B, self).f()` counts one object less than CPython 3.8, a classmethod calling `super().m()` one more than 3.9/3.10; `super(B).__get__` and attribute reads other than calls on a super object are not modelled",
+        notes: "lookup after `B` in the object's class chain (one base per class); a `classmethod` found through super gets the class (the receiver itself in a classmethod), a `staticmethod` no receiver; a method looked up through an unbound `super(B)` is CPython's `AttributeError`; a wrong argument is CPython's `TypeError` in each release's words; counted: the super object (and up to 3.10 the type call's argument tuple); approximations: a method calling `super(B, self).f()` counts one object less than CPython 3.8, a classmethod calling `super().m()` one more than 3.9/3.10; `super(B).__get__` is not modelled; attribute reads other than calls: see `super().attr` read as a value",
         what: "",
         runs: "class A:\n    def f(self):\n        return 'A'\n    @classmethod\n    def make(cls):\n        return cls.__name__\nclass B(A):\n    @classmethod\n    def make(cls):\n        return super().make() + super(B, cls).make()\nclass C(B):\n    def f(self):\n        return super(B, self).f()\nassert C().f() == 'A' and C.make() == 'CC'\ntry:\n    super(B).f()\nexcept AttributeError:\n    pass\n",
         refused: "",
@@ -516,6 +519,33 @@ pub const LANGUAGE: &[Row] = &[
         notes: "a new Counter of the positive counts (`+c`) or of the negative counts negated (`-c`), keys in the operand's order; approximation: counted as `Counter()` is, while CPython's `__pos__`/`__neg__` loop also makes a `dict_items` view and its iterator (measured: two objects more than `Counter()` on 3.9 – 3.15, one on 3.8); refused (located): counts that are not ints",
         what: "",
         runs: "from collections import Counter\nc = Counter(a=3, b=-1)\nassert +c == Counter(a=3) and -c == Counter(b=1)\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::SimpleNamespace,
+        construct: "`types.SimpleNamespace(**kwargs)`: attributes read, stored and deleted, `vars()`, `__dict__`, `==`, `repr`, `type`, `isinstance`",
+        support: Support::Partly,
+        notes: "GC-tracked, with its own `__dict__` made at creation (counted: the namespace, its dict, and the call's keyword dict, as CPython counts them on 3.8 – 3.15); `==` compares the dicts of two namespaces, unhashable as CPython's (`TypeError` naming `types.SimpleNamespace`), `repr` prints `namespace(...)` for one already being printed; 3.13+'s positional dict is taken (before 3.13 CPython's `TypeError`); refused (located): a positional iterable of pairs; not modelled: subclassing `SimpleNamespace`, and `str()`/f-strings of a namespace print the generic instance text, not its `repr`",
+        what: "",
+        runs: "import types\ncfg = types.SimpleNamespace(lr=0.1, steps=2)\ncfg.name = 'run'\ndel cfg.steps\nassert vars(cfg) == {'lr': 0.1, 'name': 'run'} and cfg == types.SimpleNamespace(lr=0.1, name='run')\nassert repr(cfg) == \"namespace(lr=0.1, name='run')\" and isinstance(cfg, types.SimpleNamespace)\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::SuperAttributes,
+        construct: "`super().attr` read as a value: class attributes, properties, methods (`init = super().__init__`), classmethods and staticmethods",
+        support: Support::Partly,
+        notes: "looked up after the defining class and bound as `super_getattro` binds it: a method becomes a bound method of the receiver (the plain function for `super(B, cls)`), a classmethod binds the class, a property runs its getter; an unbound `super(B)` and a missing name are CPython's `AttributeError`; counted as CPython 3.11 – 3.15 count it (the super object made and freed, the bound method kept); approximation: up to 3.10 the model's super object keeps its fields in an instance dict, one object more per `super()` than CPython; refused (located): a name only `object`, a torch class or an exception class would supply (`super().__repr__`)",
+        what: "",
+        runs: "class A:\n    tag = 'a'\n    @property\n    def size(self):\n        return 10\n    def f(self):\n        return 1\nclass B(A):\n    def get(self):\n        return super().tag, super().size, super().f\nt, s, f = B().get()\nassert t == 'a' and s == 10 and f() == 1\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::DataclassKwOnly,
+        construct: "`dataclasses.KW_ONLY` (`_: KW_ONLY` in a dataclass body)",
+        support: Support::Partly,
+        notes: "the pseudo-field is no field (not in `fields()`, not an `__init__` parameter); the fields after it are keyword-only unless their `field(kw_only=False)` says otherwise; before 3.10 CPython's `ImportError` (raised where the class is decorated, not at the import); refused (located): two `KW_ONLY` pseudo-fields in one class",
+        what: "",
+        runs: "from dataclasses import dataclass, KW_ONLY\n@dataclass\nclass Config:\n    lr: float\n    _: KW_ONLY\n    steps: int = 10\nc = Config(0.1, steps=3)\nassert c.steps == 3\ntry:\n    Config(0.1, 3)\nexcept TypeError:\n    pass\n",
         refused: "",
     },
 ];

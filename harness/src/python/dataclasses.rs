@@ -16,7 +16,8 @@
 //! the generated methods only, while CPython's `exec` of the generated source leaves
 //! 25 – 39 objects per class whose number varies with free lists and versions; no
 //! `__repr__` is generated (the model prints no instance reprs);
-//! `slots=True`, `unsafe_hash=True` and `InitVar`/`ClassVar` annotations are refused.
+//! `slots=True`, `unsafe_hash=True` and `InitVar`/`ClassVar` annotations are refused. A
+//! `_: KW_ONLY` annotation (3.10+) is no field; the fields after it are keyword-only.
 //!
 //! The generated `__init__` is in [`super::dataclass_init`], the comparisons and the
 //! frozen `__setattr__` in [`super::dataclass_compare`], the module's functions in
@@ -194,7 +195,26 @@ impl<'a> Interpreter<'a> {
             .get(&class)
             .cloned()
             .unwrap_or_default();
-        for name in names {
+        // `_: KW_ONLY`: the fields after it are keyword-only (3.10+, one per class).
+        let marks = self
+            .stdlib
+            .kw_only_classes
+            .iter()
+            .find(|(c, _)| *c == class)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_default();
+        if !marks.is_empty() && self.heap.profile.version.minor < 10 {
+            self.heap.decref_all(fields.into_iter().map(Value::Obj));
+            return self.error(
+                "ImportError: cannot import name 'KW_ONLY' from 'dataclasses' (added in 3.10)",
+            );
+        }
+        if marks.len() > 1 {
+            self.heap.decref_all(fields.into_iter().map(Value::Obj));
+            return self.unsupported("two `KW_ONLY` pseudo-fields in one dataclass");
+        }
+        let kw_only_from = marks.first().copied().unwrap_or(usize::MAX);
+        for (index, name) in names.into_iter().enumerate() {
             let own = self.class_own_attr(class, name);
             let field = match own {
                 Some(Value::Obj(f))
@@ -235,7 +255,8 @@ impl<'a> Interpreter<'a> {
             };
             self.field_items_mut(field)[FIELD_NAME] = Value::Str(name);
             if self.field_items(field)[FIELD_KW_ONLY] == Value::None {
-                self.field_items_mut(field)[FIELD_KW_ONLY] = Value::Bool(on(KW_ONLY));
+                self.field_items_mut(field)[FIELD_KW_ONLY] =
+                    Value::Bool(on(KW_ONLY) || index >= kw_only_from);
             }
             // The class attribute becomes the default (or goes, without one).
             let (has_default, default) = {

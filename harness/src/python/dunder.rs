@@ -141,6 +141,11 @@ impl<'a> Interpreter<'a> {
         name: &str,
         other: Value,
     ) -> Option<R<bool>> {
+        if name == "__eq__"
+            && let Some(eq) = self.namespace_eq(obj, other)
+        {
+            return Some(Ok(eq));
+        }
         self.heap.incref(other);
         let r = match self.call_special(obj, name, vec![other]) {
             Ok(r) => r,

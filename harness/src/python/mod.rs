@@ -120,6 +120,7 @@ mod scalar_arith;
 mod scope;
 mod select_ops;
 mod sets;
+mod simple_namespace;
 mod small_map;
 mod source;
 mod state_loading;

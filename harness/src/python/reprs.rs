@@ -44,6 +44,9 @@ impl Interpreter<'_> {
                     super::return_types::repr(ty, items, |v| self.repr_at(v, depth + 1))
                 }
                 ObjKind::NamedTuple { class, items } => self.namedtuple_repr(*class, items, depth),
+                ObjKind::Instance { class, .. } if self.is_namespace_class(*class) => self
+                    .namespace_repr(id, depth)
+                    .unwrap_or_else(|| self.display(v)),
                 ObjKind::Dict(entries) => format!(
                     "{{{}}}",
                     entries

@@ -35,6 +35,14 @@ pub(super) struct StdlibState {
     clock: f64,
     /// CPython's Mersenne Twister (`random_module.rs`).
     pub(super) mersenne: super::random_module::Mersenne,
+    /// The hidden class of `types.SimpleNamespace` instances (simple_namespace.rs).
+    pub(super) namespace_class: Option<crate::heap::ObjId>,
+    /// Namespaces whose `repr` is being built (CPython's `Py_ReprEnter`).
+    pub(super) repr_active: std::cell::RefCell<Vec<crate::heap::ObjId>>,
+    /// Where `_: KW_ONLY` stood among the annotated names of the class body just read.
+    pub(super) kw_only_marks: Vec<usize>,
+    /// Those marks per class until its decorators have run (python/dataclasses.rs).
+    pub(super) kw_only_classes: Vec<(crate::heap::ObjId, Vec<usize>)>,
 }
 
 impl Default for StdlibState {
@@ -42,6 +50,10 @@ impl Default for StdlibState {
         StdlibState {
             clock: 0.0,
             mersenne: Default::default(),
+            namespace_class: None,
+            repr_active: Default::default(),
+            kw_only_marks: Vec::new(),
+            kw_only_classes: Vec::new(),
         }
     }
 }
@@ -123,6 +135,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModDataclasses, "asdict") => f(DataclassesAsdict),
         (ModDataclasses, "astuple") => f(DataclassesAstuple),
         (ModDataclasses, "replace") => f(DataclassesReplace),
+        (ModDataclasses, "KW_ONLY") => f(DataclassesKwOnly),
         (ModWeakref, "WeakValueDictionary") => f(WeakrefWeakValueDictionary),
         (ModWeakref, "WeakKeyDictionary") => f(WeakrefWeakKeyDictionary),
         (ModWeakref, "WeakSet") => f(WeakrefWeakSet),
@@ -137,6 +150,7 @@ pub(super) fn module_attr(module: Native, attr: &str) -> Option<Value> {
         (ModItertools, "permutations") => f(ItertoolsPermutations),
         (ModTraceback, _) => super::traceback_module::module_attr(attr),
         (ModTypes, "MethodType") => f(TypesMethodType),
+        (ModTypes, "SimpleNamespace") => f(TypesSimpleNamespace),
         (ModCollections, "namedtuple") => f(NamedtupleFn),
         _ => None,
     }

@@ -26,6 +26,9 @@ impl<'a> Interpreter<'a> {
             Value::Str(_) => builtin(Native::Str),
             Value::None => builtin(Native::NoneTypeFn),
             Value::Obj(id) => match self.heap.kind(id) {
+                ObjKind::Instance { class, .. } if self.is_namespace_class(*class) => {
+                    builtin(Native::TypesSimpleNamespace)
+                }
                 ObjKind::Instance { class, .. } | ObjKind::NamedTuple { class, .. } => {
                     let class = Value::Obj(*class);
                     self.heap.incref(class);
@@ -84,6 +87,7 @@ pub(super) fn builtin_type_name(n: Native) -> Option<&'static str> {
         Native::TorchTensor => "Tensor",
         Native::TypeFn => "type",
         Native::Object => "object",
+        Native::TypesSimpleNamespace => "SimpleNamespace",
         _ => return None,
     })
 }

@@ -37,6 +37,7 @@ impl<'a> Interpreter<'a> {
                 _ => self.error("TypeError: isinstance() arg 2 must be a type or tuple of types"),
             },
             Value::Native(n) => match Native::from_id(n) {
+                Some(Native::TypesSimpleNamespace) => Ok(self.namespace_dict(obj).is_some()),
                 Some(t) => match builtin_type_check(t, obj, &self.heap) {
                     Some(b) => Ok(b),
                     None => self.unsupported("isinstance() with this builtin type"),

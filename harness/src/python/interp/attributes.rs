@@ -79,6 +79,10 @@ impl<'a> Interpreter<'a> {
                         self.heap.incref(v);
                         return Ok(v);
                     }
+                    // `super().attr` (python/super_builtin.rs).
+                    if self.torch_class(class) == Some(crate::python::torchlib::TorchClass::Super) {
+                        return self.super_attr(id, name);
+                    }
                     match self.class_lookup(class, name) {
                         Some(Value::Obj(f))
                             if matches!(self.heap.kind(f), ObjKind::Function(_)) =>

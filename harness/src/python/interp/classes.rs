@@ -33,11 +33,15 @@ impl<'a> Interpreter<'a> {
         // `__slots__` class under thresholds 11 – 17 (`tests/gc_schedule_constructs.rs`).
         self.eval_breaker();
         if !decorators.is_empty() {
+            self.stdlib.kw_only_marks.clear();
             let annotated = self.annotated_names(c);
             self.class_annotations.insert(class, annotated);
+            let marks = std::mem::take(&mut self.stdlib.kw_only_marks);
+            self.stdlib.kw_only_classes.push((class, marks));
         }
         let bound = self.decorate(decorators, Value::Obj(class));
         self.class_annotations.remove(&class);
+        self.stdlib.kw_only_classes.retain(|(c, _)| *c != class);
         let bound = bound?;
         let name = self.names.intern(c.name.as_str());
         self.store_name(name, bound);
@@ -60,6 +64,17 @@ impl<'a> Interpreter<'a> {
                     ast::Expr::Name(v) => v.id.as_str() == "ClassVar",
                     _ => false,
                 };
+                // `_: KW_ONLY` (dataclasses, 3.10+) is no field: the fields after it are
+                // keyword-only (python/dataclasses.rs).
+                let kw_only = match &*a.annotation {
+                    ast::Expr::Name(v) => v.id.as_str() == "KW_ONLY",
+                    ast::Expr::Attribute(v) => v.attr.as_str() == "KW_ONLY",
+                    _ => false,
+                };
+                if kw_only {
+                    self.stdlib.kw_only_marks.push(names.len());
+                    continue;
+                }
                 if !class_var {
                     let sym = self.names.intern(n.id.as_str());
                     if !names.contains(&sym) {

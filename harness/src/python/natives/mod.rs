@@ -429,6 +429,10 @@ natives!(
     NamedtupleMake,
     NamedtupleReplace,
     NamedtupleAsdict,
+    // `types.SimpleNamespace` (simple_namespace.rs)
+    TypesSimpleNamespace,
+    // `dataclasses.KW_ONLY` (dataclasses.rs): a sentinel only read as an annotation
+    DataclassesKwOnly,
 );
 
 impl Native {
