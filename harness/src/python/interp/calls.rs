@@ -1,7 +1,7 @@
 //! Function objects, calls and frames, instantiation, and call expressions
 //! (`f(...)`, `obj.method(...)`).
 
-use super::{Frame, Interpreter, R, RECURSION_LIMIT};
+use super::{Frame, Interpreter, Locals, R, RECURSION_LIMIT};
 use crate::heap::{Attrs, Function, ObjId, ObjKind, Sym, Value};
 use crate::python::natives::{self, Native};
 use crate::python::scope::{Body, symbol};
@@ -217,27 +217,113 @@ impl<'a> Interpreter<'a> {
         let frame = self.frames.pop().expect("pushed above");
         match frame.object {
             // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
-            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            Some(_) => self.retire_frame(frame),
             None => {
-                let mut locals = frame.locals.into_entries();
-                self.heap.decref_all(locals.drain(..).map(|(_, v)| v));
-                if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
-                    self.spare_locals.push(locals);
-                }
-                let mut cells = frame.cells.into_entries();
-                self.heap
-                    .decref_all(cells.drain(..).map(|(_, c)| Value::Obj(c)));
-                if cells.capacity() > 0
-                    && self.spare_cells.len() < SPARE_LOCALS
-                    && cells.capacity() <= SPARE_LOCALS
-                {
-                    self.spare_cells.push(cells);
-                }
+                self.release_frame_contents(frame);
                 self.leave_frame_object(code_index, uses_zombie);
             }
         }
         self.heap.decref_id(func);
         result
+    }
+
+    /// Releases a dying frame's locals (in slot order, as CPython clears `localsplus`) and
+    /// then its cells, keeping the emptied tables for later frames.
+    pub(in crate::python) fn release_frame_contents(&mut self, frame: Frame) {
+        let mut locals = frame.locals;
+        let mut cells = frame.cells.into_entries();
+        // 3.11+: a parameter's cell sits in the parameter's slot of `localsplus` (the cells
+        // list starts with them, `build_frame`), so it is released there.
+        let codes = std::rc::Rc::clone(&self.codes);
+        let cell_slots = match frame.code {
+            Some(code) if self.heap.profile.cells_in_localsplus_order && !cells.is_empty() => {
+                &codes.get(code).cell_param_slots[..]
+            }
+            _ => &[],
+        };
+        let mut next_cell = 0;
+        if cell_slots.is_empty() {
+            for v in locals.drain() {
+                self.heap.decref(v);
+            }
+        } else {
+            for slot in 0..locals.len() as u32 {
+                if cell_slots.contains(&slot) {
+                    if let Some(&(_, cell)) = cells.get(next_cell) {
+                        self.heap.decref(Value::Obj(cell));
+                        next_cell += 1;
+                    }
+                } else if let Some(v) = locals.take(slot) {
+                    self.heap.decref(v);
+                }
+            }
+        }
+        let buffer = locals.into_buffer();
+        if self.spare_locals.len() < SPARE_LOCALS && buffer.capacity() <= SPARE_LOCALS {
+            self.spare_locals.push(buffer);
+        }
+        self.heap
+            .decref_all(cells.drain(next_cell..).map(|(_, c)| Value::Obj(c)));
+        cells.clear();
+        if cells.capacity() > 0
+            && self.spare_cells.len() < SPARE_LOCALS
+            && cells.capacity() <= SPARE_LOCALS
+        {
+            self.spare_cells.push(cells);
+        }
+    }
+
+    /// A returning frame whose frame object exists: its locals by name (slot order) and
+    /// cells go to the frame object if something else holds it (`frames.rs`).
+    pub(in crate::python) fn retire_frame(&mut self, mut frame: Frame) {
+        let object = frame.object.expect("a frame object");
+        let mut named = Vec::new();
+        if let Some(code) = frame.code {
+            let codes = std::rc::Rc::clone(&self.codes);
+            frame
+                .locals
+                .drain_named(&codes.get(code).varnames, &mut named);
+        }
+        self.retire_frame_object(object, named, frame.cells);
+    }
+
+    /// The bound locals of a frame by name, in slot order (what a suspended generator
+    /// keeps); the slot table goes back to the spare ones.
+    pub(in crate::python) fn take_named_locals(
+        &mut self,
+        code: u32,
+        locals: Locals,
+    ) -> Vec<(Sym, Value)> {
+        let mut named = self.spare_named.pop().unwrap_or_default();
+        let mut locals = locals;
+        let codes = std::rc::Rc::clone(&self.codes);
+        locals.drain_named(&codes.get(code).varnames, &mut named);
+        let buffer = locals.into_buffer();
+        if self.spare_locals.len() < SPARE_LOCALS && buffer.capacity() <= SPARE_LOCALS {
+            self.spare_locals.push(buffer);
+        }
+        named
+    }
+
+    /// A frame's slot table for `code` filled from locals by name (a suspended generator's),
+    /// whose emptied list goes back to the spare ones.
+    pub(in crate::python) fn locals_from_named(
+        &mut self,
+        code: u32,
+        mut named: Vec<(Sym, Value)>,
+    ) -> Locals {
+        let codes = std::rc::Rc::clone(&self.codes);
+        let varnames = &codes.get(code).varnames;
+        let mut locals =
+            Locals::with_slots(self.spare_locals.pop().unwrap_or_default(), varnames.len());
+        locals.fill_named(varnames, &mut named);
+        if named.capacity() > 0
+            && self.spare_named.len() < SPARE_LOCALS
+            && named.capacity() <= SPARE_LOCALS
+        {
+            self.spare_named.push(named);
+        }
+        locals
     }
 
     /// A new frame for a call of `func`: the bound arguments (owned) as locals, its cell
@@ -251,25 +337,22 @@ impl<'a> Interpreter<'a> {
         let code = codes.get(code_index);
         let name = code.name;
         let line = self.frames.last().map_or(0, |f| f.line);
+        let buffer = self.spare_locals.pop().unwrap_or_default();
         let mut frame = Frame {
             code: Some(code_index),
             name,
             line,
             object: None,
             used_zombie: false,
-            locals: SmallMap::new(),
+            locals: Locals::with_slots(buffer, code.varnames.len()),
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let names = code
-            .params
-            .iter()
-            .map(|p| p.name)
-            .chain(code.vararg)
-            .chain(code.kwarg);
-        let mut entries = self.spare_locals.pop().unwrap_or_default();
-        entries.extend(names.zip(bound));
-        let mut args = SmallMap::from_entries(entries);
+        // The parameters hold the first slots, in signature order.
+        let mut bound = bound;
+        for (slot, v) in bound.drain(..).enumerate() {
+            frame.locals.set(slot as u32, v);
+        }
         // Cells first, one allocation each, in CPython's order: a collection inside one of
         // them sees the cells made before it. A parameter that is a cell variable moves in.
         // The order is walked from the code object, not collected into lists per call.
@@ -285,12 +368,14 @@ impl<'a> Interpreter<'a> {
             let cell_locals = (code.cellvars.iter().copied())
                 .filter(|n| !localsplus || !params().any(|p| p == *n));
             for name in cell_params.chain(cell_locals) {
-                let contents = args.remove(&name);
+                // A parameter's slot is emptied into its cell (`None` for a plain cell).
+                let contents = params()
+                    .position(|p| p == name)
+                    .and_then(|slot| frame.locals.take(slot as u32));
                 let cell = self.alloc(ObjKind::Cell(contents));
                 frame.cells.insert(name, cell);
             }
         }
-        frame.locals = args;
         if closure.is_some() && frame.cells.is_empty() {
             frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
         }

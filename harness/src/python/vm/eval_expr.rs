@@ -85,6 +85,18 @@ impl<'a> Interpreter<'a> {
                     self.offset = at;
                     self.load_name(name)?
                 }
+                Op::LoadFast { slot, name, at } => {
+                    self.offset = at;
+                    self.load_fast(slot, name)?
+                }
+                Op::LoadDeref { name, at } => {
+                    self.offset = at;
+                    self.load_deref(name)?
+                }
+                Op::LoadGlobal { name, at } => {
+                    self.offset = at;
+                    self.load_global(name)?
+                }
                 Op::LoadAttr { attr, at } => {
                     let obj = self.pop();
                     self.offset = at;
