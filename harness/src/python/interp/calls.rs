@@ -227,6 +227,25 @@ impl<'a> Interpreter<'a> {
         result
     }
 
+    /// An empty argument vector with room for `n` values, reused from an earlier call: a
+    /// call's arguments travel to the callee's slots without a Rust allocation per call.
+    pub(in crate::python) fn argument_vector(&mut self, n: usize) -> Vec<Value> {
+        let mut args = self.spare_args.pop().unwrap_or_default();
+        args.reserve(n);
+        args
+    }
+
+    /// Keeps an emptied argument vector for a later call.
+    pub(in crate::python) fn spare_argument_vector(&mut self, mut args: Vec<Value>) {
+        args.clear();
+        if args.capacity() > 0
+            && self.spare_args.len() < SPARE_LOCALS
+            && args.capacity() <= SPARE_LOCALS
+        {
+            self.spare_args.push(args);
+        }
+    }
+
     /// Releases a dying frame's locals (in slot order, as CPython clears `localsplus`) and
     /// then its cells, keeping the emptied tables for later frames.
     pub(in crate::python) fn release_frame_contents(&mut self, frame: Frame) {
@@ -317,6 +336,7 @@ impl<'a> Interpreter<'a> {
         let mut locals =
             Locals::with_slots(self.spare_locals.pop().unwrap_or_default(), varnames.len());
         locals.fill_named(varnames, &mut named);
+        self.heap.decref_all(named.drain(..).map(|(_, v)| v));
         if named.capacity() > 0
             && self.spare_named.len() < SPARE_LOCALS
             && named.capacity() <= SPARE_LOCALS
@@ -353,6 +373,7 @@ impl<'a> Interpreter<'a> {
         for (slot, v) in bound.drain(..).enumerate() {
             frame.locals.set(slot as u32, v);
         }
+        self.spare_argument_vector(bound);
         // Cells first, one allocation each, in CPython's order: a collection inside one of
         // them sees the cells made before it. A parameter that is a cell variable moves in.
         // The order is walked from the code object, not collected into lists per call.
@@ -594,7 +615,7 @@ impl<'a> Interpreter<'a> {
         let extra = usize::from(
             !c.arguments.args.is_empty() && self.prepends_receiver(callee.or(receiver)),
         );
-        let mut args = Vec::with_capacity(c.arguments.args.len() + extra);
+        let mut args = self.argument_vector(c.arguments.args.len() + extra);
         let mut kwargs = Vec::new();
         // An argument that raises drops the callee and the arguments evaluated before it, as
         // CPython's unwinding pops them off the value stack.

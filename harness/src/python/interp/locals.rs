@@ -63,29 +63,29 @@ impl Locals {
     }
 
     /// Binds the named values back to their slots (`entries` in slot order, as
-    /// [`Locals::drain_named`] made them), emptying `entries`.
+    /// [`Locals::drain_named`] made them); what has no slot (never, for lists that this
+    /// module wrote) stays in `entries` for the caller to release.
     pub(in crate::python) fn fill_named(
         &mut self,
         varnames: &[Sym],
         entries: &mut Vec<(Sym, Value)>,
     ) {
         let mut slot = 0;
-        for (name, value) in entries.drain(..) {
-            // Slot order: the next entry's slot is at or after the previous one's; a name not
-            // found after it (never, for entries this module wrote) is searched from the start.
-            let found = (varnames[slot..]
-                .iter()
-                .position(|n| *n == name)
-                .map(|i| slot + i))
-            .or_else(|| varnames.iter().position(|n| *n == name));
+        let slots = &mut self.slots;
+        entries.retain(|&(name, value)| {
+            // Slot order: each entry's slot is at or after the previous one's.
+            let found = (varnames[slot..].iter().position(|n| *n == name))
+                .map(|i| slot + i)
+                .or_else(|| varnames.iter().position(|n| *n == name));
             match found {
                 Some(i) => {
                     slot = i;
-                    self.slots[i] = Some(value);
+                    slots[i] = Some(value);
+                    false
                 }
-                None => debug_assert!(false, "a local without a slot"),
+                None => true,
             }
-        }
+        });
     }
 
     /// The value of a name, by a search of the slot table (the by-name readers:

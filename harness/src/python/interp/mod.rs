@@ -195,6 +195,8 @@ pub struct Interpreter<'a> {
     /// Emptied local-slot tables of returned calls, reused by later calls' frames so
     /// that a call does not allocate one (Rust memory only, not modelled objects).
     pub(super) spare_locals: Vec<Vec<Option<Value>>>,
+    /// Emptied argument vectors of calls, reused by later calls (`interp/calls.rs`).
+    pub(super) spare_args: Vec<Vec<Value>>,
     /// Emptied by-name local lists (what suspended generators keep), reused likewise.
     pub(super) spare_named: Vec<Vec<(Sym, Value)>>,
     /// Emptied cell lists of returned frames, reused like `spare_locals`.
@@ -310,6 +312,7 @@ impl<'a> Interpreter<'a> {
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
             spare_named: Vec::new(),
+            spare_args: Vec::new(),
             spare_cells: Vec::new(),
             printed: Default::default(),
             class_codes: FxHashMap::default(),

@@ -199,7 +199,7 @@ impl<'a> Interpreter<'a> {
             self.expr_stack.truncate(top - nkw);
             kwargs
         };
-        let mut args = Vec::with_capacity(nargs + extra);
+        let mut args = self.argument_vector(nargs + extra);
         args.extend(self.expr_stack.drain(top - nkw - nargs..top - nkw));
         let callee = self.pop();
         self.at(c);
