@@ -122,7 +122,7 @@ impl<'a> Interpreter<'a> {
     pub(super) fn retire_frame_object(
         &mut self,
         object: ObjId,
-        locals: SmallMap<Sym, Value>,
+        mut locals: Vec<(Sym, Value)>,
         cells: SmallMap<Sym, ObjId>,
     ) {
         if self.heap.get(object).refcount > 1 {
@@ -133,7 +133,6 @@ impl<'a> Interpreter<'a> {
             if let Some(b) = back {
                 self.heap.incref(Value::Obj(b));
             }
-            let mut locals: Vec<(Sym, Value)> = locals.into_entries();
             let cells: Vec<ObjId> = cells.into_values().collect();
             if let ObjKind::Frame(f) = self.heap.kind_mut(object) {
                 f.running = false;
@@ -142,7 +141,7 @@ impl<'a> Interpreter<'a> {
                 f.cells = cells;
             }
         } else {
-            self.heap.decref_all(locals.into_values());
+            self.heap.decref_all(locals.into_iter().map(|(_, v)| v));
             self.heap.decref_all(cells.into_values().map(Value::Obj));
             if let ObjKind::Frame(f) = self.heap.kind_mut(object) {
                 f.running = false;

@@ -10,7 +10,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameScope {
-    Local,
+    /// A plain local: its slot in [`Code::varnames`].
+    Local(u32),
     Cell,
     Free,
     /// Declared `global`.
@@ -40,6 +41,14 @@ pub struct Code<'a> {
     pub vararg: Option<Sym>,
     pub kwarg: Option<Sym>,
     pub scopes: FxHashMap<Sym, NameScope>,
+    /// The plain locals by slot, in CPython's `co_varnames` order: the parameters in
+    /// signature order (`*args`, `**kwargs` last), then the other locals in the order the
+    /// compiler first meets them in the source. A frame keeps its locals in this order and
+    /// releases them in it when it dies (CPython clears `localsplus` front to back). A
+    /// parameter that is a cell variable keeps its slot, empty: its value is in the cell.
+    pub varnames: Vec<Sym>,
+    /// The slots of the parameters that are cell variables, in slot order.
+    pub cell_param_slots: Vec<u32>,
     /// Locals that nested functions read: each call creates one cell per name.
     pub cellvars: Vec<Sym>,
     /// Names read from enclosing functions: the function object's closure tuple.
@@ -113,9 +122,30 @@ impl<'a> Codes<'a> {
 struct ScopeFacts<'a> {
     bound: FxHashSet<Sym>,
     used: FxHashSet<Sym>,
+    /// Every name bound or read, in the order first met (what orders `co_varnames`).
+    order: Vec<Sym>,
+    seen: FxHashSet<Sym>,
     globals: FxHashSet<Sym>,
     nonlocals: FxHashSet<Sym>,
     children: Vec<Child<'a>>,
+}
+
+impl ScopeFacts<'_> {
+    fn meet(&mut self, name: Sym) {
+        if self.seen.insert(name) {
+            self.order.push(name);
+        }
+    }
+
+    fn bind(&mut self, name: Sym) {
+        self.meet(name);
+        self.bound.insert(name);
+    }
+
+    fn read(&mut self, name: Sym) {
+        self.meet(name);
+        self.used.insert(name);
+    }
 }
 
 enum Child<'a> {
@@ -202,7 +232,7 @@ fn resolve<'a>(
             let qualname = codes.push_step(parent, name, true);
             let params = params_ast.map(|p| parameters(p, names)).unwrap_or_default();
             for p in &params {
-                facts.bound.insert(p.name);
+                facts.bind(p.name);
             }
             let star = |a: &Option<Box<ast::Parameter>>, names: &mut Interner| {
                 a.as_ref().map(|p| names.intern(p.name.as_str()))
@@ -210,9 +240,10 @@ fn resolve<'a>(
             let vararg = params_ast.and_then(|p| star(&p.vararg, names));
             let kwarg = params_ast.and_then(|p| star(&p.kwarg, names));
             let posonly = params_ast.map_or(0, |p| p.posonlyargs.len());
-            facts
-                .bound
-                .extend(vararg.iter().chain(kwarg.iter()).copied());
+            vararg
+                .iter()
+                .chain(kwarg.iter())
+                .for_each(|&n| facts.bind(n));
             match &body {
                 Body::Def(d) => d
                     .body
@@ -246,9 +277,17 @@ fn resolve<'a>(
             free.extend(facts.nonlocals.iter().copied());
             let mut freevars: Vec<Sym> = free.iter().copied().collect();
             freevars.sort();
+            // Parameters first (they were met first), then the plain locals.
+            let varnames: Vec<Sym> = (facts.order.iter().copied())
+                .filter(|n| locals.contains(n))
+                .filter(|n| !cellvars.contains(n) || params_of(&params, vararg, kwarg, *n))
+                .collect();
+            let cell_param_slots: Vec<u32> = (0..varnames.len() as u32)
+                .filter(|&slot| cellvars.contains(&varnames[slot as usize]))
+                .collect();
             let mut scopes = FxHashMap::default();
-            for &n in &locals {
-                scopes.insert(n, NameScope::Local);
+            for (slot, &n) in varnames.iter().enumerate() {
+                scopes.insert(n, NameScope::Local(slot as u32));
             }
             for &n in &cellvars {
                 scopes.insert(n, NameScope::Cell);
@@ -276,6 +315,8 @@ fn resolve<'a>(
                 vararg,
                 kwarg,
                 scopes,
+                varnames,
+                cell_param_slots,
                 cellvars,
                 freevars: freevars.clone(),
                 is_async,
@@ -285,6 +326,11 @@ fn resolve<'a>(
             free
         }
     }
+}
+
+/// Whether `name` is one of a function's parameters.
+fn params_of(params: &[Param<'_>], vararg: Option<Sym>, kwarg: Option<Sym>, name: Sym) -> bool {
+    params.iter().any(|p| p.name == name) || vararg == Some(name) || kwarg == Some(name)
 }
 
 fn parameters<'a>(p: &'a ast::Parameters, names: &mut Interner) -> Vec<Param<'a>> {
@@ -307,9 +353,7 @@ fn parameters<'a>(p: &'a ast::Parameters, names: &mut Interner) -> Vec<Param<'a>
 
 fn bind_target<'a>(target: &'a Expr, facts: &mut ScopeFacts<'a>, names: &mut Interner) {
     match target {
-        Expr::Name(n) => {
-            facts.bound.insert(names.intern(n.id.as_str()));
-        }
+        Expr::Name(n) => facts.bind(names.intern(n.id.as_str())),
         Expr::Tuple(t) => t.elts.iter().for_each(|e| bind_target(e, facts, names)),
         Expr::List(t) => t.elts.iter().for_each(|e| bind_target(e, facts, names)),
         Expr::Starred(s) => bind_target(&s.value, facts, names),
@@ -324,7 +368,10 @@ fn collect_body<'a>(body: &'a [Stmt], facts: &mut ScopeFacts<'a>, names: &mut In
 fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Interner) {
     match stmt {
         Stmt::FunctionDef(d) => {
-            facts.bound.insert(names.intern(d.name.as_str()));
+            // Decorators are evaluated first, then defaults; the name is stored last.
+            for dec in &d.decorator_list {
+                collect_expr(&dec.expression, facts, names);
+            }
             for p in d
                 .parameters
                 .posonlyargs
@@ -336,16 +383,17 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
                     collect_expr(default, facts, names);
                 }
             }
-            for dec in &d.decorator_list {
-                collect_expr(&dec.expression, facts, names);
-            }
+            facts.bind(names.intern(d.name.as_str()));
             facts.children.push(Child::Function(Body::Def(d)));
         }
         Stmt::ClassDef(c) => {
-            facts.bound.insert(names.intern(c.name.as_str()));
+            for dec in &c.decorator_list {
+                collect_expr(&dec.expression, facts, names);
+            }
             if let Some(args) = &c.arguments {
                 args.args.iter().for_each(|a| collect_expr(a, facts, names));
             }
+            facts.bind(names.intern(c.name.as_str()));
             facts.children.push(Child::Class(c));
         }
         Stmt::Return(r) => r.value.iter().for_each(|v| collect_expr(v, facts, names)),
@@ -355,8 +403,9 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
             a.targets.iter().for_each(|t| bind_target(t, facts, names));
         }
         Stmt::AugAssign(a) => {
-            collect_expr(&a.value, facts, names);
+            // The target is read before the value is evaluated.
             collect_expr(&a.target, facts, names);
+            collect_expr(&a.value, facts, names);
             bind_target(&a.target, facts, names);
         }
         Stmt::AnnAssign(a) => {
@@ -400,13 +449,13 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
                     || alias.name.as_str().split('.').next().unwrap_or_default(),
                     |a| a.as_str(),
                 );
-                facts.bound.insert(names.intern(bound));
+                facts.bind(names.intern(bound));
             }
         }
         Stmt::ImportFrom(i) => {
             for alias in &i.names {
                 let bound = alias.asname.as_ref().unwrap_or(&alias.name);
-                facts.bound.insert(names.intern(bound.as_str()));
+                facts.bind(names.intern(bound.as_str()));
             }
         }
         Stmt::Global(g) => {
@@ -430,7 +479,7 @@ fn collect_stmt<'a>(stmt: &'a Stmt, facts: &mut ScopeFacts<'a>, names: &mut Inte
                 let ast::ExceptHandler::ExceptHandler(h) = handler;
                 h.type_.iter().for_each(|e| collect_expr(e, facts, names));
                 if let Some(name) = &h.name {
-                    facts.bound.insert(names.intern(name.as_str()));
+                    facts.bind(names.intern(name.as_str()));
                 }
                 collect_body(&h.body, facts, names);
             }
@@ -458,9 +507,9 @@ fn collect_expr<'a>(expr: &'a Expr, facts: &mut ScopeFacts<'a>, names: &mut Inte
                 Expr::Name(n) => {
                     let sym = self.names.intern(n.id.as_str());
                     if n.ctx.is_load() {
-                        self.facts.used.insert(sym);
+                        self.facts.read(sym);
                     } else {
-                        self.facts.bound.insert(sym);
+                        self.facts.bind(sym);
                     }
                 }
                 Expr::Lambda(l) => {

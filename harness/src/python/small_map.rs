@@ -27,11 +27,6 @@ impl<K: PartialEq + Copy, V: Copy> SmallMap<K, V> {
         }
     }
 
-    pub fn remove(&mut self, key: &K) -> Option<V> {
-        let i = self.entries.iter().position(|(k, _)| k == key)?;
-        Some(self.entries.swap_remove(i).1)
-    }
-
     /// A map over entries taken from one (keys already distinct).
     pub fn from_entries(entries: Vec<(K, V)>) -> Self {
         SmallMap { entries }

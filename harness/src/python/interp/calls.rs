@@ -1,17 +1,13 @@
 //! Function objects, calls and frames, instantiation, and call expressions
 //! (`f(...)`, `obj.method(...)`).
 
-use super::{Frame, Interpreter, R, RECURSION_LIMIT};
+use super::{Frame, Interpreter, Locals, R, RECURSION_LIMIT};
 use crate::heap::{Attrs, Function, ObjId, ObjKind, Sym, Value};
 use crate::python::natives::{self, Native};
 use crate::python::scope::{Body, symbol};
 use crate::python::small_map::SmallMap;
 use ruff_python_ast::{self as ast, Expr};
 use ruff_text_size::Ranged;
-
-/// Most spare local-variable tables kept, and the most entries one may hold (a call with
-/// many locals does not pin its table).
-const SPARE_LOCALS: usize = 64;
 
 impl<'a> Interpreter<'a> {
     // ----- functions ------------------------------------------------------------------------
@@ -217,22 +213,9 @@ impl<'a> Interpreter<'a> {
         let frame = self.frames.pop().expect("pushed above");
         match frame.object {
             // Its frame object settles the ≤ 3.10 frame bookkeeping when it is freed.
-            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            Some(_) => self.retire_frame(frame),
             None => {
-                let mut locals = frame.locals.into_entries();
-                self.heap.decref_all(locals.drain(..).map(|(_, v)| v));
-                if self.spare_locals.len() < SPARE_LOCALS && locals.capacity() <= SPARE_LOCALS {
-                    self.spare_locals.push(locals);
-                }
-                let mut cells = frame.cells.into_entries();
-                self.heap
-                    .decref_all(cells.drain(..).map(|(_, c)| Value::Obj(c)));
-                if cells.capacity() > 0
-                    && self.spare_cells.len() < SPARE_LOCALS
-                    && cells.capacity() <= SPARE_LOCALS
-                {
-                    self.spare_cells.push(cells);
-                }
+                self.release_frame_contents(frame);
                 self.leave_frame_object(code_index, uses_zombie);
             }
         }
@@ -251,25 +234,23 @@ impl<'a> Interpreter<'a> {
         let code = codes.get(code_index);
         let name = code.name;
         let line = self.frames.last().map_or(0, |f| f.line);
+        let buffer = self.spare_locals.pop().unwrap_or_default();
         let mut frame = Frame {
             code: Some(code_index),
             name,
             line,
             object: None,
             used_zombie: false,
-            locals: SmallMap::new(),
+            locals: Locals::with_slots(buffer, code.varnames.len()),
             cells: SmallMap::new(),
             class_namespaces: Vec::new(),
         };
-        let names = code
-            .params
-            .iter()
-            .map(|p| p.name)
-            .chain(code.vararg)
-            .chain(code.kwarg);
-        let mut entries = self.spare_locals.pop().unwrap_or_default();
-        entries.extend(names.zip(bound));
-        let mut args = SmallMap::from_entries(entries);
+        // The parameters hold the first slots, in signature order.
+        let mut bound = bound;
+        for (slot, v) in bound.drain(..).enumerate() {
+            frame.locals.set(slot as u32, v);
+        }
+        self.spare_argument_vector(bound);
         // Cells first, one allocation each, in CPython's order: a collection inside one of
         // them sees the cells made before it. A parameter that is a cell variable moves in.
         // The order is walked from the code object, not collected into lists per call.
@@ -285,12 +266,14 @@ impl<'a> Interpreter<'a> {
             let cell_locals = (code.cellvars.iter().copied())
                 .filter(|n| !localsplus || !params().any(|p| p == *n));
             for name in cell_params.chain(cell_locals) {
-                let contents = args.remove(&name);
+                // A parameter's slot is emptied into its cell (`None` for a plain cell).
+                let contents = params()
+                    .position(|p| p == name)
+                    .and_then(|slot| frame.locals.take(slot as u32));
                 let cell = self.alloc(ObjKind::Cell(contents));
                 frame.cells.insert(name, cell);
             }
         }
-        frame.locals = args;
         if closure.is_some() && frame.cells.is_empty() {
             frame.cells = SmallMap::from_entries(self.spare_cells.pop().unwrap_or_default());
         }
@@ -509,7 +492,7 @@ impl<'a> Interpreter<'a> {
         let extra = usize::from(
             !c.arguments.args.is_empty() && self.prepends_receiver(callee.or(receiver)),
         );
-        let mut args = Vec::with_capacity(c.arguments.args.len() + extra);
+        let mut args = self.argument_vector(c.arguments.args.len() + extra);
         let mut kwargs = Vec::new();
         // An argument that raises drops the callee and the arguments evaluated before it, as
         // CPython's unwinding pops them off the value stack.

@@ -462,7 +462,7 @@ impl<'a> Interpreter<'a> {
         let first = self.codes.get(code).params.first().map(|p| p.name);
         // The first argument is a local, or a cell when a closure of the method uses it.
         let receiver = first.and_then(|n| {
-            frame.locals.get(&n).copied().or_else(|| {
+            self.local_by_name(frame, n).or_else(|| {
                 match frame.cells.get(&n).map(|c| self.heap.kind(*c)) {
                     Some(ObjKind::Cell(Some(v))) => Some(*v),
                     _ => None,

@@ -12,12 +12,14 @@ mod collection;
 mod comprehensions;
 mod device;
 mod expressions;
+mod locals;
 mod names;
 mod starred;
 mod statements;
 mod uncaught_traceback;
 
 pub(in crate::python) use expressions::is_constant;
+pub(in crate::python) use locals::Locals;
 
 use collection::{CycleKey, CyclePathTexts, SignatureStep};
 
@@ -91,7 +93,8 @@ pub(super) struct Frame {
     pub(super) object: Option<ObjId>,
     /// ≤ 3.10: whether the call uses its code object's zombie frame.
     pub(super) used_zombie: bool,
-    pub(in crate::python) locals: SmallMap<Sym, Value>,
+    /// Its plain locals by slot (`Code::varnames`); empty for module and class-body code.
+    pub(in crate::python) locals: Locals,
     /// Cells of this frame's cell variables and of its free variables.
     pub(in crate::python) cells: SmallMap<Sym, ObjId>,
     /// Namespaces of class bodies being executed in this frame (innermost last).
@@ -189,9 +192,13 @@ pub struct Interpreter<'a> {
     pub(super) data_depth: super::depth::DepthGuard,
     /// `torch.autocast` regions and their cast cache (`amp.rs`).
     pub(in crate::python) autocast: super::amp::AutocastState,
-    /// Emptied local-variable tables of returned calls, reused by later calls' frames so
+    /// Emptied local-slot tables of returned calls, reused by later calls' frames so
     /// that a call does not allocate one (Rust memory only, not modelled objects).
-    pub(super) spare_locals: Vec<Vec<(Sym, Value)>>,
+    pub(super) spare_locals: Vec<Vec<Option<Value>>>,
+    /// Emptied argument vectors of calls, reused by later calls (`interp/calls.rs`).
+    pub(super) spare_args: Vec<Vec<Value>>,
+    /// Emptied by-name local lists (what suspended generators keep), reused likewise.
+    pub(super) spare_named: Vec<Vec<(Sym, Value)>>,
     /// Emptied cell lists of returned frames, reused like `spare_locals`.
     pub(super) spare_cells: Vec<Vec<(Sym, ObjId)>>,
     /// What the workload printed (`print_output.rs`), handed to the timeline at the end.
@@ -270,7 +277,7 @@ impl<'a> Interpreter<'a> {
                 line: 0,
                 object: None,
                 used_zombie: false,
-                locals: SmallMap::new(),
+                locals: Locals::default(),
                 cells: SmallMap::new(),
                 class_namespaces: Vec::new(),
             }],
@@ -304,6 +311,8 @@ impl<'a> Interpreter<'a> {
             sym_init,
             comprehension_codes: FxHashMap::default(),
             spare_locals: Vec::new(),
+            spare_named: Vec::new(),
+            spare_args: Vec::new(),
             spare_cells: Vec::new(),
             printed: Default::default(),
             class_codes: FxHashMap::default(),

@@ -16,6 +16,59 @@ impl<'a> Interpreter<'a> {
         self.codes.get(code).scopes.get(&name).copied()
     }
 
+    /// A plain local of `frame` by name (a search of its code's slot table), for readers
+    /// that have a name rather than a slot.
+    pub(in crate::python) fn local_by_name(
+        &self,
+        frame: &super::Frame,
+        name: Sym,
+    ) -> Option<Value> {
+        let code = frame.code?;
+        frame.locals.by_name(&self.codes.get(code).varnames, name)
+    }
+
+    /// A compiled `LoadFast`: the local in `slot` of the running frame.
+    #[inline]
+    pub(in crate::python) fn load_fast(&mut self, slot: u32, name: Sym) -> R<Value> {
+        let frame = self.frames.last().expect("a frame");
+        match frame.locals.get(slot) {
+            Some(v) => {
+                self.heap.incref(v);
+                Ok(v)
+            }
+            None => self.unbound_local(name),
+        }
+    }
+
+    /// A compiled `LoadDeref`: the contents of the running frame's cell for `name`.
+    pub(in crate::python) fn load_deref(&mut self, name: Sym) -> R<Value> {
+        let frame = self.frames.last().expect("a frame");
+        match frame.cells.get(&name).map(|c| self.heap.kind(*c)) {
+            Some(ObjKind::Cell(Some(v))) => {
+                let v = *v;
+                self.heap.incref(v);
+                Ok(v)
+            }
+            _ => self.unbound_free(name),
+        }
+    }
+
+    /// A compiled `LoadGlobal`: a module global, else a builtin.
+    pub(in crate::python) fn load_global(&mut self, name: Sym) -> R<Value> {
+        match self
+            .globals
+            .get(&name)
+            .copied()
+            .or_else(|| self.builtin(name))
+        {
+            Some(v) => {
+                self.heap.incref(v);
+                Ok(v)
+            }
+            None => self.undefined_name(name),
+        }
+    }
+
     pub(in crate::python) fn load_name(&mut self, name: Sym) -> R<Value> {
         let frame = self.frames.last().expect("a frame");
         if let Some(ns) = frame.class_namespaces.last()
@@ -26,8 +79,8 @@ impl<'a> Interpreter<'a> {
             return Ok(v);
         }
         let found = match self.scope_of(name) {
-            Some(NameScope::Local) => match frame.locals.get(&name) {
-                Some(v) => Some(*v),
+            Some(NameScope::Local(slot)) => match frame.locals.get(slot) {
+                Some(v) => Some(v),
                 None => return self.unbound_local(name),
             },
             Some(NameScope::Cell) | Some(NameScope::Free) => {
@@ -40,8 +93,8 @@ impl<'a> Interpreter<'a> {
             Some(NameScope::Global) | None => {
                 // Class bodies and module code also see their frame's cells (a class inside a function).
                 if frame.code.is_some() && !frame.class_namespaces.is_empty() {
-                    if let Some(v) = frame.locals.get(&name) {
-                        Some(*v)
+                    if let Some(v) = self.local_by_name(frame, name) {
+                        Some(v)
                     } else if let Some(ObjKind::Cell(Some(v))) =
                         frame.cells.get(&name).map(|c| self.heap.kind(*c))
                     {
@@ -110,7 +163,7 @@ impl<'a> Interpreter<'a> {
             }
         } else {
             match scope {
-                Some(NameScope::Local) => frame.locals.insert(name, value),
+                Some(NameScope::Local(slot)) => frame.locals.set(slot, value),
                 Some(NameScope::Cell) | Some(NameScope::Free) => {
                     let cell = frame.cells.get(&name).copied();
                     match cell {
@@ -153,7 +206,7 @@ impl<'a> Interpreter<'a> {
                 .map(|i| ns.remove(i).1);
         }
         match scope {
-            Some(NameScope::Local) => frame.locals.remove(&name),
+            Some(NameScope::Local(slot)) => frame.locals.take(slot),
             Some(NameScope::Cell) | Some(NameScope::Free) => {
                 match frame.cells.get(&name).copied() {
                     Some(c) => match self.heap.kind_mut(c) {

@@ -12,9 +12,10 @@
 //! Operands are resolved at compile time: constants are the values themselves (ints,
 //! floats, bools, `None`, interned strings: nothing to allocate or incref), names and
 //! attribute names are the symbols `scope::intern_identifiers` interned once per module
-//! (no string hashing when they run). Names load through `Interpreter::load_name` by symbol:
-//! frames keep their locals in a small map by symbol, so there is no slot index to resolve
-//! to yet (a later step: locals by slot in `Frame`).
+//! (no string hashing when they run). In function bodies, name loads are resolved to their
+//! scope once the body is compiled ([`resolve_names`]): a local is its frame slot
+//! (`Code::varnames`), a global or builtin is looked up in the module's table only; module
+//! and class bodies load through `Interpreter::load_name`.
 //!
 //! Temporaries are created and released exactly where the tree walker created and
 //! released them (the `gc_schedule_*` and `calibration` tests check CPython's order):
@@ -35,6 +36,23 @@ use super::compile::{Compiler, Instr};
 use crate::heap::{Sym, Value};
 use ruff_python_ast::{self as ast, CmpOp, Expr, Operator, UnaryOp};
 use ruff_text_size::Ranged;
+
+/// Resolves the name loads of a function body's compiled expressions to its scopes, as
+/// CPython's compiler emits `LOAD_FAST`, `LOAD_DEREF` or `LOAD_GLOBAL`: running them
+/// hashes no scope table. Only for function bodies: module and class bodies look names
+/// up by name (their namespaces are dictionaries).
+pub(in crate::python) fn resolve_names(ops: &mut [Op<'_>], code: &crate::python::scope::Code<'_>) {
+    use crate::python::scope::NameScope;
+    for op in ops {
+        if let Op::LoadName { name, at } = *op {
+            *op = match code.scopes.get(&name) {
+                Some(&NameScope::Local(slot)) => Op::LoadFast { slot, name, at },
+                Some(NameScope::Cell | NameScope::Free) => Op::LoadDeref { name, at },
+                Some(NameScope::Global) | None => Op::LoadGlobal { name, at },
+            };
+        }
+    }
+}
 
 /// A compiled expression: `root` (the node, for locations and loop keys) and its ops
 /// `start..end` in `VmCode::exprs`.
@@ -60,6 +78,22 @@ pub(in crate::python) enum Op<'a> {
     Const(Value),
     /// Pushes the value of a name.
     LoadName {
+        name: Sym,
+        at: u32,
+    },
+    /// Pushes a function's plain local by slot ([`resolve_names`]); `name` for the error.
+    LoadFast {
+        slot: u32,
+        name: Sym,
+        at: u32,
+    },
+    /// Pushes a function's cell or free variable.
+    LoadDeref {
+        name: Sym,
+        at: u32,
+    },
+    /// Pushes a global or builtin of a function body.
+    LoadGlobal {
         name: Sym,
         at: u32,
     },

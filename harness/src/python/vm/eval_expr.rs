@@ -86,6 +86,18 @@ impl<'a> Interpreter<'a> {
                     self.offset = at;
                     self.load_name(name)?
                 }
+                Op::LoadFast { slot, name, at } => {
+                    self.offset = at;
+                    self.load_fast(slot, name)?
+                }
+                Op::LoadDeref { name, at } => {
+                    self.offset = at;
+                    self.load_deref(name)?
+                }
+                Op::LoadGlobal { name, at } => {
+                    self.offset = at;
+                    self.load_global(name)?
+                }
                 Op::LoadAttr { attr, at } => {
                     let obj = self.pop();
                     self.offset = at;
@@ -196,7 +208,7 @@ impl<'a> Interpreter<'a> {
             self.expr_stack.truncate(top - nkw);
             kwargs
         };
-        let mut args = Vec::with_capacity(nargs + extra);
+        let mut args = self.argument_vector(nargs + extra);
         args.extend(self.expr_stack.drain(top - nkw - nargs..top - nkw));
         let callee = self.pop();
         self.at(c);

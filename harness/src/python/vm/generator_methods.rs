@@ -101,7 +101,7 @@ impl<'a> Interpreter<'a> {
             {
                 g.state = GenState::Closed;
                 let parts = (
-                    std::mem::take(&mut g.locals),
+                    (g.code, std::mem::take(&mut g.locals)),
                     std::mem::take(&mut g.cells),
                     std::mem::take(&mut g.stack),
                     g.frame_object.take(),
@@ -114,16 +114,17 @@ impl<'a> Interpreter<'a> {
             }
             _ => (None, None),
         };
-        let Some((locals, cells, stack, object, exc_state)) = frame_parts else {
+        let Some(((code, locals), cells, stack, object, exc_state)) = frame_parts else {
             return Ok(());
         };
+        let locals = self.locals_from_named(code, locals);
         let frame = Frame {
-            code: None,
+            code: Some(code),
             name: crate::heap::Sym(0),
             line: 0,
             object,
             used_zombie: false,
-            locals: SmallMap::from_entries(locals),
+            locals,
             cells: SmallMap::from_entries(cells),
             class_namespaces: Vec::new(),
         };

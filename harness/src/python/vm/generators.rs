@@ -62,7 +62,8 @@ impl<'a> Interpreter<'a> {
             Body::Lambda(_) => return self.unsupported("`yield` in a lambda"),
         };
         match super::compile::compile(&def.body, self.codes.get(code).is_async) {
-            Ok(c) => {
+            Ok(mut c) => {
+                super::compile_expr::resolve_names(&mut c.exprs, self.codes.get(code));
                 let c = Rc::new(c);
                 self.vm_codes.insert(code, Rc::clone(&c));
                 Ok(c)
@@ -106,7 +107,7 @@ impl<'a> Interpreter<'a> {
             state: GenState::Created,
             ip: 0,
             line: frame.line,
-            locals: frame.locals.into_entries(),
+            locals: self.take_named_locals(code, frame.locals),
             cells: frame.cells.into_entries(),
             stack: Vec::new(),
             handlers: Vec::new(),
@@ -120,9 +121,7 @@ impl<'a> Interpreter<'a> {
     }
 
     fn drop_frame_contents(&mut self, frame: Frame) {
-        self.heap.decref_all(frame.locals.into_values());
-        self.heap
-            .decref_all(frame.cells.into_values().map(Value::Obj));
+        self.release_frame_contents(frame);
     }
 
     /// Runs a generator until its next `yield` or its end.
@@ -173,16 +172,18 @@ impl<'a> Interpreter<'a> {
         let mut stack = std::mem::take(&mut g.stack);
         let mut handlers = std::mem::take(&mut g.handlers);
         let mut exc_state = g.exc_state.take();
-        let frame = Frame {
+        let named = std::mem::take(&mut g.locals);
+        let mut frame = Frame {
             code: Some(code),
             name: g.name,
             line: g.line,
             object: g.frame_object.take(),
             used_zombie: matches!(g.frame_release, Some(FrameRelease::Zombie { .. })),
-            locals: SmallMap::from_entries(std::mem::take(&mut g.locals)),
+            locals: Default::default(),
             cells: SmallMap::from_entries(std::mem::take(&mut g.cells)),
             class_namespaces: Vec::new(),
         };
+        frame.locals = self.locals_from_named(code, named);
         // A throw into a generator that has not started raises before its first line.
         let resume = match (started, how) {
             (false, Resume::Throw(e)) => Err(e),
@@ -210,12 +211,13 @@ impl<'a> Interpreter<'a> {
         let frame = self.frames.pop().expect("pushed above");
         match result {
             Ok(Stop::Suspended(v)) => {
+                let named = self.take_named_locals(code, frame.locals);
                 if let ObjKind::Generator(g) = self.heap.kind_mut(generator) {
                     g.state = GenState::Suspended;
                     g.ip = ip;
                     g.handlers = handlers;
                     g.line = frame.line;
-                    g.locals = frame.locals.into_entries();
+                    g.locals = named;
                     g.cells = frame.cells.into_entries();
                     g.stack = stack;
                     g.exc_state = exc_state;
@@ -293,7 +295,7 @@ impl<'a> Interpreter<'a> {
     /// it came from (the code's zombie frame or the free list).
     pub(super) fn release_generator_frame(&mut self, frame: Frame, release: Option<FrameRelease>) {
         match frame.object {
-            Some(object) => self.retire_frame_object(object, frame.locals, frame.cells),
+            Some(_) => self.retire_frame(frame),
             None => {
                 self.drop_frame_contents(frame);
                 if let Some(release) = release {

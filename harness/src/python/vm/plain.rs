@@ -56,7 +56,10 @@ impl<'a> Interpreter<'a> {
             return Ok(Rc::clone(c));
         }
         let compiled = match super::compile_plain::compile_plain(body) {
-            Ok(c) => Rc::new(c),
+            Ok(mut c) => {
+                super::compile_expr::resolve_names(&mut c.exprs, self.codes.get(code));
+                Rc::new(c)
+            }
             Err(refusal) => {
                 self.offset = refusal.offset;
                 return self.unsupported(refusal.construct);
