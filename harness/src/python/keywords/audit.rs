@@ -294,4 +294,14 @@ pub(super) const MODELLED: &[&str] = &[
     "lengths",
     // torch.where: the mask the node keeps.
     "condition",
+    // pointwise_math.rs: flip/roll dims, tril/triu's band, lerp's operands, outer's
+    // vector, repeat_interleave's counts (its index's size).
+    "dims",
+    "shifts",
+    "diagonal",
+    "end",
+    "vec2",
+    "repeats",
+    // round: picks RoundBackward1 over RoundBackward0.
+    "decimals",
 ];
