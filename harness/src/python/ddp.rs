@@ -46,37 +46,50 @@ const DEFAULT_CAP_MB: f64 = 25.0;
 /// `_sync_module_states`' `broadcast_bucket_size`: 250 MiB.
 const BROADCAST_BUCKET_BYTES: u64 = 250 * 1024 * 1024;
 
+/// A bucket being filled for one (dtype, device): its indices, bytes, and the position of
+/// its current size limit.
+struct OpenBucket {
+    key: (Dtype, DeviceKind),
+    indices: Vec<usize>,
+    size: u64,
+    limit: usize,
+}
+
 /// `compute_bucket_assignment_by_size`: indices into `tensors` (each `(dtype, device,
 /// bytes)`) per bucket, sorted by smallest index (module docs).
 pub(crate) fn assign_buckets(
     tensors: &[(Dtype, DeviceKind, u64)],
     limits: &[u64],
 ) -> Vec<Vec<usize>> {
-    // Per key: the open bucket's indices and bytes, and the index of its current limit.
-    let mut open: Vec<((Dtype, DeviceKind), Vec<usize>, u64, usize)> = Vec::new();
+    let mut open: Vec<OpenBucket> = Vec::new();
     let mut result: Vec<Vec<usize>> = Vec::new();
     for (i, &(dtype, device, bytes)) in tensors.iter().enumerate() {
-        let pos = match open.iter().position(|(k, ..)| *k == (dtype, device)) {
+        let pos = match open.iter().position(|b| b.key == (dtype, device)) {
             Some(p) => p,
             None => {
-                open.push(((dtype, device), Vec::new(), 0, 0));
+                open.push(OpenBucket {
+                    key: (dtype, device),
+                    indices: Vec::new(),
+                    size: 0,
+                    limit: 0,
+                });
                 open.len() - 1
             }
         };
-        let (_, indices, size, limit) = &mut open[pos];
-        indices.push(i);
-        *size += bytes;
-        if *size >= limits[*limit] {
-            result.push(std::mem::take(indices));
-            *size = 0;
-            if *limit + 1 < limits.len() {
-                *limit += 1;
+        let b = &mut open[pos];
+        b.indices.push(i);
+        b.size += bytes;
+        if b.size >= limits[b.limit] {
+            result.push(std::mem::take(&mut b.indices));
+            b.size = 0;
+            if b.limit + 1 < limits.len() {
+                b.limit += 1;
             }
         }
     }
     result.extend(
         open.into_iter()
-            .map(|(_, indices, ..)| indices)
+            .map(|b| b.indices)
             .filter(|i| !i.is_empty()),
     );
     result.sort_by_key(|b| b[0]);
