@@ -819,6 +819,153 @@ fn facts(op: &str) -> Option<Entry> {
             &[("self", &["indices"]), ("values", &["indices"])],
             false,
         ),
+        // python/pointwise_math.rs. log10: grad / (self * ln 10); log2: grad / (self * ln 2);
+        // log1p: log1p_backward(grad, self).
+        "log10" => e(
+            "log10",
+            "Log10Backward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        "log2" => e(
+            "log2",
+            "Log2Backward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        "log1p" => e(
+            "log1p",
+            "Log1PBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // expm1: grad * (result + 1); exp2: grad * result * ln 2; rsqrt: -0.5 * grad *
+        // result^3; reciprocal: -grad * result^2.
+        "expm1" => e("expm1", "Expm1Backward0", &["self"], &[("self", &[])], true),
+        "exp2" => e("exp2", "Exp2Backward0", &["self"], &[("self", &[])], true),
+        "rsqrt" => e("rsqrt", "RsqrtBackward0", &["self"], &[("self", &[])], true),
+        "reciprocal" => e(
+            "reciprocal",
+            "ReciprocalBackward0",
+            &["self"],
+            &[("self", &[])],
+            true,
+        ),
+        // sign, floor, ceil, round, round.decimals, trunc: zeros_like(grad).
+        "sign" => e("sign", "SignBackward0", &["self"], &[("self", &[])], false),
+        "floor" => e(
+            "floor",
+            "FloorBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "ceil" => e("ceil", "CeilBackward0", &["self"], &[("self", &[])], false),
+        "round" => e(
+            "round",
+            "RoundBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "round_decimals" => e(
+            "round.decimals",
+            "RoundBackward1",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        "trunc" => e(
+            "trunc",
+            "TruncBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
+        // clamp_min / clamp_max (Scalar bound): where(self >= min, grad, 0) and the like.
+        "clamp_min" => e(
+            "clamp_min",
+            "ClampMinBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        "clamp_max" => e(
+            "clamp_max",
+            "ClampMaxBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            false,
+        ),
+        // flip / roll / tril / triu: the same op on grad with the op's int arguments.
+        "flip" => e("flip", "FlipBackward0", &["self"], &[("self", &[])], false),
+        "roll" => e("roll", "RollBackward0", &["self"], &[("self", &[])], false),
+        "tril" => e("tril", "TrilBackward0", &["self"], &[("self", &[])], false),
+        "triu" => e("triu", "TriuBackward0", &["self"], &[("self", &[])], false),
+        // cumprod_backward(grad, self, dim, result).
+        "cumprod" => e(
+            "cumprod",
+            "CumprodBackward0",
+            &["self"],
+            &[("self", &["self"])],
+            true,
+        ),
+        // hypot: self: grad * self / result; other: grad * other / result.
+        "hypot" => e(
+            "hypot",
+            "HypotBackward0",
+            &["self", "other"],
+            &[("self", &["self"]), ("other", &["other"])],
+            true,
+        ),
+        // atan2: one formula for both reads self and other; logaddexp: each reads both.
+        "atan2" => e(
+            "atan2",
+            "Atan2Backward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        "logaddexp" => e(
+            "logaddexp",
+            "LogaddexpBackward0",
+            &["self", "other"],
+            &[("self", &["self", "other"]), ("other", &["self", "other"])],
+            false,
+        ),
+        // lerp.Scalar: grad * (1 - weight) and grad * weight, weight a number.
+        "lerp" => e(
+            "lerp.Scalar",
+            "LerpBackward0",
+            &["self", "end"],
+            &[("self", &[]), ("end", &[])],
+            false,
+        ),
+        // lerp.Tensor: self: grad * (1 - weight); end: grad * weight; weight: grad * (end -
+        // self).
+        "lerp_tensor" => e(
+            "lerp.Tensor",
+            "LerpBackward1",
+            &["self", "end", "weight"],
+            &[
+                ("self", &["weight"]),
+                ("end", &["weight"]),
+                ("weight", &["end", "self"]),
+            ],
+            false,
+        ),
+        // index_select: index_select_backward(grad, self.sizes(), dim, index); the index
+        // is non-differentiable.
+        "index_select" => e(
+            "index_select",
+            "IndexSelectBackward0",
+            &["self", "index"],
+            &[("self", &["index"])],
+            false,
+        ),
         _ => return None,
     })
 }
@@ -863,6 +1010,7 @@ fn derive(entry: &Entry) -> Vec<Save> {
         any.sort_unstable();
         let known: &'static [usize] = match any.as_slice() {
             [1, 2] => &[1, 2],
+            [0, 1] => &[0, 1],
             other => panic!("{}: no static list for {other:?}", entry.schema),
         };
         saves.push(Save::InputIfAny(i, known));

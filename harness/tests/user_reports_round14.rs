@@ -701,8 +701,9 @@ for i in range(10):
 }
 
 /// Reports the model refuses, each naming the feature it lacks (the gaps listed in the
-/// round's notes): torchmetrics (Lightning-AI/torchmetrics#1738), `DistributedDataParallel` (pytorch/pytorch#40073),
-/// `@torch.no_grad()` on a generator function (pytorch/pytorch#31497).
+/// round's notes): torchmetrics (Lightning-AI/torchmetrics#1738), `@torch.no_grad()` on a
+/// generator function (pytorch/pytorch#31497). (`DistributedDataParallel`, pytorch/pytorch#40073,
+/// is modelled now: `tests/torch_ddp.rs`.)
 #[test]
 fn refused_reports_name_the_missing_feature() {
     for (report, workload, feature) in [
@@ -718,15 +719,6 @@ for i in range(10):
     a = acc(preds, y)
 "#,
             "torchmetrics",
-        ),
-        (
-            "amp_ddp",
-            r#"
-import torch
-from torch.nn.parallel import DistributedDataParallel
-model = DistributedDataParallel(torch.nn.Linear(10, 10).cuda())
-"#,
-            "DistributedDataParallel",
         ),
         (
             "no_grad_generator_predict",

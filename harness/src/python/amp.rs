@@ -176,6 +176,27 @@ pub(super) const OP_POLICIES: &[(&str, Option<CastPolicy>)] = {
         ("slice", None),
         ("select", None),
         ("alias", None),
+        // pointwise_math.rs (log10, log2, log1p, expm1, rsqrt, reciprocal and cumprod are
+        // listed above); atan2 is on the promote list.
+        ("exp2", None),
+        ("sign", None),
+        ("floor", None),
+        ("ceil", None),
+        ("round", None),
+        ("round_decimals", None),
+        ("trunc", None),
+        ("clamp_min", None),
+        ("clamp_max", None),
+        ("flip", None),
+        ("roll", None),
+        ("tril", None),
+        ("triu", None),
+        ("hypot", None),
+        ("atan2", Some(Promote)),
+        ("logaddexp", None),
+        ("lerp", None),
+        ("lerp_tensor", None),
+        ("index_select", None),
     ]
 };
 
@@ -464,7 +485,7 @@ mod tests {
         };
         assert_eq!(
             on(CastPolicy::Promote),
-            ["cat", "stack", "addcmul", "addcdiv"]
+            ["cat", "stack", "addcmul", "addcdiv", "atan2"]
         );
         assert_eq!(on(CastPolicy::Banned), ["binary_cross_entropy"]);
         for op in [

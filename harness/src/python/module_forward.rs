@@ -197,6 +197,7 @@ impl Interpreter<'_> {
             }
             Some(TorchClass::GroupNorm) => self.group_norm_forward(module, args),
             Some(TorchClass::Unflatten) => self.unflatten_forward(module, args),
+            Some(TorchClass::DistributedDataParallel) => self.ddp_forward(module, args),
             Some(kind) if kind.is_activation_module() => {
                 self.activation_forward(module, kind, args)
             }

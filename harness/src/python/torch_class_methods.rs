@@ -39,6 +39,15 @@ impl Interpreter<'_> {
             }
             return self.custom_function_apply(class, args.to_vec()).map(Some);
         }
+        if kind == TorchClass::DistributedDataParallel && name == "no_sync" {
+            // Gradients accumulate in the parameters without the reducer's copy into its
+            // buckets (which allocates nothing): a context manager that only restores state.
+            self.heap.incref(Value::None);
+            return Ok(Some(self.new_wrapper(
+                crate::heap::WrapperKind::NullContext,
+                vec![Value::None],
+            )));
+        }
         if kind == TorchClass::RemovableHandle && name == "remove" {
             return self.remove_hook(recv).map(Some);
         }

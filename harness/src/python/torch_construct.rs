@@ -178,6 +178,7 @@ impl Interpreter<'_> {
             | TorchClass::LogSoftmax
             | TorchClass::Softmin => self.construct_activation(kind, args, kwargs)?,
             TorchClass::Unflatten => self.construct_unflatten(args, kwargs)?,
+            TorchClass::DistributedDataParallel => self.construct_ddp(args, kwargs)?,
             TorchClass::Dataset
             | TorchClass::IterableDataset
             | TorchClass::TensorDataset

@@ -105,6 +105,8 @@ pub(super) enum TorchClass {
     LstmCell,
     GruCell,
     RnnCell,
+    /// `torch.nn.parallel.DistributedDataParallel` (`python/ddp.rs`).
+    DistributedDataParallel,
 }
 
 const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
@@ -269,6 +271,11 @@ const ALL: &[(TorchClass, &str, Option<TorchClass>)] = &[
     (TorchClass::LstmCell, "LSTMCell", Some(TorchClass::Module)),
     (TorchClass::GruCell, "GRUCell", Some(TorchClass::Module)),
     (TorchClass::RnnCell, "RNNCell", Some(TorchClass::Module)),
+    (
+        TorchClass::DistributedDataParallel,
+        "DistributedDataParallel",
+        Some(TorchClass::Module),
+    ),
 ];
 
 impl TorchClass {
@@ -344,6 +351,7 @@ impl TorchClass {
                 | TorchClass::Softplus
                 | TorchClass::GroupNorm
                 | TorchClass::Unflatten
+                | TorchClass::DistributedDataParallel
         ) || self.is_activation_module()
     }
 

@@ -625,6 +625,57 @@ pub const OP_RULES: &[OpRule] = &[
     // index_put_ (`t[mask] = v`, `t[idx] = v`; operands self, indices, values): both
     // formulas read the indices; `values` only for `zeros_like` (sizes and options).
     rule("index_put_", "IndexPutBackward0", Compute, &[Input(1)]),
+    // python/pointwise_math.rs. log10 / log2 / log1p read self; expm1, exp2, rsqrt and
+    // reciprocal the result; sign, floor, ceil, round (both overloads) and trunc are
+    // zeros_like(grad); clamp_min/clamp_max (Scalar) compare self with the bound.
+    rule("log10", "Log10Backward0", Compute, &[Input(0)]),
+    rule("log2", "Log2Backward0", Compute, &[Input(0)]),
+    rule("log1p", "Log1PBackward0", Compute, &[Input(0)]),
+    rule("expm1", "Expm1Backward0", Compute, &[Output]),
+    rule("exp2", "Exp2Backward0", Compute, &[Output]),
+    rule("rsqrt", "RsqrtBackward0", Compute, &[Output]),
+    rule("reciprocal", "ReciprocalBackward0", Compute, &[Output]),
+    rule("sign", "SignBackward0", Compute, &[]),
+    rule("floor", "FloorBackward0", Compute, &[]),
+    rule("ceil", "CeilBackward0", Compute, &[]),
+    rule("round", "RoundBackward0", Compute, &[]),
+    rule("round_decimals", "RoundBackward1", Compute, &[]),
+    rule("trunc", "TruncBackward0", Compute, &[]),
+    rule("clamp_min", "ClampMinBackward0", Compute, &[Input(0)]),
+    rule("clamp_max", "ClampMaxBackward0", Compute, &[Input(0)]),
+    // flip, roll, tril, triu: the same op on grad (dims, shifts, diagonal only).
+    rule("flip", "FlipBackward0", Compute, &[]),
+    rule("roll", "RollBackward0", Compute, &[]),
+    rule("tril", "TrilBackward0", Compute, &[]),
+    rule("triu", "TriuBackward0", Compute, &[]),
+    // cumprod_backward(grad, self, dim, result).
+    rule("cumprod", "CumprodBackward0", Compute, &[Input(0), Output]),
+    // hypot: self's gradient reads self and the result, other's other and the result.
+    rule(
+        "hypot",
+        "HypotBackward0",
+        Compute,
+        &[InputIf(0, 0), InputIf(1, 1), Output],
+    ),
+    // atan2_backward(grad, self, other, mask); logaddexp's two formulas read both.
+    rule("atan2", "Atan2Backward0", Compute, &[Input(0), Input(1)]),
+    rule(
+        "logaddexp",
+        "LogaddexpBackward0",
+        Compute,
+        &[Input(0), Input(1)],
+    ),
+    // lerp.Scalar reads the number only; lerp.Tensor: self's and end's formulas read
+    // weight, weight's reads end and self.
+    rule("lerp", "LerpBackward0", Compute, &[]),
+    rule(
+        "lerp_tensor",
+        "LerpBackward1",
+        Compute,
+        &[InputIfAny(2, &[0, 1]), InputIf(0, 2), InputIf(1, 2)],
+    ),
+    // index_select (repeat_interleave's composite): index_select_backward reads the index.
+    rule("index_select", "IndexSelectBackward0", Compute, &[Input(1)]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch

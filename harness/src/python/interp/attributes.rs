@@ -313,6 +313,7 @@ impl<'a> Interpreter<'a> {
             ("torch.optim", "RMSprop") => C::RmsProp,
             ("torch.optim", "Adagrad") => C::Adagrad,
             ("torch.amp" | "torch.cuda.amp", "GradScaler") => C::GradScaler,
+            ("torch.nn.parallel", "DistributedDataParallel") => C::DistributedDataParallel,
             ("torch.optim.lr_scheduler", name) => match C::scheduler_named(name) {
                 Some(k) => k,
                 None => return natives::module_attr(m, attr),

@@ -109,6 +109,9 @@ pub(super) const NO_MEMORY_EFFECT: &[&str] = &[
     "sorted",
     // DataLoader: the model iterates in order (values are not modelled; same sizes).
     "shuffle",
+    // dist.all_reduce on one rank: the reduction and the group change values only.
+    "op",
+    "group",
 ];
 
 /// Keywords PyTorch accepts on some of these functions whose memory effect the model does
@@ -294,4 +297,17 @@ pub(super) const MODELLED: &[&str] = &[
     "lengths",
     // torch.where: the mask the node keeps.
     "condition",
+    // pointwise_math.rs: flip/roll dims, tril/triu's band, lerp's operands, outer's
+    // vector, repeat_interleave's counts (its index's size).
+    "dims",
+    "shifts",
+    "diagonal",
+    "end",
+    "vec2",
+    "repeats",
+    // round: picks RoundBackward1 over RoundBackward0.
+    "decimals",
+    // dist.all_reduce: the tensor a work handle holds with async_op=True.
+    "tensor",
+    "async_op",
 ];

@@ -315,6 +315,19 @@ pub(in crate::python) fn for_class(
             "growth_interval",
             "enabled",
         ],
+        C::DistributedDataParallel => &[
+            "module",
+            "device_ids",
+            "output_device",
+            "dim",
+            "broadcast_buffers",
+            "process_group",
+            "bucket_cap_mb",
+            "find_unused_parameters",
+            "check_reduction",
+            "gradient_as_bucket_view",
+            "static_graph",
+        ],
         _ => &[],
     }
 }

@@ -38,6 +38,17 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "isclose" | "allclose" => &["other", "rtol", "atol"],
         "addcdiv" | "addcdiv_" => &["value"],
         "type" => &["dtype", "non_blocking"],
+        "round" => &["decimals"],
+        "clamp_min" => &["min"],
+        "clamp_max" => &["max"],
+        "flip" => &["dims"],
+        "roll" => &["shifts", "dims"],
+        "tril" | "triu" => &["diagonal"],
+        "cumprod" => &["dim", "dtype"],
+        "hypot" | "atan2" | "logaddexp" => &["other"],
+        "lerp" => &["end", "weight"],
+        "outer" => &["vec2"],
+        "repeat_interleave" => &["repeats", "dim", "output_size"],
         _ => &[],
     }
 }

@@ -59,6 +59,24 @@ pub(super) fn call_dist(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Valu
             }
             Ok(Value::Obj(it.alloc(ObjKind::List(works))))
         }
+        DistIsInitialized => Ok(Value::Bool(it.process_group.is_some())),
+        // One rank: the sum over the group is the tensor itself, reduced in place (no
+        // allocation); `async_op=True` gives a work handle holding it until `wait()`.
+        DistAllReduce => {
+            if it.process_group.is_none() {
+                return it.error("ValueError: Default process group has not been initialized");
+            }
+            match a.kw(it, "tensor").or(p.first().copied()) {
+                Some(t) if it.is_tensor(t) => match a.kw(it, "async_op") {
+                    Some(v) if it.truth(v)? => {
+                        it.heap.incref(t);
+                        Ok(new_work(it, vec![t]))
+                    }
+                    _ => Ok(Value::None),
+                },
+                _ => it.error("TypeError: all_reduce(): argument 'tensor' must be Tensor"),
+            }
+        }
         _ => it.error("TypeError: unknown builtin"),
     }
 }

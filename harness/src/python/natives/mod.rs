@@ -433,6 +433,36 @@ natives!(
     TypesSimpleNamespace,
     // `dataclasses.KW_ONLY` (dataclasses.rs): a sentinel only read as an annotation
     DataclassesKwOnly,
+    // pointwise math, flips, interleaving (pointwise_math.rs)
+    Log10Fn,
+    Log2Fn,
+    Log1pFn,
+    Expm1Fn,
+    Exp2Fn,
+    RsqrtFn,
+    ReciprocalFn,
+    SignFn,
+    FloorFn,
+    CeilFn,
+    RoundFn,
+    TruncFn,
+    ClampMinFn,
+    ClampMaxFn,
+    FlipFn,
+    RollFn,
+    TrilFn,
+    TriuFn,
+    CumprodFn,
+    HypotFn,
+    Atan2Fn,
+    LogaddexpFn,
+    LerpFn,
+    OuterFn,
+    RepeatInterleaveFn,
+    // torch.nn.parallel (ddp.rs), more of torch.distributed (dist_calls.rs)
+    ModNnParallel,
+    DistIsInitialized,
+    DistAllReduce,
 );
 
 impl Native {

@@ -503,6 +503,9 @@ pub(super) fn tensor_method(
         }
         "is_floating_point" => Ok(Value::Bool(t.dtype.is_floating())),
         "numpy" => it.tensor_numpy(id, a),
+        m if crate::python::pointwise_math::is_method(m) => {
+            crate::python::pointwise_math::method(it, id, m, a)
+        }
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)
@@ -552,4 +555,5 @@ fn tensor_method_known(method: &str) -> bool {
         || crate::python::keywords::for_tensor_method(method).is_some()
         || crate::python::inplace::is_in_place_method(method)
         || crate::python::index_reductions::is_method(method)
+        || crate::python::pointwise_math::is_method(method)
 }

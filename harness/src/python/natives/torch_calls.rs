@@ -135,6 +135,7 @@ pub(in crate::python) fn call_torch_native(
         }
         DistInit | DistGetRank | DistGetWorldSize | DistIsend | DistIrecv | DistSend | DistRecv
         | DistBarrier | DistBatchIsendIrecv => super::dist_calls::call_dist(it, n, a),
+        DistIsInitialized | DistAllReduce => super::dist_calls::call_dist(it, n, a),
         CurrentDevice => Ok(Value::Int(0)),
         SetDevice | RecordMemoryHistory | DumpSnapshot => Ok(Value::None),
         Zeros | Ones | Empty | Rand | Randn => {
@@ -455,6 +456,10 @@ pub(in crate::python) fn call_torch_native(
         LogsumexpFn | WhereFn => crate::python::select_ops::call(it, n, a),
         SavedTensorsHooksFn | SaveOnCpuFn => crate::python::saved_tensors_hooks::call(it, n, a),
         AsTensorFn => crate::python::tensor_sharing::as_tensor(it, a),
+        Log10Fn | Log2Fn | Log1pFn | Expm1Fn | Exp2Fn | RsqrtFn | ReciprocalFn | SignFn
+        | FloorFn | CeilFn | RoundFn | TruncFn | ClampMinFn | ClampMaxFn | FlipFn | RollFn
+        | TrilFn | TriuFn | CumprodFn | HypotFn | Atan2Fn | LogaddexpFn | LerpFn | OuterFn
+        | RepeatInterleaveFn => crate::python::pointwise_math::call(it, n, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
