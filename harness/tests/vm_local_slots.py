@@ -59,9 +59,8 @@ else:
     assert log == ['z', 'c', 'x'], log
 log.clear()
 
-# A suspended generator's `close()`: its frame's locals go in slot order too. (`del g` should
-# too, but the model's deallocation of a suspended generator releases them from a LIFO
-# worklist, `heap/generator_objects.rs`: not covered here.)
+# A suspended generator's `close()`, and its deallocation: its frame's locals go in slot
+# order too.
 def gen(flag):
     if flag:
         a = D('ga-early')
@@ -71,5 +70,10 @@ def gen(flag):
 g = gen(False)
 next(g)
 g.close()
+assert log == ['ga', 'gb'], log
+log.clear()
+g = gen(False)
+next(g)
+del g
 assert log == ['ga', 'gb'], log
 log.clear()

@@ -115,14 +115,13 @@ impl GeneratorData {
         self.state = GenState::Closed;
     }
 
-    /// Every reference it owns, when it is freed.
+    /// Every reference it owns, when it is freed. The deallocation cascade frees what reaches
+    /// zero last pushed first, so they are pushed in reverse of CPython's order: the frame's
+    /// slots go first, locals then cells then the value stack, in slot order
+    /// (`_PyFrame_ClearLocals`), and the exception state, the frame object and the function
+    /// after them.
     pub fn references(self, push: &mut impl FnMut(Value)) {
         push(Value::Obj(self.func));
-        self.locals.into_iter().for_each(|(_, v)| push(v));
-        self.cells
-            .into_iter()
-            .for_each(|(_, c)| push(Value::Obj(c)));
-        self.stack.into_iter().for_each(&mut *push);
         self.frame_object
             .into_iter()
             .for_each(|f| push(Value::Obj(f)));
@@ -130,6 +129,12 @@ impl GeneratorData {
             push(Value::Obj(e));
             push(Value::Obj(e));
         }
+        self.stack.into_iter().rev().for_each(&mut *push);
+        self.cells
+            .into_iter()
+            .rev()
+            .for_each(|(_, c)| push(Value::Obj(c)));
+        self.locals.into_iter().rev().for_each(|(_, v)| push(v));
     }
 }
 
