@@ -299,6 +299,11 @@ fn dims_of(it: &Interpreter<'_>, v: Value, ndim: usize) -> R<Vec<usize>> {
 
 /// A unary op: a new tensor of the input's shape, its row of the autograd table recorded.
 /// Autocast's float32 list casts a lower-precision input first (`autocast_mode.cpp`).
+/// `x.reciprocal()`: `Tensor.__rdiv__` (`number / tensor`) is this followed by `* number`.
+pub(in crate::python) fn reciprocal(it: &mut Interpreter<'_>, x: Value) -> R<Value> {
+    unary(it, x, "reciprocal", None)
+}
+
 fn unary(it: &mut Interpreter<'_>, x: Value, op: &'static str, dtype: Option<Dtype>) -> R<Value> {
     let (cast, dtype) = match super::amp::policy_of(op) {
         Some(p @ CastPolicy::Float32) => (Some(it.autocast_inputs(&[x], p)?), dtype),

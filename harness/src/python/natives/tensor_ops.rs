@@ -191,6 +191,14 @@ pub(in crate::python) fn tensor_binary(
     r: Value,
     in_place: bool,
 ) -> R<Value> {
+    // `number / tensor` is `Tensor.__rdiv__` (`torch/_tensor.py`): `self.reciprocal() * other`,
+    // two ops, the first node keeping the reciprocal (its result) for backward.
+    if op == Operator::Div && !in_place && !it.is_tensor(l) && it.is_tensor(r) {
+        let reciprocal = crate::python::pointwise_math::reciprocal(it, r)?;
+        let out = tensor_binary(it, Operator::Mult, reciprocal, l, false);
+        it.heap.decref(reciprocal);
+        return out;
+    }
     // `matmul`/`mm`/`bmm` are on autocast's lower-precision list, `pow` on its float32 list.
     let policy = match op {
         Operator::MatMult => Some(crate::python::amp::CastPolicy::LowerPrecision),
