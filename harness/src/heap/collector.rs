@@ -50,10 +50,17 @@ pub(super) struct Scratch {
     stack: Vec<u32>,
     survivors: Vec<ObjId>,
     garbage: Vec<ObjId>,
+    /// By member: its position in `garbage` (`u32::MAX` for a survivor).
+    garbage_of: Vec<u32>,
     refs: Vec<super::Value>,
     children: Vec<(ObjId, Edge)>,
     external: Vec<ObjId>,
+    /// Every reference from the garbage to a report node, in the order of the garbage and
+    /// of each object's traversal: (target node, holder, edge).
     triples: Vec<(u32, ObjId, Edge)>,
+    /// By garbage position: where its references start in `triples` (one more entry at the
+    /// end), so that a cycle search reads them instead of traversing the object again.
+    succ_start: Vec<u32>,
     pred_start: Vec<u32>,
     cursor: Vec<u32>,
     preds: Vec<(ObjId, Edge)>,
@@ -65,7 +72,8 @@ pub(super) struct Scratch {
     came: Vec<(ObjId, Edge)>,
     came_epoch: u32,
     queue: Vec<ObjId>,
-    queue2: Vec<ObjId>,
+    /// A cycle search's queue, of member indexes.
+    queue2: Vec<u32>,
     hit: Option<CycleHit>,
     /// Collections in a row that examined less than a quarter of what the buffers hold.
     small_in_a_row: u32,
@@ -105,6 +113,8 @@ impl Scratch {
         cut(&mut self.stack, examined);
         cut(&mut self.survivors, examined);
         cut(&mut self.garbage, examined);
+        cut(&mut self.garbage_of, examined);
+        cut(&mut self.succ_start, examined + 1);
         cut(&mut self.external, nodes);
         cut(&mut self.pred_start, nodes + 1);
         cut(&mut self.cursor, nodes);
@@ -217,10 +227,13 @@ impl Heap {
         }
         s.survivors.clear();
         s.garbage.clear();
+        s.garbage_of.clear();
+        s.garbage_of.resize(m, u32::MAX);
         for i in 0..m {
             if s.reachable[i] {
                 s.survivors.push(s.members[i]);
             } else {
+                s.garbage_of[i] = s.garbage.len() as u32;
                 s.garbage.push(s.members[i]);
             }
         }
@@ -293,9 +306,11 @@ impl Heap {
         let mut refs = std::mem::take(&mut s.refs);
         self.close_silent_garbage_generators(&mut s.garbage, &mut refs);
         // A class's cycle also holds objects the model does not keep (`class_cycles.rs`).
+        // (Only a class can have some: no hash lookup for the rest.)
         let hidden_garbage: u64 = s
             .garbage
             .iter()
+            .filter(|&&id| matches!(self.kind(id), ObjKind::Class(_)))
             .map(|&id| self.class_cycle_hidden_objects(id))
             .sum();
         // Clear the garbage; reference counting frees it. Hold a reference to each member
@@ -349,8 +364,10 @@ impl Heap {
     fn build_predecessors(&mut self, s: &mut Scratch, m: usize) {
         s.external.clear();
         s.triples.clear();
+        s.succ_start.clear();
         for gi in 0..s.garbage.len() {
             let holder = s.garbage[gi];
+            s.succ_start.push(s.triples.len() as u32);
             s.children.clear();
             let children = &mut s.children;
             self.traverse(holder, |child, edge| children.push((child, edge)));
@@ -370,6 +387,7 @@ impl Heap {
                 s.triples.push((node, holder, edge));
             }
         }
+        s.succ_start.push(s.triples.len() as u32);
         let nodes = m + s.external.len();
         s.pred_start.clear();
         s.pred_start.resize(nodes + 1, 0);
@@ -527,34 +545,36 @@ impl Heap {
         }
         let epoch = s.came_epoch;
         let mut came_len = 0usize;
+        let start_node = self
+            .node(start)
+            .expect("cycle searches start in the garbage") as u32;
         let mut queue = std::mem::take(&mut s.queue2);
-        let mut children = std::mem::take(&mut s.children);
         queue.clear();
-        queue.push(start);
+        queue.push(start_node);
         let mut head = 0;
         while head < queue.len() {
-            let cur = queue[head];
+            let cur_node = queue[head] as usize;
+            let cur = s.members[cur_node];
             head += 1;
             if came_len > PATH_SEARCH_LIMIT {
                 break;
             }
+            // The object's references to report nodes, in traversal order (what a fresh
+            // traversal would visit, less those that can be neither the start nor garbage).
+            let g = s.garbage_of[cur_node] as usize;
             let mut reached_start = None;
-            children.clear();
-            self.traverse(cur, |child, edge| children.push((child, edge)));
-            for &(child, edge) in &children {
-                if child == start {
+            for k in s.succ_start[g] as usize..s.succ_start[g + 1] as usize {
+                let (cn, _, edge) = s.triples[k];
+                if cn == start_node {
                     reached_start = Some(edge);
                     break;
                 }
-                if let Some(cn) = self.node(child)
-                    && cn < m
-                    && !s.reachable[cn]
-                    && s.came_stamp[cn] != epoch
-                {
+                let cn = cn as usize;
+                if cn < m && !s.reachable[cn] && s.came_stamp[cn] != epoch {
                     s.came_stamp[cn] = epoch;
                     s.came[cn] = (cur, edge);
                     came_len += 1;
-                    queue.push(child);
+                    queue.push(cn as u32);
                 }
             }
             if let Some(last_edge) = reached_start {
@@ -570,7 +590,6 @@ impl Heap {
             }
         }
         s.queue2 = queue;
-        s.children = children;
     }
 
     /// `untrack_tuples` (every collection) and `untrack_dicts` (full collections, ≤ 3.13):

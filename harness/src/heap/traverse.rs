@@ -146,7 +146,8 @@ impl Heap {
 
     /// [`Heap::clear_references`] appending to `out`.
     pub fn clear_references_into(&mut self, id: ObjId, out: &mut Vec<Value>) {
-        if self.take_class_self_reference(id) {
+        // Only a class can hold one: no hash lookup for the rest.
+        if matches!(self.get(id).kind, ObjKind::Class(_)) && self.take_class_self_reference(id) {
             out.push(Value::Obj(id));
         }
         match &mut self.get_mut(id).kind {

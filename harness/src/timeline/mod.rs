@@ -302,3 +302,6 @@ impl Timeline {
             .position(|e| e.allocated == peak && peak > 0)
     }
 }
+
+#[cfg(test)]
+mod head_tests;

@@ -100,9 +100,14 @@ impl NotableCollections {
 
 #[derive(Default)]
 pub struct Recorder {
-    /// Events before the first iteration, and the first [`HEAD_ITERATIONS`] iterations, with
-    /// indexes final; also the stacks, reports and notes.
+    /// The first iterations' marks and collector runs, with indexes final; also the stacks,
+    /// reports and notes. Their events are in `head` until [`Recorder::finish`].
     timeline: Timeline,
+    /// Events before the first iteration and those of the iterations `timeline` holds, in
+    /// 32-byte records instead of 72-byte [`MemoryEvent`]s: up to [`HEAD_BYTES`] of them are
+    /// written once and read back only at the end, so a long run's head costs less than half
+    /// the memory traffic (and page faults) it did as a growing list of whole events.
+    head: EventStore,
     /// Between head and tail: folded spans and kept peak iterations, in order.
     middle: Vec<Piece>,
     tail: VecDeque<Chunk>,
@@ -204,6 +209,7 @@ impl Recorder {
         let chunk = |c: &Chunk| c.gc.capacity() * gc;
         let t = &self.timeline;
         let mut bytes = self.store.bytes()
+            + self.head.bytes()
             + t.events.capacity() * event
             + t.iterations.capacity() * std::mem::size_of::<IterationMark>()
             + t.gc_events.capacity() * std::mem::size_of::<GcEvent>()
@@ -281,7 +287,7 @@ impl Recorder {
                 apply(&mut self.live, &event);
                 self.best_allocated = self.best_allocated.max(allocated);
                 self.best_reserved = self.best_reserved.max(reserved);
-                self.timeline.events.push(event);
+                self.head.push(&event);
             }
         }
     }
@@ -319,7 +325,13 @@ impl Recorder {
                 Piece::Folded { .. } => return,
             }
         }
-        latest(&mut self.timeline.events);
+        // The head's events, newest first.
+        for index in (0..self.head.len()).rev() {
+            if self.head.action_and_addr(index) == (Action::Alloc, addr) {
+                self.head.set_category(index, category);
+                return;
+            }
+        }
     }
 
     pub fn begin_iteration(&mut self, iteration: u32, allocated: u64, reserved: u64) {
@@ -409,6 +421,7 @@ impl Recorder {
     pub fn snapshot(&self) -> Timeline {
         Recorder {
             timeline: self.timeline.clone(),
+            head: self.head.clone(),
             middle: self.middle.clone(),
             tail: self.tail.clone(),
             store: self.store.clone(),
@@ -423,6 +436,7 @@ impl Recorder {
     pub fn finish(self) -> Timeline {
         let Recorder {
             mut timeline,
+            mut head,
             middle,
             tail,
             mut store,
@@ -430,6 +444,7 @@ impl Recorder {
             head_bytes: kept_bytes,
             ..
         } = self;
+        decode_head(&mut head, &mut timeline);
         let mut folded = Folded::default();
         let mut after_fold = false;
         for piece in middle {
@@ -489,9 +504,8 @@ impl Recorder {
         };
         let size = chunk_bytes(&chunk);
         self.tail_bytes -= size;
-        if self.middle.is_empty() && head_bytes(&self.timeline) + size <= self.head_bytes {
-            let events = self.remember(&chunk, true);
-            append(&mut self.timeline, chunk, events);
+        if self.middle.is_empty() && self.head_bytes() + size <= self.head_bytes {
+            self.join_head(chunk);
             return;
         }
         self.tail_allocated.retire(chunk.ordinal);
@@ -518,6 +532,31 @@ impl Recorder {
             self.remember(&chunk, false);
             self.fold(chunk);
         }
+    }
+
+    /// Moves a chunk leaving the tail into the head: its events go from the tail's store to
+    /// the head's, its blocks and peaks are applied as [`Recorder::remember`] applies them.
+    fn join_head(&mut self, chunk: Chunk) {
+        let base = self.head.len();
+        let (live, head) = (&mut self.live, &mut self.head);
+        self.store
+            .take_front(chunk.len, chunk.mark.iteration, |event| {
+                apply(live, &event);
+                head.push(&event);
+            });
+        self.best_allocated = self.best_allocated.max(chunk.peak_allocated);
+        self.best_reserved = self.best_reserved.max(chunk.peak_reserved);
+        append_mark(&mut self.timeline, chunk, base);
+    }
+
+    /// Bytes the head's records would take as whole [`MemoryEvent`]s (the budget counts
+    /// them so, whatever they are stored in: which iterations stay in detail does not depend
+    /// on the storage).
+    fn head_bytes(&self) -> usize {
+        let timeline = &self.timeline;
+        self.head.len() * std::mem::size_of::<MemoryEvent>()
+            + timeline.iterations.len() * std::mem::size_of::<IterationMark>()
+            + timeline.gc_events.len() * std::mem::size_of::<GcEvent>()
     }
 
     /// Accounts for a chunk leaving the tail: takes its events out of the store, applies its
@@ -653,23 +692,36 @@ fn chunk_bytes(chunk: &Chunk) -> usize {
         + chunk.gc.len() * std::mem::size_of::<(GcEvent, bool)>()
 }
 
-/// Bytes the head's records take.
-fn head_bytes(timeline: &Timeline) -> usize {
-    timeline.events.len() * std::mem::size_of::<MemoryEvent>()
-        + timeline.iterations.len() * std::mem::size_of::<IterationMark>()
-        + timeline.gc_events.len() * std::mem::size_of::<GcEvent>()
-}
-
 /// Appends a chunk and its events to the retained events, making its indexes absolute.
 fn append(timeline: &mut Timeline, chunk: Chunk, events: impl IntoIterator<Item = MemoryEvent>) {
     let base = timeline.events.len();
+    append_mark(timeline, chunk, base);
+    timeline.events.extend(events);
+}
+
+/// Appends a chunk's mark and collector runs, its first event at `base`.
+fn append_mark(timeline: &mut Timeline, chunk: Chunk, base: usize) {
     let mut mark = chunk.mark;
     mark.first_event = base;
     timeline.iterations.push(mark);
-    timeline.events.extend(events);
     for (mut event, _) in chunk.gc {
         event.event_index += base;
         timeline.gc_events.push(event);
+    }
+}
+
+/// Decodes the head's events into the timeline (empty until now), each in the iteration of
+/// the head mark it falls under (events before the first mark happened before the loop).
+fn decode_head(head: &mut EventStore, timeline: &mut Timeline) {
+    let total = head.len();
+    let events = &mut timeline.events;
+    events.reserve_exact(total);
+    let marks = &timeline.iterations;
+    let first = marks.first().map_or(total, |m| m.first_event);
+    head.take_front(first, 0, |e| events.push(e));
+    for (i, mark) in marks.iter().enumerate() {
+        let end = marks.get(i + 1).map_or(total, |m| m.first_event);
+        head.take_front(end - mark.first_event, mark.iteration, |e| events.push(e));
     }
 }
 

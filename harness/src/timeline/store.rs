@@ -1,4 +1,4 @@
-//! Compact storage for the events of the iterations a [`super::Recorder`] holds in its tail.
+//! Compact storage for the events a [`super::Recorder`] holds in its head and its tail.
 //!
 //! A [`MemoryEvent`] takes 72 bytes, most of them options and padding; a tail event is kept
 //! in 32 (address, size, allocated bytes, and one word packing the rest), in fixed-size
