@@ -444,6 +444,18 @@ impl Recorder {
             head_bytes: kept_bytes,
             ..
         } = self;
+        // One allocation for every event kept: growing the list after the head was decoded
+        // held the old and the new list at once.
+        let kept: usize = middle
+            .iter()
+            .map(|piece| match piece {
+                Piece::Kept { events, .. } => events.len(),
+                Piece::Folded { .. } => 0,
+            })
+            .sum();
+        timeline
+            .events
+            .reserve_exact(head.len() + kept + store.len());
         decode_head(&mut head, &mut timeline);
         let mut folded = Folded::default();
         let mut after_fold = false;
