@@ -4,6 +4,8 @@
 //! by scripts that log calls and `__del__` on the model and on every installed CPython
 //! 3.8 – 3.13.
 
+#[path = "common/del_log.rs"]
+mod del_log;
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
@@ -35,28 +37,23 @@ assert f(200) == 200
     );
 }
 
-const LOG: &str = "
-log = []
-class T:
-    def __init__(self, name):
-        self.name = name
-    def __del__(self):
-        log.append('del ' + self.name)
-def mark(name, value):
-    log.append(name)
-    return value
-";
+/// The shared `__del__` log (`T` logs its death only) and `mark`.
+fn prelude() -> String {
+    del_log::del_log(false, "")
+}
+
+/// Runs `body` after the prelude on the model and on every installed CPython.
+fn agrees(body: &str) {
+    probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
+}
 
 /// `f(a(), b())`: the callee, then the arguments left to right, then the call; keyword
 /// values after positional ones; `and`/`or`, conditional expressions and comparisons
 /// evaluate only what CPython evaluates.
 #[test]
 fn operands_are_evaluated_in_cpythons_order() {
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def f(x, y, z=0):
     log.append('f')
     return x + y + z
@@ -80,8 +77,7 @@ def body():
 body()
 assert get_f()(mark('a', 1), mark('b', 2)) == 3
 assert log == ['callee', 'a', 'b', 'f'], log
-"
-        ),
+",
     );
 }
 
@@ -90,11 +86,8 @@ assert log == ['callee', 'a', 'b', 'f'], log
 /// whose right operand raises is released by the unwinding (the tree walker leaked it).
 #[test]
 fn temporaries_are_released_where_cpython_releases_them() {
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def holder():
     h = T('h')
     h.y = T('y')
@@ -123,8 +116,7 @@ log.clear()
 v = holder().y.z
 log.append('after')
 assert log == ['del h', 'del y', 'after'], log
-"
-        ),
+",
     );
 }
 

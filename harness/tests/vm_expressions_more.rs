@@ -4,6 +4,8 @@
 //! CPython's order, checked by scripts that log `__del__` on the model and on every
 //! installed CPython 3.8 – 3.13.
 
+#[path = "common/del_log.rs"]
+mod del_log;
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
@@ -63,34 +65,32 @@ fn a_form_left_to_the_tree_evaluator_is_counted() {
     assert!(expressions_evaluated_by_tree() > tree);
 }
 
-const LOG: &str = "
-log = []
-rank = {'a': 1, 'b': 2, 'c': 3, 'z': 26, 'never': 0}
-class T:
-    def __init__(self, name):
-        self.name = name
-        log.append('new ' + name)
-    def __lt__(self, other):
+/// The shared `__del__` log (`T` logs its birth and death) with `<` on `T` that logs and
+/// compares by `rank`, and `mark`.
+fn prelude() -> String {
+    let lt = "    def __lt__(self, other):
         log.append('lt ' + self.name + ' ' + other.name)
         return rank[self.name] < rank[other.name]
-    def __del__(self):
-        log.append('del ' + self.name)
-def mark(name, value):
-    log.append(name)
-    return value
 ";
+    let rank = "rank = {'a': 1, 'b': 2, 'c': 3, 'z': 26, 'never': 0}
+";
+    format!("{}{rank}", del_log::del_log(true, lt))
+}
+
+/// Runs `body` after the prelude, one test at a time, on the model and on every installed
+/// CPython.
+fn agrees(body: &str) {
+    let _serial = serial();
+    probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
+}
 
 /// `a < b < c`: each link releases its left operand after comparing; a false link
 /// releases its right operand and evaluates nothing more; after the last link the
 /// operands go left to right.
 #[test]
 fn chained_comparisons_short_circuit_and_release_in_cpythons_order() {
-    let _serial = serial();
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def body():
     r = T('a') < T('b') < T('c')
     assert r is True
@@ -105,8 +105,7 @@ def body():
     assert log == ['new a', 'new z', 'lt a z', 'del a', 'new c', 'lt z c', 'del z', 'del c'], log
     log.clear()
 body()
-"
-        ),
+",
     );
 }
 
@@ -117,34 +116,29 @@ body()
 /// the handler rather than in it). Set displays: the items in order; an unhashable one fails at its turn.
 #[test]
 fn dict_and_set_displays_evaluate_and_release_in_cpythons_order() {
-    let _serial = serial();
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def body():
     k = T('k')
-    d = {{k: T('v1'), T('k2'): T('v2'), k: T('v3')}}
+    d = {k: T('v1'), T('k2'): T('v2'), k: T('v3')}
     assert log == ['new k', 'new v1', 'new k2', 'new v2', 'new v3', 'del v1'], log
     assert len(d) == 2 and d[k].name == 'v3'
     del d, k
     log.clear()
     try:
-        d = {{T('k0'): T('v0'), []: T('v1'), T('k2'): T('v2')}}
+        d = {T('k0'): T('v0'), []: T('v1'), T('k2'): T('v2')}
     except TypeError:
         pass
     assert log == ['new k0', 'new v0', 'new v1', 'new k2', 'new v2',
                    'del v2', 'del k2', 'del v1', 'del v0', 'del k0'], log
     log.clear()
     try:
-        s = {{T('a'), [], T('c')}}
+        s = {T('a'), [], T('c')}
     except TypeError:
         pass
     assert log == ['new a', 'new c', 'del c', 'del a'], log
 body()
-"
-        ),
+",
     );
 }
 
@@ -154,12 +148,8 @@ body()
 /// value and keeps it as the expression's value; a constant tuple is one shared object.
 #[test]
 fn fstrings_walrus_and_constant_tuples_behave_as_in_cpython() {
-    let _serial = serial();
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 class F:
     def __init__(self, name):
         self.name = name
@@ -172,7 +162,7 @@ def probe(name):
     log.append(name)
     return pending
 def body():
-    s = f'<{{F(\"a\")}}|{{probe(\"after a\")}}|{{F(\"b\")}}> {{probe(\"after b\"):>3}} {{3.5!r}} {{\"q\"!r}}'
+    s = f'<{F(\"a\")}|{probe(\"after a\")}|{F(\"b\")}> {probe(\"after b\"):>3} {3.5!r} {\"q\"!r}'
     assert s.startswith('<<') and s.endswith(\">   0 3.5 'q'\"), s
     assert log == ['del a', 'after a', 'del b', 'after b'], log
     log.clear()
@@ -183,7 +173,6 @@ def body():
     assert log == ['new w'], log
     assert tup() is tup()
 body()
-"
-        ),
+",
     );
 }

@@ -4,6 +4,8 @@
 //! their operands in CPython's order, checked by scripts that log `__del__` on the model
 //! and on every installed CPython 3.8 – 3.13.
 
+#[path = "common/del_log.rs"]
+mod del_log;
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
@@ -77,34 +79,31 @@ fn a_statement_left_to_the_tree_walker_is_counted() {
     assert!(statements_run_by_tree() > leaves);
 }
 
-const LOG: &str = "
-log = []
-class T:
-    def __init__(self, name):
-        self.name = name
-        log.append('new ' + name)
-    def __del__(self):
-        log.append('del ' + self.name)
-class H:
+/// The shared `__del__` log (`T` logs its birth and death), `mark`, a plain class `H` and
+/// `boom`, which raises.
+fn prelude() -> String {
+    let extra = "class H:
     pass
-def mark(name, value):
-    log.append(name)
-    return value
 def boom():
     raise ValueError('boom')
 ";
+    format!("{}{extra}", del_log::del_log(true, ""))
+}
+
+/// Runs `body` after the prelude, one test at a time, on the model and on every installed
+/// CPython.
+fn agrees(body: &str) {
+    let _serial = serial();
+    probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
+}
 
 /// `x += v` and `o.a += v`: the container once, then the operand; the result holds what
 /// it holds. When the operand raises, the current value and the container are released
 /// (the tree walker's leaf leaked them).
 #[test]
 fn augmented_assignment_evaluates_and_releases_in_cpythons_order() {
-    let _serial = serial();
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def body():
     n = 1
     n += mark('rhs', 2)
@@ -127,8 +126,7 @@ def body():
     del h
     assert log == ['new cur', 'del cur'], log
 body()
-"
-        ),
+",
     );
 }
 
@@ -136,12 +134,8 @@ body()
 /// message only when the test is false, and raises `AssertionError(message)`.
 #[test]
 fn del_annotated_assignment_and_assert_behave_as_in_cpython() {
-    let _serial = serial();
-    probes::agrees_with_cpython(
-        "",
-        13,
-        &format!(
-            "{LOG}
+    agrees(
+        "
 def body():
     h = H()
     h.a = T('attr')
@@ -160,7 +154,6 @@ def body():
         log.append(e.args[0])
     assert log == ['test', 'test', 'msg', 'the message'], log
 body()
-"
-        ),
+",
     );
 }
