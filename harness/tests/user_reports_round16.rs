@@ -9,7 +9,7 @@
 #[allow(dead_code)] // each test file uses some of the helpers
 mod reports_judge;
 
-use reports_judge::{column, judge, judge_fix, judge_scenario};
+use reports_judge::{assert_grows_per_step, column, judge, judge_fix, judge_scenario};
 
 const KIB: i64 = 1 << 10;
 const MIB: i64 = 1 << 20;
@@ -72,14 +72,19 @@ for epoch in range(3):
     assert_eq!(buggy.printed, fixed.printed);
 }
 
-/// skorch-dev/skorch#218: the validation step ran the module with autograd on and kept each
-/// batch's `y_pred` for scoring, so every batch's graph stayed: +6.5 MiB per batch (the
-/// ReLU output saved for backward, 512 × 2048 float32 = 4 MiB; the input saved by the first
-/// Linear, 2 MiB; `y_pred`, 512 KiB). Under `torch.no_grad()` (the fix) only `y_pred` stays.
-#[test]
-fn validation_without_no_grad_keeps_each_kept_predictions_graph() {
-    let (buggy, fixed) = judge_fix(
+/// Reports whose every step keeps a fixed set of tensors: `(report, printed tag, bytes per
+/// step as reported, with the fix, workload)`, judged by
+/// [`reports_judge::assert_grows_per_step`].
+const GROWING: &[(&str, &str, i64, i64, &str)] = &[
+    // skorch-dev/skorch#218: the validation step ran the module with autograd on and kept each
+    // batch's `y_pred` for scoring, so every batch's graph stayed: +6.5 MiB per batch (the
+    // ReLU output saved for backward, 512 × 2048 float32 = 4 MiB; the input saved by the first
+    // Linear, 2 MiB; `y_pred`, 512 KiB). Under `torch.no_grad()` (the fix) only `y_pred` stays.
+    (
         "skorch_validation",
+        "batch",
+        4 * MIB + 2 * MIB + 512 * KIB,
+        512 * KIB,
         r#"
 import torch
 import torch.nn as nn
@@ -106,15 +111,48 @@ for i in range(8):
     y_preds.append(step["y_pred"])
     print("batch", i, torch.cuda.memory_allocated())
 "#,
-    );
-    assert_eq!(buggy.growth, 4 * MIB + 2 * MIB + 512 * KIB);
-    assert_eq!(fixed.growth, 512 * KIB);
-    let grown = |printed: &[String]| {
-        let b = column(printed, "batch", 2);
-        b[7] - b[0]
-    };
-    assert_eq!(grown(&buggy.printed), 7 * (6 * MIB + 512 * KIB));
-    assert_eq!(grown(&fixed.printed), 7 * 512 * KIB);
+    ),
+    // huggingface/transformers#26588: RWKV's "RNN mode" feeds the returned state back with
+    // autograd on, so every step's graph stays reachable from the state: +3.25 MiB per step
+    // here (a GRUCell on 64 × 1024). Under `torch.no_grad()` the state is a plain tensor: flat.
+    (
+        "rwkv_state",
+        "step",
+        3407872,
+        0,
+        r#"
+import torch
+import torch.nn as nn
+
+class RNNModeLM(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.cell = nn.GRUCell(dim, dim)
+        self.head = nn.Linear(dim, dim)
+
+    def forward(self, inputs, state=None):
+        state = self.cell(inputs, state)
+        return {"logits": self.head(state), "state": state}
+
+model = RNNModeLM(1024).cuda()
+state = None
+for step in range(8):
+    inputs = torch.randn(64, 1024, device="cuda")
+    if fix:
+        with torch.no_grad():
+            outputs = model(inputs, state=state)
+    else:
+        outputs = model(inputs, state=state)
+    state = outputs["state"]
+    print("step", step, torch.cuda.memory_allocated())
+"#,
+    ),
+];
+
+/// Each report grows by what it keeps per step, and its fix by what the fix keeps.
+#[test]
+fn reports_keeping_tensors_per_step_grow_by_what_they_keep() {
+    assert_grows_per_step(GROWING);
 }
 
 /// hszhao/semseg#60: out of memory during validation; the fix wraps `output = model(input)`
@@ -256,46 +294,6 @@ for it in range(4):
     );
     assert_eq!(shipped[0].peak, buggy.peak);
     assert_eq!(shipped[1].peak, fixed.peak);
-}
-
-/// huggingface/transformers#26588: RWKV's "RNN mode" feeds the returned state back with
-/// autograd on, so every step's graph stays reachable from the state: +3.25 MiB per step
-/// here (a GRUCell on 64 × 1024). Under `torch.no_grad()` the state is a plain tensor: flat.
-#[test]
-fn recurrent_state_fed_back_with_autograd_on_grows_per_step() {
-    let (buggy, fixed) = judge_fix(
-        "rwkv_state",
-        r#"
-import torch
-import torch.nn as nn
-
-class RNNModeLM(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.cell = nn.GRUCell(dim, dim)
-        self.head = nn.Linear(dim, dim)
-
-    def forward(self, inputs, state=None):
-        state = self.cell(inputs, state)
-        return {"logits": self.head(state), "state": state}
-
-model = RNNModeLM(1024).cuda()
-state = None
-for step in range(8):
-    inputs = torch.randn(64, 1024, device="cuda")
-    if fix:
-        with torch.no_grad():
-            outputs = model(inputs, state=state)
-    else:
-        outputs = model(inputs, state=state)
-    state = outputs["state"]
-    print("step", step, torch.cuda.memory_allocated())
-"#,
-    );
-    assert_eq!(buggy.growth, 3407872);
-    assert_eq!(fixed.growth, 0);
-    let steps = column(&buggy.printed, "step", 2);
-    assert!(steps.windows(2).all(|w| w[1] - w[0] == 3407872));
 }
 
 /// pytorch/pytorch#1478: an LSTM fed fresh `h0`/`c0` each sample, with no backward: memory

@@ -8,7 +8,7 @@
 #[allow(dead_code)] // each test file uses some of the helpers
 mod reports_judge;
 
-use reports_judge::{column, judge, judge_fix, judge_scenario, try_judge};
+use reports_judge::{assert_refused, column, judge, judge_fix, judge_scenario};
 
 const MIB: i64 = 1 << 20;
 
@@ -330,7 +330,7 @@ for i in range(5):
 /// `sys.last_traceback`: the pre-run pass refuses the module attribute where it is read).
 #[test]
 fn refused_reports_name_the_missing_feature() {
-    for (report, workload, feature, at) in [
+    assert_refused(&[
         (
             "cyclic_lr_weak_method",
             r#"
@@ -390,13 +390,5 @@ print("after cut", torch.cuda.memory_allocated())
             "unsupported: `sys.last_traceback`",
             ":18:",
         ),
-    ] {
-        match try_judge(report, workload) {
-            Ok(_) => panic!("{report}: ran; expected a refusal"),
-            Err(e) => assert!(
-                e.contains(feature) && e.contains(&format!("{report}.yaml{at}")),
-                "{report}: {e}"
-            ),
-        }
-    }
+    ]);
 }

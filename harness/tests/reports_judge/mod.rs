@@ -125,3 +125,57 @@ pub fn column(printed: &[String], tag: &str, index: usize) -> Vec<i64> {
         })
         .collect()
 }
+
+/// The differences between consecutive values.
+pub fn steps(values: &[i64]) -> Vec<i64> {
+    values.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+/// Reports whose every step keeps a fixed set of tensors, each with its fix: `(report,
+/// printed tag, bytes kept per step as reported, with the fix, workload)`. The workload
+/// branches on `fix` and prints `tag ... torch.cuda.memory_allocated()` once per step (the
+/// allocation last). Each variant grows by exactly its bytes between every two printed
+/// steps, its least-squares growth is the same, and neither runs out of memory.
+pub fn assert_grows_per_step(rows: &[(&str, &str, i64, i64, &str)]) {
+    for &(report, tag, reported, fixed_step, workload) in rows {
+        let (buggy, fixed) = judge_fix(report, workload);
+        for (run, step, variant) in [
+            (&buggy, reported, "reported"),
+            (&fixed, fixed_step, "fixed"),
+        ] {
+            let allocated: Vec<i64> = run
+                .printed
+                .iter()
+                .filter(|l| l.split_whitespace().next() == Some(tag))
+                .map(|l| l.rsplit(' ').next().and_then(|w| w.parse().ok()).expect(l))
+                .collect();
+            assert!(
+                allocated.len() >= 6,
+                "{report} {variant}: {:?}",
+                run.printed
+            );
+            assert!(
+                steps(&allocated).iter().all(|&d| d == step),
+                "{report} {variant}: steps {:?}, expected {step}",
+                steps(&allocated)
+            );
+            assert_eq!(run.growth, step, "{report} {variant}");
+            assert!(!run.oom, "{report} {variant}");
+        }
+    }
+}
+
+/// Reports the model refuses: `(report, workload, the refusal's text, ":LINE:")`. Each must
+/// fail with an error that names the feature and its place in `REPORT.yaml` (the inline
+/// scenario's line: the workload's line + 4).
+pub fn assert_refused(rows: &[(&str, &str, &str, &str)]) {
+    for &(report, workload, feature, at) in rows {
+        match try_judge(report, workload) {
+            Ok(_) => panic!("{report}: ran; expected a refusal"),
+            Err(e) => assert!(
+                e.contains(feature) && e.contains(&format!("{report}.yaml{at}")),
+                "{report}: {e}"
+            ),
+        }
+    }
+}
