@@ -258,8 +258,8 @@ impl Heap {
         // PEP 442: garbage with a `__del__` not yet run, or a generator suspended in a `try`
         // or `with` (its `tp_finalize` is `close()`, which runs `finally` blocks and exits),
         // is finalized before anything is cleared. The model cannot call into the workload
-        // here, so those finalizers are queued (run when the statement ends) and this garbage
-        // survives the collection like resurrected objects do; what the finalizers' frees do
+        // here, so those finalizers are queued (run before the next op, `vm/pep442.rs`) and
+        // this garbage survives the collection like resurrected objects do; what their frees do
         // not reclaim, a later collection frees (approximation: CPython frees it in this same
         // collection unless a finalizer resurrected it, and does not count what they freed).
         let finalizing = s

@@ -5,7 +5,8 @@
 //! unreachable is cleared and counted in the same collection, as CPython's
 //! `gc_collect_main` does (`finalize_garbage`, `handle_resurrected_objects`,
 //! `delete_garbage`; only what finalization left is counted). Objects a finalizer made
-//! reachable again survive in the generation they were moved to. Automatic collections
+//! reachable again survive in the generation they were moved to; up to 3.8 one such
+//! object keeps the whole set there (`GcProfile::resurrection_keeps_unreachable`). Automatic collections
 //! keep the older approximation (the model runs no workload code inside an allocation):
 //! a later collection frees what the finalizers did not. Approximation: the collection's
 //! timeline event counts the first pass only, and tensors freed by the second pass carry
@@ -61,6 +62,10 @@ impl Heap {
                     stack.push(j);
                 }
             });
+        }
+        // ≤ 3.8: one resurrected member keeps the whole set (see the profile's flag).
+        if self.profile.resurrection_keeps_unreachable && reachable.iter().any(|&r| r) {
+            return 0;
         }
         let garbage: Vec<ObjId> = (0..set.len())
             .filter(|&i| !reachable[i])

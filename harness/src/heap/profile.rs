@@ -167,6 +167,14 @@ pub struct GcProfile {
     /// 3.11.7 – 3.15.2, and a third new `{}` is counted on every release (two dicts on the
     /// free list, not three): the model used to count this tuple as a second temporary dict.
     pub init_subclass_super_tuple: bool,
+    /// Up to 3.8, when a finalizer run by a collection made any of the unreachable set
+    /// reachable again, the whole set survives that collection (`check_garbage` fails and
+    /// `gc_list_merge(&unreachable, old)`), finalized members included, and a later collection
+    /// frees what is still garbage; 3.9 frees what is still unreachable in the same
+    /// collection (bpo-38379, `handle_resurrected_objects`). Measured: a resurrecting
+    /// `__del__` beside three other cycles makes `gc.collect()` return 0 then 4 on 3.8.18, 4
+    /// then 0 on 3.9.18 (`heap_finalizer_timing.rs`).
+    pub resurrection_keeps_unreachable: bool,
     pub collector: Collector,
 }
 
@@ -216,6 +224,7 @@ impl GcProfile {
             generator_close_takes_running_frame: minor == 12,
             generator_close_keeps_unstarted_frame: minor == 12 || minor == 13,
             init_subclass_super_tuple: minor <= 10,
+            resurrection_keeps_unreachable: minor <= 8,
             collector,
         }
     }

@@ -35,10 +35,7 @@ impl<'a> Interpreter<'a> {
     /// tensor died are released.
     #[inline]
     pub(in crate::python) fn statement_end(&mut self) -> R<()> {
-        self.run_pending_finalizers()?;
-        if !self.heap.weak.pending.is_empty() {
-            self.run_weak_callbacks()?;
-        }
+        self.run_due_finalizers()?;
         self.release_dropped_storages(None);
         Ok(())
     }

@@ -71,6 +71,7 @@ impl<'a> Interpreter<'a> {
     fn run_ops(&mut self, vm: &VmCode<'a>, code: ExprCode<'a>) -> R<()> {
         let mut pc = code.start;
         while pc < code.end {
+            self.run_due_finalizers()?; // finalizers queued by the last op's decrefs (`pep442.rs`)
             let op = vm.exprs[pc as usize];
             pc += 1;
             let v = match op {
