@@ -296,14 +296,14 @@ fn contract(it: &mut Interpreter<'_>, a: Op, b: Op, plan: &Plan) -> R<Op> {
     let mut counts = plan.dim_counts.clone();
     let mut sum_dims = Vec::new();
     let mut one_sided = false;
-    for dim in plan.out_num_dim..plan.perm_index {
+    for (dim, count) in counts.iter_mut().enumerate().skip(plan.out_num_dim) {
         if a.shape[dim] != 1 && b.shape[dim] != 1 {
-            counts[dim] -= 1;
-            if counts[dim] == 1 {
+            *count -= 1;
+            if *count == 1 {
                 sum_dims.push(dim);
-                counts[dim] = 0;
+                *count = 0;
             }
-        } else if counts[dim] == 1 && (a.shape[dim] != 1 || b.shape[dim] != 1) {
+        } else if *count == 1 && (a.shape[dim] != 1 || b.shape[dim] != 1) {
             one_sided = true;
         }
     }
