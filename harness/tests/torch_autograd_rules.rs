@@ -584,6 +584,7 @@ fn the_autograd_table_lists_every_op_and_what_it_saves() {
         "lerp: LerpBackward0 saves []",
         "lerp_tensor: LerpBackward1 saves [operand 2 if any of operand 0, operand 1 requires grad, self if operand 2 requires grad, other if operand 2 requires grad]",
         "index_select: IndexSelectBackward0 saves [other]",
+        "cumsum: CumsumBackward0 saves []",
     ];
     assert_eq!(table, expected);
 }

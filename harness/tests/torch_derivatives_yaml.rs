@@ -906,6 +906,14 @@ fn facts(op: &str) -> Option<Entry> {
         "tril" => e("tril", "TrilBackward0", &["self"], &[("self", &[])], false),
         "triu" => e("triu", "TriuBackward0", &["self"], &[("self", &[])], false),
         // cumprod_backward(grad, self, dim, result).
+        // cumsum: cumsum_backward(grad.to(self.scalar_type()), dim): self's dtype only.
+        "cumsum" => e(
+            "cumsum",
+            "CumsumBackward0",
+            &["self"],
+            &[("self", &[])],
+            false,
+        ),
         "cumprod" => e(
             "cumprod",
             "CumprodBackward0",

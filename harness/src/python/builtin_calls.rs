@@ -377,10 +377,14 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
                 Some(&v @ Value::Obj(o))
                     if matches!(
                         it.heap.kind(o),
-                        ObjKind::Wrapper(..) | ObjKind::Instance { .. } | ObjKind::Generator(_)
+                        ObjKind::Wrapper(..)
+                            | ObjKind::Instance { .. }
+                            | ObjKind::Generator(_)
+                            | ObjKind::Tensor(_)
                     ) =>
                 {
-                    // An iterator: its items are produced now (new references).
+                    // An iterator (or a tensor's rows, `tensor_iter.rs`): its items are
+                    // produced now (new references).
                     let hint = length_hint(it, o);
                     let items = it.collect_items(v)?;
                     if n == List {

@@ -112,6 +112,11 @@ impl<'a> Interpreter<'a> {
         {
             return Ok(self.new_wrapper(WrapperKind::SeqIter, vec![source, Value::Int(0)]));
         }
+        if self.is_tensor(source) {
+            // A tensor's rows (`tensor_iter.rs`): a `tuple_iterator` over `unbind(0)`.
+            let rows = self.user_iter(source)?;
+            return self.iterator_of(rows);
+        }
         if let Value::Str(text) = source {
             // A `str_iterator` (one GC object) over the characters, kept here as an
             // uncounted tuple of one-character strings.

@@ -46,6 +46,11 @@ impl<'a> Interpreter<'a> {
     /// `iter(obj)` for a `for` loop or comprehension: a user instance's `__iter__` result;
     /// anything else is iterated as it is. Takes and returns ownership.
     pub(super) fn user_iter(&mut self, iterable: Value) -> R<Value> {
+        // `Tensor.__iter__`: the rows of `unbind(0)` (tensor_iter.rs).
+        if let Some(r) = self.tensor_iter(iterable) {
+            self.heap.decref(iterable);
+            return r;
+        }
         if let Some(r) = self.data_iter(iterable) {
             self.heap.decref(iterable);
             return r;

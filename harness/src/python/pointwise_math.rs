@@ -10,6 +10,7 @@
 //! | `clamp_min(min)`, `clamp_max(max)` (number bound) | same shape        | `ClampMinBackward0`/`ClampMaxBackward0`: `self` |
 //! | `flip`, `roll`, `tril`, `triu`       | a copy of the same shape       | `*Backward0`: nothing |
 //! | `cumprod(dim)`                       | same shape (integers: int64)   | `CumprodBackward0`: `self` and the result |
+//! | `cumsum(dim)`                        | same shape (integers: int64)   | `CumsumBackward0`: nothing (`cumsum_backward` reads `self`'s dtype only) |
 //! | `hypot(a, b)`                        | broadcast shape                | `HypotBackward0`: each operand when it requires grad, the result |
 //! | `atan2(a, b)`, `logaddexp(a, b)`     | broadcast shape                | `Atan2Backward0`, `LogaddexpBackward0`: both operands |
 //! | `lerp(a, b, w)` (number `w`)         | broadcast shape                | `LerpBackward0`: nothing |
@@ -62,6 +63,7 @@ pub(super) fn is_method(method: &str) -> bool {
                 | "tril"
                 | "triu"
                 | "cumprod"
+                | "cumsum"
                 | "hypot"
                 | "atan2"
                 | "logaddexp"
@@ -99,6 +101,7 @@ fn op_of(n: Native) -> &'static str {
         LogaddexpFn => "logaddexp",
         LerpFn => "lerp",
         OuterFn => "outer",
+        CumsumFn => "cumsum",
         _ => "repeat_interleave",
     }
 }
@@ -151,6 +154,7 @@ pub(super) fn method(
             "lerp",
             "outer",
             "repeat_interleave",
+            "cumsum",
         ])
         .find(|o| **o == m)
         .copied()
@@ -213,18 +217,19 @@ fn run(it: &mut Interpreter<'_>, x: Value, op: &'static str, p: &[Value], a: &Ar
             }
             unary(it, x, op, None)
         }
-        "cumprod" => {
+        "cumprod" | "cumsum" => {
             let ndim = it.tensor_data(x).map_or(0, |t| t.shape.len());
             let Some(Value::Int(d)) = arg(it, 0, "dim") else {
-                return it
-                    .error("TypeError: cumprod() missing 1 required positional argument: 'dim'");
+                return it.error(format!(
+                    "TypeError: {op}() missing 1 required positional argument: 'dim'"
+                ));
             };
             norm_dim(it, d, ndim)?;
             let dtype = match a.kw(it, "dtype") {
                 Some(Value::Dtype(d)) => Some(d),
                 _ => None,
             };
-            unary(it, x, "cumprod", dtype)
+            unary(it, x, op, dtype)
         }
         "hypot" | "atan2" | "logaddexp" | "outer" => {
             let name = if op == "outer" { "vec2" } else { "other" };
@@ -328,8 +333,8 @@ fn unary_as_given(
     let t = it.tensor_data(x).expect("checked by the caller");
     let dtype = dtype.unwrap_or(match op {
         _ if FLOAT_UNARY.contains(&op) && !t.dtype.is_floating() => Dtype::Float32,
-        // cumprod accumulates integers (bool included) in int64.
-        "cumprod" if !t.dtype.is_floating() => Dtype::Int64,
+        // cumprod and cumsum accumulate integers (bool included) in int64.
+        "cumprod" | "cumsum" if !t.dtype.is_floating() => Dtype::Int64,
         _ => t.dtype,
     });
     let out = op_output(it, t.shape, dtype, t.device, &[x])?;

@@ -676,6 +676,8 @@ pub const OP_RULES: &[OpRule] = &[
     ),
     // index_select (repeat_interleave's composite): index_select_backward reads the index.
     rule("index_select", "IndexSelectBackward0", Compute, &[Input(1)]),
+    // cumsum: cumsum_backward(grad.to(self.scalar_type()), dim) reads self's dtype only.
+    rule("cumsum", "CumsumBackward0", Compute, &[]),
 ];
 
 /// Nodes the model records that `derivatives.yaml` does not generate, with why: PyTorch

@@ -126,6 +126,9 @@ pub(super) const KNOWN_UNMODELLED: &[&str] = &[
     "enable_gqa",
     // isclose/allclose: the extra isnan temporaries of equal_nan=True.
     "equal_nan",
+    // diff: the `cat` of the operands first (`prepend_append_on_dim`).
+    "prepend",
+    "append",
 ];
 
 /// Keywords whose memory effect the model implements where they are accepted.
@@ -310,4 +313,6 @@ pub(super) const MODELLED: &[&str] = &[
     // dist.all_reduce: the tensor a work handle holds with async_op=True.
     "tensor",
     "async_op",
+    // diff: how many differences (narrow/sub rounds) are taken.
+    "n",
 ];

@@ -388,6 +388,9 @@ pub(in crate::python) fn for_native(n: Native) -> Option<(&'static str, &'static
             "torch.repeat_interleave",
             &["input", "repeats", "dim", "output_size"],
         ),
+        CumsumFn => ("torch.cumsum", &["input", "dim", "dtype"]),
+        DiffFn => ("torch.diff", &["input", "n", "dim"]),
+        EinsumFn => ("torch.einsum", &[]),
         _ => return None,
     })
 }

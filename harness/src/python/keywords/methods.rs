@@ -49,6 +49,8 @@ fn tensor_method_keywords(method: &str) -> &'static [&'static str] {
         "lerp" => &["end", "weight"],
         "outer" => &["vec2"],
         "repeat_interleave" => &["repeats", "dim", "output_size"],
+        "cumsum" => &["dim", "dtype"],
+        "diff" => &["n", "dim"],
         _ => &[],
     }
 }

@@ -420,6 +420,9 @@ pub fn module_attr(m: Value, attr: &str) -> Option<Value> {
         (ModNn, "parallel") => return Some(module(ModNnParallel)),
         (ModDist, "is_initialized") => DistIsInitialized,
         (ModDist, "all_reduce") => DistAllReduce,
+        (ModTorch, "cumsum") => CumsumFn,
+        (ModTorch, "diff") => DiffFn,
+        (ModTorch, "einsum") => EinsumFn,
         _ => return None,
     };
     Some(native(n))

@@ -463,6 +463,10 @@ natives!(
     ModNnParallel,
     DistIsInitialized,
     DistAllReduce,
+    // cumsum (pointwise_math.rs), diff (differences.rs), einsum (einsum.rs)
+    CumsumFn,
+    DiffFn,
+    EinsumFn,
 );
 
 impl Native {

@@ -506,6 +506,7 @@ pub(super) fn tensor_method(
         m if crate::python::pointwise_math::is_method(m) => {
             crate::python::pointwise_math::method(it, id, m, a)
         }
+        "diff" => crate::python::differences::method(it, id, a),
         _ => it.unsupported(format!(
             "tensor method '{method}'{}",
             crate::python::alternatives::for_tensor_method(method)

@@ -460,6 +460,9 @@ pub(in crate::python) fn call_torch_native(
         | FloorFn | CeilFn | RoundFn | TruncFn | ClampMinFn | ClampMaxFn | FlipFn | RollFn
         | TrilFn | TriuFn | CumprodFn | HypotFn | Atan2Fn | LogaddexpFn | LerpFn | OuterFn
         | RepeatInterleaveFn => crate::python::pointwise_math::call(it, n, a),
+        CumsumFn => crate::python::pointwise_math::call(it, n, a),
+        DiffFn => crate::python::differences::call(it, a),
+        EinsumFn => crate::python::einsum::call(it, a),
         // Builtins are dispatched in `builtin_calls.rs` before reaching here.
         _ => it.error("TypeError: unknown builtin"),
     }
