@@ -149,18 +149,19 @@ impl<'a> Interpreter<'a> {
                     }
                     acc.finish(items.len())
                 }
-                ObjKind::Instance { class, .. } => {
+                ObjKind::Instance { class, .. } if self.torch_class(*class).is_none() => {
+                    use crate::python::user_hash::InstanceHash;
                     let class = *class;
-                    let hash_sym = self.names.intern("__hash__");
-                    match self.class_lookup(class, hash_sym) {
-                        Some(Value::None) => {
+                    match self.instance_hash(class) {
+                        InstanceHash::Unhashable => {
                             let t = self.class_name(class);
                             return self.error(format!("TypeError: unhashable type: '{t}'"));
                         }
-                        Some(Value::Obj(_)) => {
-                            return self.refuse_user_hash();
+                        InstanceHash::User => return self.call_user_hash(v, ""),
+                        InstanceHash::FrozenDataclass => {
+                            return self.unsupported("hash() of a frozen dataclass instance");
                         }
-                        _ => pointer_hash(self.stand_in_id(v)),
+                        InstanceHash::Identity => pointer_hash(self.stand_in_id(v)),
                     }
                 }
                 ObjKind::List(_) | ObjKind::Dict(_) | ObjKind::Deque { .. } => {
@@ -175,10 +176,6 @@ impl<'a> Interpreter<'a> {
             },
             _ => pointer_hash(self.stand_in_id(v)),
         })
-    }
-
-    fn refuse_user_hash(&mut self) -> R<i64> {
-        self.unsupported("hash() of an instance whose class defines `__hash__`")
     }
 
     /// `callable(x)`: functions, classes, methods, natives, instances whose class has

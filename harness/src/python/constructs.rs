@@ -77,6 +77,7 @@ pub enum Construct {
     SimpleNamespace,
     SuperAttributes,
     DataclassKwOnly,
+    UserHashKeys,
 }
 
 /// One construct: what the README says of it, how the model refuses it, and examples.
@@ -471,7 +472,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::ObjectKeys,
         construct: "objects as dict keys (`cache[x] = f(x)` with `x` a tensor, instance or function)",
         support: Support::Partly,
-        notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); refused (located): keys whose class defines `__hash__`, alone or in a tuple (CPython calls it and keeps the hash per entry); keys equal by value: see `dict keys equal by value`",
+        notes: "instances without their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules and `None` are keys by identity (a dict keyed by tensors keeps them alive); `list`, `dict`, `set` and instances whose class sets `__eq__` without `__hash__` (alone or in a tuple) raise CPython's `TypeError` (3.14's wording from 3.14); keys whose class defines `__hash__`: see their own row; keys equal by value: see `dict keys equal by value`",
         what: "",
         runs: "import torch\nclass A:\n    pass\na = A()\nx = torch.zeros(2)\nd = {a: 1, x: 2, None: 3}\nassert d[a] == 1 and x in d\ntry:\n    d[[1]] = 4\nexcept TypeError:\n    pass\n",
         refused: "",
@@ -525,7 +526,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::SimpleNamespace,
         construct: "`types.SimpleNamespace(**kwargs)`: attributes read, stored and deleted, `vars()`, `__dict__`, `==`, `repr`, `type`, `isinstance`",
         support: Support::Partly,
-        notes: "GC-tracked, with its own `__dict__` made at creation (counted: the namespace, its dict, and the call's keyword dict, as CPython counts them on 3.8 – 3.15); `==` compares the dicts of two namespaces, unhashable as CPython's (`TypeError` naming `types.SimpleNamespace`), `repr` prints `namespace(...)` for one already being printed; 3.13+'s positional dict is taken (before 3.13 CPython's `TypeError`); refused (located): a positional iterable of pairs; not modelled: subclassing `SimpleNamespace`, and `str()`/f-strings of a namespace print the generic instance text, not its `repr`",
+        notes: "GC-tracked, with its own `__dict__` made at creation (counted: the namespace, its dict, and the call's keyword dict, as CPython counts them on 3.8 – 3.15); `==` compares the dicts of two namespaces, unhashable as CPython's (`TypeError` naming `types.SimpleNamespace`), `repr` prints `namespace(...)` for one already being printed; 3.13+'s positional dict is taken (before 3.13 CPython's `TypeError`); refused (located): a positional iterable of pairs; `str()`, `print` and f-strings print its `repr`; not modelled: subclassing `SimpleNamespace`",
         what: "",
         runs: "import types\ncfg = types.SimpleNamespace(lr=0.1, steps=2)\ncfg.name = 'run'\ndel cfg.steps\nassert vars(cfg) == {'lr': 0.1, 'name': 'run'} and cfg == types.SimpleNamespace(lr=0.1, name='run')\nassert repr(cfg) == \"namespace(lr=0.1, name='run')\" and isinstance(cfg, types.SimpleNamespace)\n",
         refused: "",
@@ -546,6 +547,15 @@ pub const LANGUAGE: &[Row] = &[
         notes: "the pseudo-field is no field (not in `fields()`, not an `__init__` parameter); the fields after it are keyword-only unless their `field(kw_only=False)` says otherwise; before 3.10 CPython's `ImportError` (raised where the class is decorated, not at the import); refused (located): two `KW_ONLY` pseudo-fields in one class",
         what: "",
         runs: "from dataclasses import dataclass, KW_ONLY\n@dataclass\nclass Config:\n    lr: float\n    _: KW_ONLY\n    steps: int = 10\nc = Config(0.1, steps=3)\nassert c.steps == 3\ntry:\n    Config(0.1, 3)\nexcept TypeError:\n    pass\n",
+        refused: "",
+    },
+    Row {
+        key: Construct::UserHashKeys,
+        construct: "instances whose class defines `__hash__`/`__eq__` as dict keys and set members",
+        support: Support::Partly,
+        notes: "`__hash__` is called once per insert or lookup (and by `hash()`; a result of `-1` is `-2`) and its result kept with the entry; `__eq__` (the stored key's, else the probe's) only on an entry of equal kept hash that is not the probe itself; the frames of those calls are counted as any call's; `__hash__ = None`, a class whose own `__eq__` comes without `__hash__` (a dataclass with `eq` and without `frozen`) and a `__hash__` returning a non-int raise CPython's `TypeError` (3.14's words from 3.14); approximations: a key keeps the hash of its last store (CPython's is per entry), colliding entries are compared in insertion order, set `==` and merges of one set into another (`|`, `update`, `set(s)`) compare user keys by identity, and an exception raised by `__eq__` during a store is raised by the next dict or set operation; refused (located): a tuple holding such an instance, and a frozen dataclass (its generated `__hash__`) as a key or member",
+        what: "",
+        runs: "class K:\n    def __init__(self, v):\n        self.v = v\n    def __hash__(self):\n        return self.v % 2\n    def __eq__(self, other):\n        return self.v == other.v\nd = {K(1): 'a'}\nd[K(3)] = 'b'\nassert d[K(1)] == 'a' and len(d) == 2 and K(3) in {K(1), K(3)}\nclass N:\n    __hash__ = None\ntry:\n    {N(): 1}\nexcept TypeError:\n    pass\n",
         refused: "",
     },
 ];

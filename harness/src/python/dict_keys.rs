@@ -6,11 +6,12 @@
 //! same text is the same value. Every object hashed by `object.__hash__` (instances without
 //! their own `__hash__`/`__eq__`, functions, classes, tensors, generators, modules) is a
 //! key by identity; a dict keyed by tensors keeps them alive. Unhashable keys raise
-//! CPython's `TypeError` on every dict operation (store, `[]`, `in`, `get`, `pop`, `del`);
-//! user `__hash__` (a Python-level hash whose calls CPython caches per entry) is refused,
-//! located, where the key is used.
+//! CPython's `TypeError` on every dict operation (store, `[]`, `in`, `get`, `pop`, `del`).
+//! Instances whose class defines `__hash__` are hashed once per operation and compared
+//! with their `__eq__` (python/user_hash.rs); in a tuple they are refused, located.
 
 use super::interp::{Interpreter, R};
+use super::user_hash::InstanceHash;
 use crate::heap::{ObjId, ObjKind, Value};
 
 /// What stands in the way of a key.
@@ -19,6 +20,8 @@ enum Problem {
     /// The type CPython names as unhashable (for a tuple, the item's).
     Unhashable(String),
     Refused(&'static str),
+    /// An instance with its own `__hash__` (called by the check).
+    User,
 }
 
 impl<'a> Interpreter<'a> {
@@ -26,8 +29,14 @@ impl<'a> Interpreter<'a> {
     /// `TypeError` for an unhashable key (worded as 3.14 words it from there on), or a
     /// located refusal.
     pub(in crate::python) fn check_dict_key(&mut self, key: Value) -> R<()> {
+        self.raise_kept_key_error()?;
         match self.key_problem(key) {
             Problem::None => Ok(()),
+            Problem::User => {
+                let h = self.call_user_hash(key, "dict key")?;
+                self.keep_probe_hash(key, h);
+                Ok(())
+            }
             Problem::Refused(what) => self.unsupported(what),
             Problem::Unhashable(inner) if self.heap.profile.version.minor >= 14 => {
                 let outer = match key {
@@ -49,7 +58,10 @@ impl<'a> Interpreter<'a> {
     /// check: what `d[k]`, `k in d`, `d.get(k)`, `d.pop(k)` and `del d[k]` look up.
     pub(in crate::python) fn dict_lookup(&mut self, dict: ObjId, key: Value) -> R<Option<usize>> {
         self.check_dict_key(key)?;
-        Ok(self.dict_find(dict, key))
+        match self.user_probe_hash(dict, key)? {
+            Some(hash) => self.dict_find_user(dict, key, hash),
+            None => Ok(self.dict_find(dict, key)),
+        }
     }
 
     /// The index of `dict`'s entry whose key is `key` or equal to it (no hashability check:
@@ -97,22 +109,16 @@ impl<'a> Interpreter<'a> {
         match self.heap.kind(id) {
             ObjKind::Instance { class, .. } => {
                 let class = *class;
-                let hash_sym = self.names.intern("__hash__");
-                let eq_sym = self.names.intern("__eq__");
-                // A class body defining `__eq__` without `__hash__` gets `__hash__ = None`
-                // (`type_new`); the model looks the two up instead.
-                let hash = match self.class_lookup(class, hash_sym) {
-                    None if matches!(self.class_lookup(class, eq_sym), Some(Value::Obj(_))) => {
-                        Some(Value::None)
+                if self.torch_class(class).is_some() {
+                    return Problem::None;
+                }
+                match self.instance_hash(class) {
+                    InstanceHash::Identity => Problem::None,
+                    InstanceHash::Unhashable => Problem::Unhashable(self.class_name(class)),
+                    InstanceHash::User => Problem::User,
+                    InstanceHash::FrozenDataclass => {
+                        Problem::Refused("a frozen dataclass as a dict key or set member")
                     }
-                    found => found,
-                };
-                match hash {
-                    Some(Value::None) => Problem::Unhashable(self.class_name(class)),
-                    Some(Value::Obj(_)) => Problem::Refused(
-                        "dict keys whose class defines `__hash__` (lookup by value)",
-                    ),
-                    _ => Problem::None,
                 }
             }
             ObjKind::Class(_)
@@ -133,6 +139,11 @@ impl<'a> Interpreter<'a> {
                 for item in items.clone() {
                     match self.key_problem(item) {
                         Problem::None => {}
+                        Problem::User => {
+                            return Problem::Refused(
+                                "a tuple holding an instance with its own `__hash__` as a dict key or set member",
+                            );
+                        }
                         problem => return problem,
                     }
                 }

@@ -151,6 +151,7 @@ mod type_builtin;
 mod type_checks;
 mod types_module;
 mod unflatten;
+pub(crate) mod user_hash;
 mod version_info;
 mod vm;
 mod weak_containers;

@@ -139,27 +139,41 @@ impl<'a> Interpreter<'a> {
     }
 
     /// `key in s`.
-    pub(in crate::python) fn set_contains(&self, id: ObjId, key: Value) -> R<bool> {
-        let hash = self.hash_value(key)?;
-        Ok(self
-            .set_table(id)
-            .find(hash, |v| self.values_equal(v, key))
-            .is_some())
+    pub(in crate::python) fn set_contains(&mut self, id: ObjId, key: Value) -> R<bool> {
+        self.raise_kept_key_error()?;
+        let hash = self.set_key_hash(key)?;
+        Ok(self.set_find(id, hash, key)?.is_some())
+    }
+
+    /// `key in s` for a key whose hash another set's entry kept (no `__hash__` call).
+    fn set_contains_entry(&mut self, id: ObjId, hash: i64, key: Value) -> R<bool> {
+        Ok(self.set_find(id, hash, key)?.is_some())
     }
 
     /// `s.add(key)`, taking over `key`'s reference.
     pub(in crate::python) fn set_add(&mut self, id: ObjId, key: Value) -> R<()> {
-        let hash = match self.hash_value(key) {
+        let hash = match self
+            .raise_kept_key_error()
+            .and_then(|_| self.set_key_hash(key))
+        {
             Ok(h) => h,
             Err(e) => {
                 self.heap.decref(key);
                 return Err(e);
             }
         };
-        let present = self
-            .set_table(id)
-            .find(hash, |v| self.values_equal(v, key))
-            .is_some();
+        self.set_add_entry(id, hash, key)
+    }
+
+    /// `set_add_entry`: adds a key whose hash is known, taking over its reference.
+    fn set_add_entry(&mut self, id: ObjId, hash: i64, key: Value) -> R<()> {
+        let present = match self.set_find(id, hash, key) {
+            Ok(p) => p.is_some(),
+            Err(e) => {
+                self.heap.decref(key);
+                return Err(e);
+            }
+        };
         if present {
             self.heap.decref(key);
         } else {
@@ -433,30 +447,30 @@ impl<'a> Interpreter<'a> {
                     (b, a)
                 };
                 let out = self.new_empty_set(frozen);
-                let keys: Vec<Value> = self.set_table(small).items().collect();
-                for k in keys {
-                    if self.set_contains(large, k)? {
+                let keys: Vec<(i64, Value)> = self.set_table(small).entries().collect();
+                for (h, k) in keys {
+                    if self.set_contains_entry(large, h, k)? {
                         self.heap.incref(k);
-                        self.set_add(out, k)?;
+                        self.set_add_entry(out, h, k)?;
                     }
                 }
                 Ok(out)
             }
             Operator::Sub | Operator::BitXor => {
                 let out = self.new_empty_set(frozen);
-                let keys: Vec<Value> = self.set_table(a).items().collect();
-                for k in keys {
-                    if !self.set_contains(b, k)? {
+                let keys: Vec<(i64, Value)> = self.set_table(a).entries().collect();
+                for (h, k) in keys {
+                    if !self.set_contains_entry(b, h, k)? {
                         self.heap.incref(k);
-                        self.set_add(out, k)?;
+                        self.set_add_entry(out, h, k)?;
                     }
                 }
                 if op == Operator::BitXor {
-                    let keys: Vec<Value> = self.set_table(b).items().collect();
-                    for k in keys {
-                        if !self.set_contains(a, k)? {
+                    let keys: Vec<(i64, Value)> = self.set_table(b).entries().collect();
+                    for (h, k) in keys {
+                        if !self.set_contains_entry(a, h, k)? {
                             self.heap.incref(k);
-                            self.set_add(out, k)?;
+                            self.set_add_entry(out, h, k)?;
                         }
                     }
                 }
@@ -506,7 +520,10 @@ impl<'a> Interpreter<'a> {
     /// Whether two sets hold equal keys (`set == frozenset` compares contents).
     pub(in crate::python) fn sets_equal(&self, a: ObjId, b: ObjId) -> bool {
         let (x, y) = (self.set_table(a), self.set_table(b));
-        x.len() == y.len() && x.items().all(|k| self.set_contains(b, k).unwrap_or(false))
+        // By kept hash, then identity or value (approximation: no `__eq__` call here).
+        x.len() == y.len()
+            && x.entries()
+                .all(|(h, k)| y.find(h, |v| v == k || self.values_equal(v, k)).is_some())
     }
 
     /// A method of a set or frozenset, on borrowed arguments.
@@ -533,8 +550,9 @@ impl<'a> Interpreter<'a> {
                 Ok(Value::None)
             }
             ("discard" | "remove", [v]) => {
-                let hash = self.hash_value(*v)?;
-                let at = self.set_table(id).find(hash, |x| self.values_equal(x, *v));
+                self.raise_kept_key_error()?;
+                let hash = self.set_key_hash(*v)?;
+                let at = self.set_find(id, hash, *v)?;
                 match at {
                     Some(at) => {
                         let old = self.set_table_mut(id).remove_at(at);
@@ -598,10 +616,10 @@ impl<'a> Interpreter<'a> {
                 } else {
                     (id, other)
                 };
-                let keys: Vec<Value> = self.set_table(small).items().collect();
+                let keys: Vec<(i64, Value)> = self.set_table(small).entries().collect();
                 let mut answer = true;
-                for k in keys {
-                    let inside = self.set_contains(large, k)?;
+                for (h, k) in keys {
+                    let inside = self.set_contains_entry(large, h, k)?;
                     if inside == (method == "isdisjoint") {
                         answer = false;
                         break;

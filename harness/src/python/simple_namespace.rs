@@ -10,9 +10,11 @@
 //! with `tp_richcompare` and no `tp_hash`), and `repr` is `namespace(a=1, ...)` with
 //! `namespace(...)` for a namespace already being printed (`Py_ReprEnter`).
 //!
+//! `str()` (and so `print` and f-strings) is the `repr`: the type has no `tp_str`.
+//!
 //! Not modelled (refused or noted where used): subclassing (the name is a builtin
-//! function here), a positional argument other than a dict (3.13+ also takes an iterable
-//! of pairs), and `str()`/f-strings of a namespace, which print the generic instance text.
+//! function here), and a positional argument other than a dict (3.13+ also takes an
+//! iterable of pairs).
 
 use super::interp::{Interpreter, R};
 use crate::heap::{Attrs, Class, ObjId, ObjKind, Sym, Value};

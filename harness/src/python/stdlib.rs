@@ -43,6 +43,17 @@ pub(super) struct StdlibState {
     pub(super) kw_only_marks: Vec<usize>,
     /// Those marks per class until its decorators have run (python/dataclasses.rs).
     pub(super) kw_only_classes: Vec<(crate::heap::ObjId, Vec<usize>)>,
+    /// The hash each user key (an instance with its own `__hash__`) was stored under
+    /// (python/user_hash.rs).
+    pub(super) key_hashes: rustc_hash::FxHashMap<crate::heap::ObjId, i64>,
+    /// Dicts that user keys were stored in (lookups there take the user-key path).
+    pub(super) user_key_dicts: rustc_hash::FxHashSet<crate::heap::ObjId>,
+    /// User keys checked by `check_dict_key` and their hashes (one `__hash__` call each),
+    /// until the store or lookup that follows takes them (`dict(pairs)` checks every key
+    /// before it stores any).
+    pub(super) probe_hashes: Vec<(Value, i64)>,
+    /// An exception a store's `__eq__` raised, for the next dict operation.
+    pub(super) key_error: Option<Box<super::interp::Exc>>,
 }
 
 impl Default for StdlibState {
@@ -54,6 +65,10 @@ impl Default for StdlibState {
             repr_active: Default::default(),
             kw_only_marks: Vec::new(),
             kw_only_classes: Vec::new(),
+            key_hashes: Default::default(),
+            user_key_dicts: Default::default(),
+            probe_hashes: Vec::new(),
+            key_error: None,
         }
     }
 }

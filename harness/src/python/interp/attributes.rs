@@ -459,7 +459,7 @@ impl<'a> Interpreter<'a> {
     pub(in crate::python) fn dict_set(&mut self, dict: ObjId, key: Value, value: Value) {
         self.heap.maintain_dict_tracking(dict, key);
         self.heap.maintain_dict_tracking(dict, value);
-        let found = self.dict_find(dict, key);
+        let found = self.dict_find_store(dict, key);
         let old = match self.heap.kind_mut(dict) {
             ObjKind::Dict(items) => match found.map(|i| &mut items[i]) {
                 Some(slot) => Some((key, std::mem::replace(&mut slot.1, value))),

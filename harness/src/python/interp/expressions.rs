@@ -591,6 +591,10 @@ impl<'a> Interpreter<'a> {
                 ObjKind::Tensor(t) => {
                     format!("tensor({}, device='{}')", t.describe(), t.device.name())
                 }
+                // `SimpleNamespace` has no `__str__`: `str()` is its `repr()`.
+                ObjKind::Instance { class, .. } if self.is_namespace_class(*class) => {
+                    self.repr_text(v)
+                }
                 ObjKind::Instance { class, .. } => format!("<{} object>", self.class_name(*class)),
                 ObjKind::Exception(_) => self.exception_text(id),
                 // `str()` of a container is its `repr()`.
