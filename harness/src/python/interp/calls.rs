@@ -28,10 +28,26 @@ impl<'a> Interpreter<'a> {
                 .chain(&params.kwonlyargs)
             {
                 if let Some(d) = &p.default {
-                    defaults.push(self.eval(d)?);
+                    match self.eval(d) {
+                        Ok(v) => defaults.push(v),
+                        Err(e) => {
+                            self.heap.decref_all(defaults);
+                            return Err(e);
+                        }
+                    }
                 }
             }
         }
+        self.make_function_from(code, defaults)
+    }
+
+    /// Creates a function object for `code` with its evaluated `defaults` (owned; released
+    /// if the closure cannot be made).
+    pub(in crate::python) fn make_function_from(
+        &mut self,
+        code: u32,
+        defaults: Vec<Value>,
+    ) -> R<Value> {
         // Shared, so that the free variables are read without copying them per closure.
         let codes = std::rc::Rc::clone(&self.codes);
         let freevars = &codes.get(code).freevars;
@@ -42,6 +58,8 @@ impl<'a> Interpreter<'a> {
             for &name in freevars {
                 let cell = self.frames.last().and_then(|f| f.cells.get(&name).copied());
                 let Some(cell) = cell else {
+                    self.heap.decref_all(cells);
+                    self.heap.decref_all(defaults);
                     return self.error(format!(
                         "NameError: free variable '{}' has no cell",
                         self.names.name(name)

@@ -18,7 +18,49 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        let made = self.class_object(c);
+        let base = match c.arguments.as_deref() {
+            Some(args) if !args.keywords.is_empty() || args.args.len() > 1 => {
+                self.refuse_class_arguments(c)
+            }
+            args => args
+                .and_then(|a| a.args.first())
+                .map(|b| self.eval(b))
+                .transpose(),
+        };
+        let base = match base {
+            Ok(base) => base,
+            Err(e) => {
+                self.heap.decref_all(decorators);
+                return Err(e);
+            }
+        };
+        let bound = self.class_statement(c, decorators, base)?;
+        let name = self.names.intern(c.name.as_str());
+        self.store_name(name, bound);
+        Ok(())
+    }
+
+    /// The refusal of a class statement with keywords (`metaclass=`) or several bases,
+    /// located at its arguments.
+    pub(in crate::python) fn refuse_class_arguments<T>(
+        &mut self,
+        c: &'a ast::StmtClassDef,
+    ) -> R<T> {
+        if let Some(args) = c.arguments.as_deref() {
+            self.at(args);
+        }
+        self.unsupported(crate::python::constructs::Construct::ClassKeywordsOrBases.what())
+    }
+
+    /// A class statement whose decorators and base (owned) were evaluated: runs its body,
+    /// makes the class and applies the decorators; returns the value to bind.
+    pub(in crate::python) fn class_statement(
+        &mut self,
+        c: &'a ast::StmtClassDef,
+        decorators: Vec<Value>,
+        base: Option<Value>,
+    ) -> R<Value> {
+        let made = self.class_object(c, base);
         let class = match made {
             Ok(class) => class,
             Err(e) => {
@@ -42,10 +84,7 @@ impl<'a> Interpreter<'a> {
         let bound = self.decorate(decorators, Value::Obj(class));
         self.class_annotations.remove(&class);
         self.stdlib.kw_only_classes.retain(|(c, _)| *c != class);
-        let bound = bound?;
-        let name = self.names.intern(c.name.as_str());
-        self.store_name(name, bound);
-        Ok(())
+        bound
     }
 
     /// The names a class body annotates (`x: int`, `y: list = ...`), in order, as
@@ -87,18 +126,11 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Runs a class statement's body and makes the class object (a new reference).
-    fn class_object(&mut self, c: &'a ast::StmtClassDef) -> R<ObjId> {
+    fn class_object(&mut self, c: &'a ast::StmtClassDef, base_value: Option<Value>) -> R<ObjId> {
         let mut base = None;
         let mut named_tuple = false;
         if let Some(args) = &c.arguments {
-            if !args.keywords.is_empty() || args.args.len() > 1 {
-                self.at(&**args);
-                return self.unsupported(
-                    crate::python::constructs::Construct::ClassKeywordsOrBases.what(),
-                );
-            }
-            if let Some(b) = args.args.first() {
-                let v = self.eval(b)?;
+            if let (Some(b), Some(v)) = (args.args.first(), base_value) {
                 match v {
                     Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Class(_)) => {
                         base = Some(id)
@@ -128,6 +160,9 @@ impl<'a> Interpreter<'a> {
             .unwrap_or_default();
         if let Err(e) = body {
             self.heap.decref_all(namespace.into_iter().map(|(_, v)| v));
+            if let Some(b) = base {
+                self.heap.decref_id(b);
+            }
             return Err(e);
         }
         let name = self.names.intern(c.name.as_str());

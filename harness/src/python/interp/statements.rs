@@ -103,51 +103,8 @@ impl<'a> Interpreter<'a> {
                 self.store_name(name, f);
             }
             Stmt::ClassDef(c) => self.exec_class(c)?,
-            Stmt::Import(i) => {
-                for alias in &i.names {
-                    let full = alias.name.as_str();
-                    let Some(module) = natives::module_named(full) else {
-                        self.at(alias);
-                        return self.unsupported(crate::python::constructs::import_of(full));
-                    };
-                    let (bound, value) = match &alias.asname {
-                        Some(a) => (a.as_str(), module),
-                        None => {
-                            let top = full.split('.').next().unwrap_or(full);
-                            (top, natives::module_named(top).unwrap_or(module))
-                        }
-                    };
-                    let sym = self.names.intern(bound);
-                    self.store_name(sym, value);
-                }
-            }
-            Stmt::ImportFrom(i) => {
-                let module_name = i.module.as_ref().map(|m| m.as_str()).unwrap_or("");
-                for alias in &i.names {
-                    let full = format!("{module_name}.{}", alias.name.as_str());
-                    let attr = self.names.intern(alias.name.as_str());
-                    let value = natives::module_named(&full)
-                        .or_else(|| {
-                            natives::module_named(module_name)
-                                .and_then(|m| self.torch_exception_attr(m, attr))
-                        })
-                        .or_else(|| {
-                            natives::module_named(module_name)
-                                .and_then(|m| self.module_attr(m, alias.name.as_str()))
-                        });
-                    let Some(value) = value else {
-                        self.at(alias);
-                        return self.unsupported(crate::python::constructs::import_from(
-                            module_name,
-                            alias.name.as_str(),
-                        ));
-                    };
-                    let bound = alias.asname.as_ref().unwrap_or(&alias.name);
-                    let sym = self.names.intern(bound.as_str());
-                    self.heap.incref(value);
-                    self.store_name(sym, value);
-                }
-            }
+            Stmt::Import(i) => self.import_modules(i)?,
+            Stmt::ImportFrom(i) => self.import_from(i)?,
             Stmt::Assert(a) => return self.exec_assert(a),
             Stmt::Raise(r) => return self.exec_raise(r),
             Stmt::With(w) if w.is_async => return self.exec_async_with(w),

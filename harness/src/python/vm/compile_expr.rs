@@ -153,6 +153,9 @@ pub(in crate::python) enum Op<'a> {
     },
     /// A form compiled by `compile_expr_more.rs` (run by `eval_expr_more.rs`).
     More(super::compile_expr_more::MoreOp<'a>),
+    /// A form compiled by `compile_defs.rs` (run by `eval_defs.rs`): lambdas, and the
+    /// parts of `def` and `class` statements.
+    Defs(super::compile_defs::DefOp<'a>),
 }
 
 /// A plain instruction whose expression operand is compiled: the same statement or step as
@@ -324,6 +327,7 @@ impl<'a> Compiler<'a> {
                 }
             }
             _ if self.expr_more(e) => return,
+            _ if self.expr_defs(e) => return,
             _ => self.fallback(e),
         };
         self.exprs.push(op);

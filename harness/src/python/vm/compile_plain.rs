@@ -2,8 +2,9 @@
 //! `if`, `while` and `for` become instructions whether or not they hold a suspension point,
 //! each bracketed by [`Instr::StmtStart`]/[`Instr::StmtEnd`] so that the per-statement
 //! work (line, step budget, finalizers, storage release) happens where the tree walker
-//! did it. `try`, `with` and `raise` are compiled by `compile_try.rs`. Other statements
-//! (`def`, `class`, most simple statements) stay [`Instr::Exec`] leaves for now.
+//! did it. `try`, `with` and `raise` are compiled by `compile_try.rs`, simple statements by
+//! `compile_stmt.rs`, `import`, `def` and `class` by `compile_defs.rs`; the rest stay
+//! [`Instr::Exec`] leaves for now.
 
 use super::compile::{Compiler, Instr, LoopCtx, NO_LOOP, Refusal, VmCode};
 use super::compile_try::FBlock;
@@ -67,6 +68,7 @@ impl<'a> Compiler<'a> {
                 Ok(())
             }
             _ if self.simple_stmt(s) => Ok(()),
+            _ if self.def_stmt(s) => Ok(()),
             _ => self.leaf(s),
         }
     }

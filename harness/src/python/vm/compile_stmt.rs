@@ -54,6 +54,8 @@ pub(in crate::python) enum StmtCode<'a> {
         test: ExprCode<'a>,
         msg: Option<ExprCode<'a>>,
     },
+    /// `import`, `def` and `class` (`compile_defs.rs`, run by `eval_defs.rs`).
+    Def(super::compile_defs::DefStmt<'a>),
 }
 
 fn interned(index: &ruff_python_ast::AtomicNodeIndex) -> Option<Sym> {

@@ -175,6 +175,7 @@ impl<'a> Interpreter<'a> {
                         continue;
                     }
                 },
+                Op::Defs(op) => self.run_def_op(op)?,
             };
             self.expr_stack.push(v);
         }

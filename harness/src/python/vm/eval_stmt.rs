@@ -102,6 +102,7 @@ impl<'a> Interpreter<'a> {
                     return self.raise_builtin("AssertionError", args);
                 }
             }
+            StmtCode::Def(code) => return self.run_def_stmt(vm, code),
         }
         self.statement_end()
     }

@@ -31,7 +31,7 @@
 //! tree walker, through `Op::EvalTree` (grep it; counted per thread by
 //! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
 //! more than 15 pairs, constant set displays, f-strings with `=` or nested fields in a
-//! spec, lambdas, comprehensions and generator expressions, starred items and `*`/`**`
+//! spec, comprehensions and generator expressions, starred items and `*`/`**`
 //! call arguments, `await` outside a suspension point, the index of a subscript
 //! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), the items of a
 //! constant tuple (evaluated once, when the constant is made), expressions nested deeper
@@ -41,12 +41,16 @@
 //! Simple statements compiled (`compile_stmt.rs`, run by `eval_stmt.rs`): augmented
 //! assignment to a name or an attribute, annotated assignment to a name or an attribute,
 //! `del` of names or of one attribute, `assert`, `pass`, `global`, `nonlocal`.
+//! `import`, `from ... import`, `def`, `async def` and `class` statements and lambdas
+//! (`compile_defs.rs`, run by `eval_defs.rs`): decorators, defaults, the class's base are
+//! compiled expressions; making the function or class and binding the name are ops
+//! (annotations are not evaluated, as before; keywords and several bases are refused).
 //!
 //! What the tree walker still does: it evaluates the expressions listed above, and runs the
 //! simple statements that stay [`compile::Instr::Exec`] leaves (counted per thread by
 //! `statements_run_by_tree`): augmented assignment to a subscript, annotated assignment
-//! to a subscript, `del` of subscripts or of several targets with an attribute, `import`,
-//! `from ... import`, `def`, `class`, a `break` or `continue` that leaves no block. It runs no compound statement: `try`/`except*` and
+//! to a subscript, `del` of subscripts or of several targets with an attribute, a `break`
+//! or `continue` that leaves no block. It runs no compound statement: `try`/`except*` and
 //! `async for`/`async with` outside a coroutine reach it as leaves and are refused there,
 //! located (`handlers.rs`, `interp/statements.rs`).
 //! Generator frames keep the exception handled before an `except` clause
@@ -76,6 +80,7 @@ mod asyncgen_hooks;
 mod cancellation;
 mod compile;
 mod compile_async;
+mod compile_defs;
 mod compile_expr;
 mod compile_expr_more;
 mod compile_plain;
@@ -83,6 +88,7 @@ mod compile_stmt;
 mod compile_try;
 mod contextlib;
 mod coroutines;
+mod eval_defs;
 mod eval_expr;
 mod eval_expr_more;
 mod eval_stmt;
