@@ -164,6 +164,7 @@ pub use vm::exceptions_caught_by_vm;
 pub use vm::expressions_evaluated_by_tree;
 pub use vm::expressions_run_compiled;
 pub use vm::statements_run_by_tree;
+pub use vm::stores_resolved_to_slots;
 pub use vm::with_blocks_entered_by_vm;
 
 use crate::error::{Error, InputErrorKind};

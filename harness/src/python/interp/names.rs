@@ -182,6 +182,32 @@ impl<'a> Interpreter<'a> {
         }
     }
 
+    /// A compiled `StoreFast`: binds the running frame's local in `slot`, taking over the
+    /// reference; the value it replaces is released after the store, as by `store_name`.
+    #[inline]
+    pub(in crate::python) fn store_fast(&mut self, slot: u32, value: Value) {
+        let frame = self.frames.last_mut().expect("a frame");
+        if let Some(old) = frame.locals.set(slot, value) {
+            self.heap.decref(old);
+        }
+    }
+
+    /// A compiled `DeleteFast`: unbinds the running frame's local in `slot` (the error of
+    /// `delete_name` when it is unbound).
+    pub(in crate::python) fn delete_fast(&mut self, slot: u32, name: Sym) -> R<()> {
+        let frame = self.frames.last_mut().expect("a frame");
+        match frame.locals.take(slot) {
+            Some(v) => {
+                self.heap.decref(v);
+                Ok(())
+            }
+            None => self.error(format!(
+                "NameError: name '{}' is not defined",
+                self.names.name(name)
+            )),
+        }
+    }
+
     fn delete_name(&mut self, name: Sym) -> R<()> {
         match self.take_name(name) {
             Some(v) => {
@@ -259,6 +285,41 @@ impl<'a> Interpreter<'a> {
     }
 
     fn unpack(&mut self, targets: &'a [Expr], value: Value) -> R<()> {
+        let items = self.unpack_items(targets, value)?;
+        if let Some(star) = targets.iter().position(Expr::is_starred_expr) {
+            return self.unpack_starred(targets, star, items);
+        }
+        let items = self.exact_items(targets.len(), items)?;
+        for (t, v) in targets.iter().zip(items) {
+            self.store(t, v)?;
+        }
+        Ok(())
+    }
+
+    /// The items of `value` (owned, released) for unpacking into `targets` (none starred),
+    /// exactly as many as there are targets (`UNPACK_SEQUENCE`'s error otherwise).
+    pub(in crate::python) fn unpack_exact(
+        &mut self,
+        targets: &[Expr],
+        value: Value,
+    ) -> R<Vec<Value>> {
+        let items = self.unpack_items(targets, value)?;
+        self.exact_items(targets.len(), items)
+    }
+
+    fn exact_items(&mut self, targets: usize, items: Vec<Value>) -> R<Vec<Value>> {
+        if items.len() != targets {
+            let n = items.len();
+            self.heap.decref_all(items);
+            return self.error(format!(
+                "ValueError: expected {targets} values to unpack, got {n}"
+            ));
+        }
+        Ok(items)
+    }
+
+    /// The items an unpacking of `value` (owned, released) reads.
+    fn unpack_items(&mut self, targets: &[Expr], value: Value) -> R<Vec<Value>> {
         crate::python::return_types::unpack_iterator(self, value);
         let starred = targets.iter().any(Expr::is_starred_expr);
         if !starred && self.heap.unpack_sequence(targets.as_ptr() as usize, value) {
@@ -288,21 +349,7 @@ impl<'a> Interpreter<'a> {
             Value::Str(text) => self.unpack_str(text),
             _ => return self.error("TypeError: cannot unpack a non-sequence"),
         };
-        if let Some(star) = targets.iter().position(Expr::is_starred_expr) {
-            return self.unpack_starred(targets, star, items);
-        }
-        if items.len() != targets.len() {
-            let n = items.len();
-            self.heap.decref_all(items);
-            return self.error(format!(
-                "ValueError: expected {} values to unpack, got {n}",
-                targets.len()
-            ));
-        }
-        for (t, v) in targets.iter().zip(items) {
-            self.store(t, v)?;
-        }
-        Ok(())
+        Ok(items)
     }
 
     pub(super) fn delete(&mut self, target: &'a Expr) -> R<()> {

@@ -15,7 +15,9 @@
 //! (no string hashing when they run). In function bodies, name loads are resolved to their
 //! scope once the body is compiled ([`resolve_names`]): a local is its frame slot
 //! (`Code::varnames`), a global or builtin is looked up in the module's table only; module
-//! and class bodies load through `Interpreter::load_name`.
+//! and class bodies load through `Interpreter::load_name`. Their name stores (`x = v`,
+//! unpacking to names, `for` targets, `x op= v`, `del x`) are resolved to slots the same way
+//! (`store_fast.rs`: [`Op::StoreFast`], [`Op::DeleteFast`]).
 //!
 //! Temporaries are created and released exactly where the tree walker created and
 //! released them (the `gc_schedule_*` and `calibration` tests check CPython's order):
@@ -156,6 +158,18 @@ pub(in crate::python) enum Op<'a> {
     /// A form compiled by `compile_defs.rs` (run by `eval_defs.rs`): lambdas, and the
     /// parts of `def` and `class` statements.
     Defs(super::compile_defs::DefOp<'a>),
+    /// Pops the value on top into a function's plain local (`STORE_FAST`), releasing the
+    /// value it replaces after the store (`store_fast.rs` resolves these).
+    StoreFast {
+        slot: u32,
+    },
+    /// Unbinds a function's plain local and releases its value (`DELETE_FAST`); `name`
+    /// and `at` for the error when it is unbound.
+    DeleteFast {
+        slot: u32,
+        name: Sym,
+        at: u32,
+    },
 }
 
 /// A plain instruction whose expression operand is compiled: the same statement or step as
@@ -178,6 +192,9 @@ pub(in crate::python) enum Compiled<'a> {
     },
     /// A simple statement compiled by `compile_stmt.rs` (run by `eval_stmt.rs`).
     Stmt(super::compile_stmt::StmtCode<'a>),
+    /// A name store, unpacking or `del` of names resolved to a function's slots
+    /// (`store_fast.rs`).
+    Fast(super::store_fast::FastCode<'a>),
 }
 
 /// Sub-expressions nested deeper than this are left to the tree evaluator (whose depth

@@ -167,6 +167,16 @@ impl<'a> Interpreter<'a> {
                 }
                 Op::Call { call } => self.compiled_call(call, None)?,
                 Op::CallMethod { name, call } => self.compiled_call(call, Some(name))?,
+                Op::StoreFast { slot } => {
+                    let v = self.pop();
+                    self.store_fast(slot, v);
+                    continue;
+                }
+                Op::DeleteFast { slot, name, at } => {
+                    self.offset = at;
+                    self.delete_fast(slot, name)?;
+                    continue;
+                }
                 Op::More(op) => match self.run_more(op)? {
                     super::eval_expr_more::Flow::Push(v) => v,
                     super::eval_expr_more::Flow::Next => continue,
@@ -303,6 +313,7 @@ impl<'a> Interpreter<'a> {
                 self.begin_plain_loop(Some(iterable), counted, key_of(iter.root), base, depth);
             }
             Compiled::Stmt(code) => self.run_stmt_code(vm, code)?,
+            Compiled::Fast(code) => return self.run_fast(vm, code, ip, base),
         }
         Ok(Step::Next(ip + 1))
     }

@@ -64,6 +64,7 @@ impl<'a> Interpreter<'a> {
         match super::compile::compile(&def.body, self.codes.get(code).is_async) {
             Ok(mut c) => {
                 super::compile_expr::resolve_names(&mut c.exprs, self.codes.get(code));
+                super::store_fast::resolve_stores(&mut c, self.codes.get(code));
                 let c = Rc::new(c);
                 self.vm_codes.insert(code, Rc::clone(&c));
                 Ok(c)

@@ -58,6 +58,7 @@ impl<'a> Interpreter<'a> {
         let compiled = match super::compile_plain::compile_plain(body) {
             Ok(mut c) => {
                 super::compile_expr::resolve_names(&mut c.exprs, self.codes.get(code));
+                super::store_fast::resolve_stores(&mut c, self.codes.get(code));
                 Rc::new(c)
             }
             Err(refusal) => {
@@ -251,25 +252,13 @@ impl<'a> Interpreter<'a> {
                     target,
                     exit,
                     depth,
-                } => {
-                    let at = self.plain_loop_pass_ends(base, depth);
-                    let (iterable, index) = match &self.plain_loops[at] {
-                        PlainLoop {
-                            iterable: Some(v),
-                            passes,
-                            ..
-                        } => (*v, *passes),
-                        _ => unreachable!("LoopIter enters a `for` loop with its iterable"),
-                    };
-                    match self.next_item(iterable, index)? {
-                        Some(item) => {
-                            self.plain_pass_begins(at);
-                            self.store(target, item)?;
-                            ip += 1;
-                        }
-                        None => ip = exit,
+                } => match self.plain_loop_next(base, depth)? {
+                    Some(item) => {
+                        self.store(target, item)?;
+                        ip += 1;
                     }
-                }
+                    None => ip = exit,
+                },
                 Instr::WhileTest { test, exit, depth } => {
                     let at = self.plain_loop_pass_ends(base, depth);
                     self.at(test);
@@ -404,6 +393,25 @@ impl<'a> Interpreter<'a> {
             self.close_iteration(true);
         }
         at
+    }
+
+    /// A `for` loop's head (`FOR_ITER`): the pass that ran ends, and the next item (a new
+    /// reference) begins the next pass; `None` when the iterable is exhausted.
+    pub(super) fn plain_loop_next(&mut self, base: usize, depth: u32) -> R<Option<Value>> {
+        let at = self.plain_loop_pass_ends(base, depth);
+        let (iterable, index) = match &self.plain_loops[at] {
+            PlainLoop {
+                iterable: Some(v),
+                passes,
+                ..
+            } => (*v, *passes),
+            _ => unreachable!("LoopIter enters a `for` loop with its iterable"),
+        };
+        let item = self.next_item(iterable, index)?;
+        if item.is_some() {
+            self.plain_pass_begins(at);
+        }
+        Ok(item)
     }
 
     pub(super) fn plain_pass_begins(&mut self, at: usize) {
