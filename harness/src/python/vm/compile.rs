@@ -396,7 +396,8 @@ impl<'a> Compiler<'a> {
     }
 
     /// `try` around a suspension point. With a `finally`, the `finally` block is compiled
-    /// twice: once after the body (and its handlers), once as the handler that re-raises.
+    /// twice: once after the body (and its handlers), once as the handler that re-raises
+    /// (and once more at each way out of the body through it, `compile_try.rs`).
     fn try_stmt(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
         let refuse = |construct| {
             Err(Refusal {
@@ -409,11 +410,6 @@ impl<'a> Compiler<'a> {
         }
         if t.finalbody.is_empty() {
             return self.try_except(t);
-        }
-        if t.finalbody.iter().any(leaves_block) {
-            return refuse(
-                "`return`, `break` or `continue` inside a `finally` body of a `try` that contains `yield` or `await`",
-            );
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
@@ -435,7 +431,12 @@ impl<'a> Compiler<'a> {
         self.instrs.push(Instr::Jump(NO_LOOP));
         let handler = self.here();
         self.instrs[setup] = Instr::SetupFinally { handler };
-        self.block(&t.finalbody)?;
+        // Entered by an exception: a way out of this copy ends its handling (the exception
+        // is discarded, as CPython's `POP_EXCEPT` on a `return` in `finally` does).
+        self.fblocks.push(FBlock::GenHandling(None));
+        let compiled = self.block(&t.finalbody);
+        self.fblocks.pop();
+        compiled?;
         self.instrs.push(Instr::EndFinally);
         let end = self.here();
         self.instrs[skip] = Instr::Jump(end);

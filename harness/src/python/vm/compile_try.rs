@@ -47,6 +47,9 @@ pub(in crate::python) enum FBlock<'a> {
     /// A suspending body's `except` clause (its `as` name): leaving ends the handling of
     /// its exception.
     GenHandling(Option<&'a ast::Identifier>),
+    /// The value of a suspending body's `return` kept on the generator frame while a
+    /// `finally` body runs for it: a way out of that body drops it.
+    GenReturnValue,
 }
 
 /// How control leaves blocks.
@@ -147,7 +150,10 @@ impl<'a> Compiler<'a> {
                         && !self.fblocks[..i].iter().any(|b| {
                             matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_))
                         }) => {}
-                FBlock::GenGuard | FBlock::GenFinally(_) | FBlock::GenHandling(_) => {
+                FBlock::GenGuard
+                | FBlock::GenFinally(_)
+                | FBlock::GenHandling(_)
+                | FBlock::GenReturnValue => {
                     let at = self.instrs.len();
                     self.instrs.push(if exit == Exit::Return {
                         Instr::ExitRegion { to: NO_LOOP }
@@ -177,9 +183,12 @@ impl<'a> Compiler<'a> {
     /// Whether a `return` at the suspending body's level leaves blocks its frame must
     /// leave first (an `except` clause, a `finally`).
     pub(super) fn gen_blocks_to_leave(&self) -> bool {
-        self.fblocks
-            .iter()
-            .any(|b| matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_)))
+        self.fblocks.iter().any(|b| {
+            matches!(
+                b,
+                FBlock::GenFinally(_) | FBlock::GenHandling(_) | FBlock::GenReturnValue
+            )
+        })
     }
 
     /// `return v` of a suspending body inside an `except` clause or a `try`/`finally`
@@ -240,13 +249,20 @@ impl<'a> Compiler<'a> {
                 FBlock::GenFinally(body) => {
                     self.instrs.push(Instr::PopFinally);
                     let inner = self.fblocks.split_off(i);
+                    if exit == Exit::Return {
+                        self.fblocks.push(FBlock::GenReturnValue);
+                    }
                     let compiled = self.block(body);
+                    if exit == Exit::Return {
+                        self.fblocks.pop();
+                    }
                     self.fblocks.extend(inner);
                     compiled?;
                 }
                 FBlock::GenHandling(name) => {
                     self.instrs.push(Instr::LeaveClause { name, under: keeps })
                 }
+                FBlock::GenReturnValue => self.instrs.push(Instr::DropValue { under: keeps }),
                 _ => unreachable!("a plain region leaves its own blocks"),
             }
         }
