@@ -452,10 +452,8 @@ impl<'a> Compiler<'a> {
                 construct,
             })
         };
-        if !self.plain && w.body.iter().any(leaves_block) {
-            return refuse(
-                "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
-            );
+        if !self.plain && w.is_async && w.body.iter().any(returns) {
+            return refuse("`return` inside an `async with` that contains `await` or `yield`");
         }
         let targets = || w.items.iter().filter_map(|i| i.optional_vars.as_deref());
         if targets().any(|e| self.suspends_expr(e)) {
@@ -483,14 +481,14 @@ impl<'a> Compiler<'a> {
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        // In a plain body a `return`/`break`/`continue` may leave the block (`compile_try.rs`).
-        if self.plain {
-            self.fblocks.push(super::compile_try::FBlock::With);
-        }
+        // A `return`/`break`/`continue` may leave the block (`compile_try.rs`).
+        self.fblocks.push(if self.plain {
+            FBlock::With
+        } else {
+            FBlock::GenWith(item, is_async)
+        });
         let compiled = self.with_items(rest, body, is_async);
-        if self.plain {
-            self.fblocks.pop();
-        }
+        self.fblocks.pop();
         compiled?;
         self.instrs.push(Instr::PopFinally);
         if is_async {
@@ -683,41 +681,23 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// Whether a statement contains `return`, `break` or `continue` of the current scope.
-pub(super) fn leaves_block(s: &Stmt) -> bool {
-    contains_exit(s, true)
-}
-
-/// Whether `s` holds a `break` or `continue` of the enclosing loop or, when `returns` is
-/// set, a `return`; nested functions and classes are other scopes and are not searched.
-fn contains_exit(s: &Stmt, returns: bool) -> bool {
+/// Whether a statement contains a `return` of the current scope (nested functions and
+/// classes are other scopes and are not searched).
+fn returns(s: &Stmt) -> bool {
     struct Finder {
-        returns: bool,
         found: bool,
-        /// Depth of the loops entered inside the block: their `break`s stay inside it.
-        loops: u32,
     }
     impl<'b> Visitor<'b> for Finder {
         fn visit_stmt(&mut self, stmt: &'b Stmt) {
             match stmt {
-                Stmt::Return(_) if self.returns => self.found = true,
-                Stmt::Break(_) | Stmt::Continue(_) if self.loops == 0 => self.found = true,
-                Stmt::For(_) | Stmt::While(_) => {
-                    self.loops += 1;
-                    walk_stmt(self, stmt);
-                    self.loops -= 1;
-                }
+                Stmt::Return(_) => self.found = true,
                 Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
                 _ => walk_stmt(self, stmt),
             }
         }
         fn visit_expr(&mut self, _: &'b Expr) {}
     }
-    let mut finder = Finder {
-        returns,
-        found: false,
-        loops: 0,
-    };
+    let mut finder = Finder { found: false };
     finder.visit_stmt(s);
     finder.found
 }

@@ -466,8 +466,10 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
-                Instr::WithExit { .. } => {
-                    let exit = stack.pop().expect("WithEnter pushes the exit");
+                Instr::WithExit { under } => {
+                    // A `return` leaving the block keeps its value above the exit.
+                    let at = stack.len() - 1 - under as usize;
+                    let exit = stack.remove(at);
                     self.vm_exit_with(exit, None)?;
                     ip += 1;
                 }
