@@ -18,7 +18,7 @@ fn ways_out_of_with_blocks_in_suspending_bodies() {
     probes::agrees_with_cpython("", 13, WITH_EXITS);
 }
 
-/// A `return` through an `async with` whose body awaits is still refused, located.
+/// A `return` through an `async with` is still refused, located.
 #[test]
 fn return_through_suspending_async_with_is_refused_located() {
     let script = "import asyncio\nclass A:\n    async def __aenter__(self):\n        pass\n    async def __aexit__(self, *a):\n        pass\nasync def main():\n    async with A():\n        await asyncio.sleep(0)\n        return 1\nasyncio.run(main())\n";
@@ -26,5 +26,8 @@ fn return_through_suspending_async_with_is_refused_located() {
         .expect_err("refused")
         .to_string();
     assert!(err.contains("`return` inside an `async with`"), "{err}");
-    assert!(err.contains("t.yaml:12:7"), "located at the `async with`: {err}");
+    assert!(
+        err.contains("t.yaml:12:7"),
+        "located at the `async with`: {err}"
+    );
 }

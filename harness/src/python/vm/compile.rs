@@ -453,7 +453,9 @@ impl<'a> Compiler<'a> {
             })
         };
         if !self.plain && w.is_async && w.body.iter().any(returns) {
-            return refuse("`return` inside an `async with` that contains `await` or `yield`");
+            return refuse(
+                "`return` inside an `async with` block (its `__aexit__` is awaited under the return value: not compiled yet)",
+            );
         }
         let targets = || w.items.iter().filter_map(|i| i.optional_vars.as_deref());
         if targets().any(|e| self.suspends_expr(e)) {

@@ -56,7 +56,7 @@
 //! leaves those blocks on the generator frame (`compile_try.rs`); so does one out of a
 //! `finally` body of a suspending `try` (the exception it handles, or the value of the
 //! `return` it runs for, is discarded) and one out of a suspending `with` block (the exit
-//! is called with `None` x3; a `return` through a suspending `async with` is refused,
+//! is called with `None` x3; a `return` through an `async with` is refused,
 //! located).
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
