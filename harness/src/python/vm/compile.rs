@@ -396,7 +396,8 @@ impl<'a> Compiler<'a> {
     }
 
     /// `try` around a suspension point. With a `finally`, the `finally` block is compiled
-    /// twice: once after the body (and its handlers), once as the handler that re-raises.
+    /// twice: once after the body (and its handlers), once as the handler that re-raises
+    /// (and once more at each way out of the body through it, `compile_try.rs`).
     fn try_stmt(&mut self, t: &'a ast::StmtTry) -> Result<(), Refusal> {
         let refuse = |construct| {
             Err(Refusal {
@@ -409,11 +410,6 @@ impl<'a> Compiler<'a> {
         }
         if t.finalbody.is_empty() {
             return self.try_except(t);
-        }
-        if t.finalbody.iter().any(leaves_block) {
-            return refuse(
-                "`return`, `break` or `continue` inside a `finally` body of a `try` that contains `yield` or `await`",
-            );
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
@@ -435,7 +431,12 @@ impl<'a> Compiler<'a> {
         self.instrs.push(Instr::Jump(NO_LOOP));
         let handler = self.here();
         self.instrs[setup] = Instr::SetupFinally { handler };
-        self.block(&t.finalbody)?;
+        // Entered by an exception: a way out of this copy ends its handling (the exception
+        // is discarded, as CPython's `POP_EXCEPT` on a `return` in `finally` does).
+        self.fblocks.push(FBlock::GenHandling(None));
+        let compiled = self.block(&t.finalbody);
+        self.fblocks.pop();
+        compiled?;
         self.instrs.push(Instr::EndFinally);
         let end = self.here();
         self.instrs[skip] = Instr::Jump(end);
@@ -451,9 +452,9 @@ impl<'a> Compiler<'a> {
                 construct,
             })
         };
-        if !self.plain && w.body.iter().any(leaves_block) {
+        if !self.plain && w.is_async && w.body.iter().any(returns) {
             return refuse(
-                "`return`, `break` or `continue` inside a `with` that contains `yield` or `await`",
+                "`return` inside an `async with` block (its `__aexit__` is awaited under the return value: not compiled yet)",
             );
         }
         let targets = || w.items.iter().filter_map(|i| i.optional_vars.as_deref());
@@ -482,14 +483,14 @@ impl<'a> Compiler<'a> {
         }
         let setup = self.instrs.len();
         self.instrs.push(Instr::SetupFinally { handler: NO_LOOP });
-        // In a plain body a `return`/`break`/`continue` may leave the block (`compile_try.rs`).
-        if self.plain {
-            self.fblocks.push(super::compile_try::FBlock::With);
-        }
+        // A `return`/`break`/`continue` may leave the block (`compile_try.rs`).
+        self.fblocks.push(if self.plain {
+            FBlock::With
+        } else {
+            FBlock::GenWith(item, is_async)
+        });
         let compiled = self.with_items(rest, body, is_async);
-        if self.plain {
-            self.fblocks.pop();
-        }
+        self.fblocks.pop();
         compiled?;
         self.instrs.push(Instr::PopFinally);
         if is_async {
@@ -682,41 +683,23 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// Whether a statement contains `return`, `break` or `continue` of the current scope.
-pub(super) fn leaves_block(s: &Stmt) -> bool {
-    contains_exit(s, true)
-}
-
-/// Whether `s` holds a `break` or `continue` of the enclosing loop or, when `returns` is
-/// set, a `return`; nested functions and classes are other scopes and are not searched.
-fn contains_exit(s: &Stmt, returns: bool) -> bool {
+/// Whether a statement contains a `return` of the current scope (nested functions and
+/// classes are other scopes and are not searched).
+fn returns(s: &Stmt) -> bool {
     struct Finder {
-        returns: bool,
         found: bool,
-        /// Depth of the loops entered inside the block: their `break`s stay inside it.
-        loops: u32,
     }
     impl<'b> Visitor<'b> for Finder {
         fn visit_stmt(&mut self, stmt: &'b Stmt) {
             match stmt {
-                Stmt::Return(_) if self.returns => self.found = true,
-                Stmt::Break(_) | Stmt::Continue(_) if self.loops == 0 => self.found = true,
-                Stmt::For(_) | Stmt::While(_) => {
-                    self.loops += 1;
-                    walk_stmt(self, stmt);
-                    self.loops -= 1;
-                }
+                Stmt::Return(_) => self.found = true,
                 Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
                 _ => walk_stmt(self, stmt),
             }
         }
         fn visit_expr(&mut self, _: &'b Expr) {}
     }
-    let mut finder = Finder {
-        returns,
-        found: false,
-        loops: 0,
-    };
+    let mut finder = Finder { found: false };
     finder.visit_stmt(s);
     finder.found
 }

@@ -47,6 +47,24 @@ pub(in crate::python) enum FBlock<'a> {
     /// A suspending body's `except` clause (its `as` name): leaving ends the handling of
     /// its exception.
     GenHandling(Option<&'a ast::Identifier>),
+    /// The value of a suspending body's `return` kept on the generator frame while a
+    /// `finally` body runs for it: a way out of that body drops it.
+    GenReturnValue,
+    /// A suspending body's `with` block (its exit on the generator frame; `async` when
+    /// set): leaving pops its guard and calls the exit with `None` x3 (awaited).
+    GenWith(&'a ast::WithItem, bool),
+}
+
+/// Whether a `return` must leave the block on the generator frame before the frame ends
+/// (a guard alone goes with the frame).
+fn left_by_frame(b: &FBlock) -> bool {
+    matches!(
+        b,
+        FBlock::GenFinally(_)
+            | FBlock::GenHandling(_)
+            | FBlock::GenReturnValue
+            | FBlock::GenWith(..)
+    )
 }
 
 /// How control leaves blocks.
@@ -143,11 +161,12 @@ impl<'a> Compiler<'a> {
                 FBlock::GenLoop { .. } => {}
                 // A `return` leaves a guard as the frame ends; the frame's guards go then.
                 FBlock::GenGuard
-                    if exit == Exit::Return
-                        && !self.fblocks[..i].iter().any(|b| {
-                            matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_))
-                        }) => {}
-                FBlock::GenGuard | FBlock::GenFinally(_) | FBlock::GenHandling(_) => {
+                    if exit == Exit::Return && !self.fblocks[..i].iter().any(left_by_frame) => {}
+                FBlock::GenGuard
+                | FBlock::GenFinally(_)
+                | FBlock::GenHandling(_)
+                | FBlock::GenReturnValue
+                | FBlock::GenWith(..) => {
                     let at = self.instrs.len();
                     self.instrs.push(if exit == Exit::Return {
                         Instr::ExitRegion { to: NO_LOOP }
@@ -177,9 +196,7 @@ impl<'a> Compiler<'a> {
     /// Whether a `return` at the suspending body's level leaves blocks its frame must
     /// leave first (an `except` clause, a `finally`).
     pub(super) fn gen_blocks_to_leave(&self) -> bool {
-        self.fblocks
-            .iter()
-            .any(|b| matches!(b, FBlock::GenFinally(_) | FBlock::GenHandling(_)))
+        self.fblocks.iter().any(left_by_frame)
     }
 
     /// `return v` of a suspending body inside an `except` clause or a `try`/`finally`
@@ -240,12 +257,29 @@ impl<'a> Compiler<'a> {
                 FBlock::GenFinally(body) => {
                     self.instrs.push(Instr::PopFinally);
                     let inner = self.fblocks.split_off(i);
+                    if exit == Exit::Return {
+                        self.fblocks.push(FBlock::GenReturnValue);
+                    }
                     let compiled = self.block(body);
+                    if exit == Exit::Return {
+                        self.fblocks.pop();
+                    }
                     self.fblocks.extend(inner);
                     compiled?;
                 }
                 FBlock::GenHandling(name) => {
                     self.instrs.push(Instr::LeaveClause { name, under: keeps })
+                }
+                FBlock::GenReturnValue => self.instrs.push(Instr::DropValue { under: keeps }),
+                FBlock::GenWith(item, is_async) => {
+                    self.instrs.push(Instr::PopFinally);
+                    if is_async {
+                        // A `break`/`continue` only: `return` through `async with` is
+                        // refused (`Compiler::with_stmt`).
+                        self.async_with_exit(item);
+                    } else {
+                        self.instrs.push(Instr::WithExit { under: keeps });
+                    }
                 }
                 _ => unreachable!("a plain region leaves its own blocks"),
             }

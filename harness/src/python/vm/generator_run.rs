@@ -466,8 +466,10 @@ impl<'a> Interpreter<'a> {
                     }
                     ip += 1;
                 }
-                Instr::WithExit { .. } => {
-                    let exit = stack.pop().expect("WithEnter pushes the exit");
+                Instr::WithExit { under } => {
+                    // A `return` leaving the block keeps its value above the exit.
+                    let at = stack.len() - 1 - under as usize;
+                    let exit = stack.remove(at);
                     self.vm_exit_with(exit, None)?;
                     ip += 1;
                 }
@@ -568,6 +570,13 @@ impl<'a> Interpreter<'a> {
                     self.delete_clause_name(name);
                     ip += 1;
                 }
+                Instr::DropValue { under } => {
+                    // A way out of a `finally` body that a `return` runs: its value goes.
+                    let at = stack.len() - 1 - under as usize;
+                    let v = stack.remove(at);
+                    self.heap.decref(v);
+                    ip += 1;
+                }
                 Instr::ReturnTop => {
                     let v = stack.pop().expect("the return value was pushed");
                     *ip_out = ip;
@@ -587,7 +596,6 @@ impl<'a> Interpreter<'a> {
                 | Instr::ReturnValue(..)
                 | Instr::ExitRegion { .. }
                 | Instr::PopExcept { .. }
-                | Instr::DropValue { .. }
                 | Instr::SetupWith { .. }
                 | Instr::Compiled(_) => {
                     unreachable!("plain instructions run inside a plain region")

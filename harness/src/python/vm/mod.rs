@@ -57,8 +57,11 @@
 //! on their value stack while the clause runs (`generator_run.rs`), as CPython does.
 //! A `return`, `break` or `continue` in a plain region that leaves a suspending body's
 //! `try` body, `except` clause or `try`/`finally` jumps out to code after the region that
-//! leaves those blocks on the generator frame (`compile_try.rs`); one out of a `finally`
-//! body of a suspending `try` is refused, located.
+//! leaves those blocks on the generator frame (`compile_try.rs`); so does one out of a
+//! `finally` body of a suspending `try` (the exception it handles, or the value of the
+//! `return` it runs for, is discarded) and one out of a suspending `with` block (the exit
+//! is called with `None` x3; a `return` through an `async with` is refused,
+//! located).
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
