@@ -179,10 +179,6 @@ fn unmodelled_forms_are_refused_located() {
             "unsupported: `type()` of a builtin_function_or_method object",
         ),
         (
-            "x = 3\nprint(f\"{x=}\")\n",
-            "unsupported: the `=` specifier",
-        ),
-        (
             "print(\"{0.real}\".format(3))\n",
             "unsupported: attribute 'real' of 3",
         ),

@@ -364,7 +364,7 @@ pub const LANGUAGE: &[Row] = &[
         key: Construct::Strings,
         construct: "strings, f-strings, `%` formatting",
         support: Support::Yes,
-        notes: "format specs (`{n:>3}`, `{x:.2f}`, `{m:,}`) and conversions (`!r`) in f-strings and `str.format` apply CPython's mini-language to ints, floats, strings and 0-dim tensors; `%` formatting takes flags, width, precision and `%(key)s`; floats print as CPython's shortest repr; `{x=}`, nested fields in `str.format` and `{0.attr}`/`{d[k]}` fields are refused",
+        notes: "format specs (`{n:>3}`, `{x:.2f}`, `{m:,}`) and conversions (`!r`) in f-strings and `str.format` apply CPython's mini-language to ints, floats, strings and 0-dim tensors; `%` formatting takes flags, width, precision and `%(key)s`; floats print as CPython's shortest repr; `{x=}` writes its source text and the value's `repr()`; nested fields in `str.format` and `{0.attr}`/`{d[k]}` fields are refused",
         what: "",
         runs: "n = 3\ns = f'{n}x' + 'a%d' % n\nassert s == '3xa3'\n",
         refused: "",

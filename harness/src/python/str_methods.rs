@@ -491,16 +491,7 @@ impl<'a> Interpreter<'a> {
         v: Value,
         element: &'a ruff_python_ast::InterpolatedElement,
     ) -> R<String> {
-        use ruff_python_ast::{ConversionFlag, InterpolatedStringElement};
-        if element.debug_text.is_some() {
-            return self.unsupported("the `=` specifier of an f-string field (`{x=}`)");
-        }
-        let conversion = match element.conversion {
-            ConversionFlag::None => None,
-            ConversionFlag::Str => Some('s'),
-            ConversionFlag::Ascii => Some('a'),
-            ConversionFlag::Repr => Some('r'),
-        };
+        use ruff_python_ast::InterpolatedStringElement;
         let mut spec = String::new();
         if let Some(format_spec) = &element.format_spec {
             for part in format_spec.elements.iter() {
@@ -515,6 +506,31 @@ impl<'a> Interpreter<'a> {
                 }
             }
         }
-        self.format_field(v, conversion, &spec)
+        self.fstring_piece_with(v, element, &spec)
+    }
+
+    /// [`Interpreter::fstring_piece`] with the spec's text already made. A self-documenting
+    /// field (`{x=}`, 3.8+) writes its source text up to the conversion or spec first, and
+    /// converts with `repr()` unless it has a conversion or a spec.
+    pub(in crate::python) fn fstring_piece_with(
+        &mut self,
+        v: Value,
+        element: &ruff_python_ast::InterpolatedElement,
+        spec: &str,
+    ) -> R<String> {
+        use ruff_python_ast::ConversionFlag;
+        let debug = element.debug_text.as_ref().map(|d| d.as_str());
+        let conversion = match element.conversion {
+            ConversionFlag::None if debug.is_some() && element.format_spec.is_none() => Some('r'),
+            ConversionFlag::None => None,
+            ConversionFlag::Str => Some('s'),
+            ConversionFlag::Ascii => Some('a'),
+            ConversionFlag::Repr => Some('r'),
+        };
+        let piece = self.format_field(v, conversion, spec)?;
+        Ok(match debug {
+            Some(text) => format!("{text}{piece}"),
+            None => piece,
+        })
     }
 }

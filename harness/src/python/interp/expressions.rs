@@ -291,50 +291,75 @@ impl<'a> Interpreter<'a> {
 
     fn eval_compare(&mut self, c: &'a ast::ExprCompare) -> R<Value> {
         let mut left = self.eval(&c.left)?;
-        for (op, right_expr) in c.ops.iter().zip(c.comparators.iter()) {
-            let right = self.eval(right_expr)?;
+        let last = c.ops.len() - 1;
+        for (i, (op, right_expr)) in c.ops.iter().zip(c.comparators.iter()).enumerate() {
+            let right = match self.eval(right_expr) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.heap.decref(left);
+                    return Err(e);
+                }
+            };
             self.offset = c.range.start().to_u32();
-            if c.ops.len() == 1 {
+            if i == last {
                 return self.compare_once(*op, left, right);
             }
-            if !self.compare_link(*op, left, right)? {
-                return Ok(Value::Bool(false));
+            if let Some(value) = self.compare_link(*op, left, right)? {
+                return Ok(value);
             }
             left = right;
         }
-        self.heap.decref(left);
-        Ok(Value::Bool(true))
+        unreachable!("a comparison has at least one operator")
     }
 
-    /// One link of a chained comparison: compares, releasing `left`. True keeps `right`
-    /// (the next link's left operand); false or an error releases it. A tensor comparison
-    /// is a bool tensor, whose truth decides.
+    /// One link of a chained comparison other than the last (CPython's `COMPARE_OP`, then
+    /// `JUMP_IF_FALSE_OR_POP`, 3.12+ `COPY`/`POP_JUMP_IF_FALSE`): compares, releasing
+    /// `left`, and tests the result. True releases the result and keeps `right` (the next
+    /// link's left operand): `None`. False releases `right` and the result is the whole
+    /// expression's value (a tensor comparison's tensor, whose truth decided). An error
+    /// releases the result, then `right`.
     pub(in crate::python) fn compare_link(
         &mut self,
         op: CmpOp,
         left: Value,
         right: Value,
-    ) -> R<bool> {
-        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
-        let held = if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
-            let result = crate::python::comparisons::compare(self, op, left, right);
-            self.heap.decref(left);
-            result.and_then(|value| {
-                let truth = self.truth(value);
-                self.heap.decref(value);
-                truth
-            })
-        } else {
-            let result = self
-                .compare(op, left, right)
-                .and_then(|ok| self.data_depth_checked(ok));
-            self.heap.decref(left);
-            result
+    ) -> R<Option<Value>> {
+        let result = self.compare_value(op, left, right);
+        self.heap.decref(left);
+        let value = match result {
+            Ok(v) => v,
+            Err(e) => {
+                self.heap.decref(right);
+                return Err(e);
+            }
         };
-        if !matches!(held, Ok(true)) {
-            self.heap.decref(right);
+        match self.truth(value) {
+            Ok(true) => {
+                self.heap.decref(value);
+                Ok(None)
+            }
+            Ok(false) => {
+                self.heap.decref(right);
+                Ok(Some(value))
+            }
+            Err(e) => {
+                self.heap.decref(value);
+                self.heap.decref(right);
+                Err(e)
+            }
         }
-        held
+    }
+
+    /// `left op right` as a new value, both operands borrowed: a tensor ordering or
+    /// equality is a bool tensor, the rest a bool.
+    fn compare_value(&mut self, op: CmpOp, left: Value, right: Value) -> R<Value> {
+        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
+        if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
+            return crate::python::comparisons::compare(self, op, left, right);
+        }
+        self.compare(op, left, right)
+            .and_then(|ok| self.data_depth_checked(ok))
+            .map(Value::Bool)
     }
 
     /// `left op right` with one operator, consuming both references in the order
@@ -345,19 +370,10 @@ impl<'a> Interpreter<'a> {
         left: Value,
         right: Value,
     ) -> R<Value> {
-        let ordering = !matches!(op, CmpOp::Is | CmpOp::IsNot | CmpOp::In | CmpOp::NotIn);
-        if ordering && (self.is_tensor(left) || self.is_tensor(right)) {
-            let result = crate::python::comparisons::compare(self, op, left, right);
-            self.heap.decref(left);
-            self.heap.decref(right);
-            return result;
-        }
-        let result = self
-            .compare(op, left, right)
-            .and_then(|ok| self.data_depth_checked(ok));
+        let result = self.compare_value(op, left, right);
         self.heap.decref(left);
         self.heap.decref(right);
-        result.map(Value::Bool)
+        result
     }
 
     fn compare(&mut self, op: CmpOp, l: Value, r: Value) -> R<bool> {

@@ -4,8 +4,9 @@
 //!
 //! Each form keeps the tree evaluator's order of evaluation and release (CPython's):
 //! - `a < b < c`: `a`, `b`, compare (`a` released), then on a false link `b` released and
-//!   `False` is the value; otherwise `c` is evaluated with `b` still held (CPython's
-//!   `COPY`/`SWAP` around `COMPARE_OP`, `JUMP_IF_FALSE_OR_POP`).
+//!   that link's result is the value; otherwise the result is released and `c` is
+//!   evaluated with `b` still held (CPython's `COPY`/`SWAP` around `COMPARE_OP`,
+//!   `JUMP_IF_FALSE_OR_POP`); the last link's result is the value (a tensor for tensors).
 //! - `{k: v, ...}` (up to 15 pairs, no `**`): each key then its value, then the dict is
 //!   made and filled in order (`BUILD_MAP`), where an unhashable key fails: after every
 //!   pair was evaluated, as CPython 3.8-3.13 do (the tree evaluator checked each key before
@@ -26,12 +27,12 @@ use ruff_text_size::Ranged;
 /// The ops of the forms compiled here (one [`Op::More`] each).
 #[derive(Clone, Copy)]
 pub(in crate::python) enum MoreOp<'a> {
-    /// One link of a chained comparison: pops the right then the left operand and compares
-    /// them (the left released). True: the right operand is pushed back as the next
-    /// link's left. False: it is released, `False` is pushed and control jumps to `end`.
+    /// One link of a chained comparison but the last: pops the right then the left operand
+    /// and compares them (the left released). True: the result is released and the right
+    /// operand pushed back as the next link's left. False: the right operand is released,
+    /// the result pushed as the expression's value and control jumps to `end`. The last
+    /// link is an [`Op::Compare`], whose result is the value.
     ChainLink { op: CmpOp, at: u32, end: u32 },
-    /// The end of a chain whose every link held: releases the last operand, pushes `True`.
-    ChainTrue,
     /// Pops `len` key/value pairs into a new dict; an unhashable key fails there, after
     /// every pair was evaluated.
     BuildDict { len: u32, at: u32 },
@@ -45,10 +46,16 @@ pub(in crate::python) enum MoreOp<'a> {
     Text(&'a str),
     /// Pops a field's value, formats it into the f-string's text and releases it.
     FormatField(&'a ast::InterpolatedElement),
+    /// Pops the text of a field's spec (made by the ops of its nested fields, each
+    /// formatted and released in turn) then the field's value, formats the value with that
+    /// spec into the f-string's text and releases it (`FORMAT_VALUE` with a spec).
+    FormatFieldSpec(&'a ast::InterpolatedElement),
     /// Pops the marker and pushes the f-string's text.
     FStringEnd,
     /// `:=`: stores (a new reference to) the value on top in `target`.
     StoreNamed { target: &'a Expr },
+    /// A starred display or a folded constant set (`compile_expr_starred.rs`).
+    Starred(super::compile_expr_starred::StarredOp<'a>),
 }
 
 fn at(node: &impl Ranged) -> u32 {
@@ -86,12 +93,12 @@ impl<'a> Compiler<'a> {
             Expr::Tuple(t) if t.elts.iter().all(crate::python::interp::is_constant) => {
                 self.more(MoreOp::ConstTuple(t));
             }
-            Expr::FString(f) if fstring_compiles(f) => self.fstring(f),
+            Expr::FString(f) => self.fstring(f),
             Expr::Named(n) if matches!(&*n.target, Expr::Name(_)) => {
                 self.expr(&n.value);
                 self.more(MoreOp::StoreNamed { target: &n.target });
             }
-            _ => return false,
+            _ => return self.expr_starred(e),
         }
         true
     }
@@ -103,16 +110,20 @@ impl<'a> Compiler<'a> {
     fn chained_compare(&mut self, c: &'a ast::ExprCompare) {
         self.expr(&c.left);
         let mut links = Vec::with_capacity(c.ops.len());
-        for (op, right) in c.ops.iter().zip(c.comparators.iter()) {
+        let last = c.ops.len() - 1;
+        for (i, (op, right)) in c.ops.iter().zip(c.comparators.iter()).enumerate() {
             self.expr(right);
-            links.push((self.exprs.len(), *op));
-            self.more(MoreOp::ChainLink {
-                op: *op,
-                at: at(c),
-                end: 0,
-            });
+            if i == last {
+                self.exprs.push(Op::Compare { op: *op, at: at(c) });
+            } else {
+                links.push((self.exprs.len(), *op));
+                self.more(MoreOp::ChainLink {
+                    op: *op,
+                    at: at(c),
+                    end: 0,
+                });
+            }
         }
-        self.more(MoreOp::ChainTrue);
         let end = self.here_op();
         for (i, op) in links {
             self.exprs[i] = Op::More(MoreOp::ChainLink { op, at: at(c), end });
@@ -130,10 +141,7 @@ impl<'a> Compiler<'a> {
                             InterpolatedStringElement::Literal(l) => {
                                 self.more(MoreOp::Text(&l.value));
                             }
-                            InterpolatedStringElement::Interpolation(i) => {
-                                self.expr(&i.expression);
-                                self.more(MoreOp::FormatField(i));
-                            }
+                            InterpolatedStringElement::Interpolation(i) => self.field(i),
                         }
                     }
                 }
@@ -141,33 +149,31 @@ impl<'a> Compiler<'a> {
         }
         self.more(MoreOp::FStringEnd);
     }
-}
 
-fn fields(f: &ast::ExprFString) -> Vec<&ast::InterpolatedElement> {
-    let mut out = Vec::new();
-    for part in f.value.iter() {
-        if let ast::FStringPart::FString(fs) = part {
-            for element in fs.elements.iter() {
-                if let InterpolatedStringElement::Interpolation(i) = element {
-                    out.push(i);
-                }
+    /// One `{expr!conv:spec}`: the value, then a spec with nested fields is built as an
+    /// f-string of its own (CPython evaluates those after the value), then the value is
+    /// formatted. A self-documenting field's text (`{x=}`) is written by the format op.
+    fn field(&mut self, i: &'a ast::InterpolatedElement) {
+        self.expr(&i.expression);
+        let nested = i.format_spec.as_ref().filter(|s| {
+            s.elements
+                .iter()
+                .any(|e| matches!(e, InterpolatedStringElement::Interpolation(_)))
+        });
+        let Some(spec) = nested else {
+            self.more(MoreOp::FormatField(i));
+            return;
+        };
+        self.more(MoreOp::FStringStart { at: at(&**spec) });
+        for element in spec.elements.iter() {
+            match element {
+                InterpolatedStringElement::Literal(l) => self.more(MoreOp::Text(&l.value)),
+                InterpolatedStringElement::Interpolation(inner) => self.field(inner),
             }
         }
+        self.more(MoreOp::FStringEnd);
+        self.more(MoreOp::FormatFieldSpec(i));
     }
-    out
-}
-
-/// An f-string whose fields have no `=` and whose format specs are literal text (a nested
-/// field in a spec is still evaluated by the tree evaluator).
-fn fstring_compiles(f: &ast::ExprFString) -> bool {
-    fields(f).into_iter().all(|i| {
-        i.debug_text.is_none()
-            && i.format_spec.as_ref().is_none_or(|s| {
-                s.elements
-                    .iter()
-                    .all(|e| matches!(e, InterpolatedStringElement::Literal(_)))
-            })
-    })
 }
 
 /// A display of 3 or more constants, which CPython 3.9+ folds into a frozenset constant

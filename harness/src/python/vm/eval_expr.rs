@@ -55,6 +55,7 @@ impl<'a> Interpreter<'a> {
                     .expect("an expression leaves its value"))
             }
             Err(e) => {
+                super::eval_expr_starred::unwound_to(base);
                 while self.expr_stack.len() > base {
                     let v = self.expr_stack.pop().expect("checked above");
                     self.heap.decref(v);

@@ -45,17 +45,13 @@ impl<'a> Interpreter<'a> {
                 let right = self.expr_stack.pop().expect("a right operand");
                 let left = self.expr_stack.pop().expect("a left operand");
                 self.offset = at;
-                if self.compare_link(op, left, right)? {
-                    Flow::Push(right)
-                } else {
-                    self.expr_stack.push(Value::Bool(false));
-                    Flow::Jump(end)
+                match self.compare_link(op, left, right)? {
+                    None => Flow::Push(right),
+                    Some(value) => {
+                        self.expr_stack.push(value);
+                        Flow::Jump(end)
+                    }
                 }
-            }
-            MoreOp::ChainTrue => {
-                let last = self.expr_stack.pop().expect("the last operand");
-                self.heap.decref(last);
-                Flow::Push(Value::Bool(true))
             }
             MoreOp::BuildDict { len, at } => {
                 // `BUILD_MAP`: the dict takes its own references to the pairs in order, then
@@ -138,6 +134,20 @@ impl<'a> Interpreter<'a> {
                 TEXTS.with_borrow_mut(|texts| texts[index].1.push_str(&piece));
                 Flow::Next
             }
+            MoreOp::FormatFieldSpec(field) => {
+                let spec = self.expr_stack.pop().expect("a field's spec");
+                let v = self.expr_stack.pop().expect("a field's value");
+                let Value::Str(spec) = spec else {
+                    unreachable!("a spec's ops leave its text")
+                };
+                let spec = self.names.name(spec).to_string();
+                let piece = self.fstring_piece_with(v, field, &spec);
+                self.heap.decref(v);
+                let piece = piece?;
+                let index = self.text_index();
+                TEXTS.with_borrow_mut(|texts| texts[index].1.push_str(&piece));
+                Flow::Next
+            }
             MoreOp::FStringEnd => {
                 let index = self.text_index();
                 self.expr_stack.pop();
@@ -148,6 +158,10 @@ impl<'a> Interpreter<'a> {
                 });
                 Flow::Push(Value::Str(self.names.intern(&text)))
             }
+            MoreOp::Starred(op) => match self.run_starred(op)? {
+                Some(v) => Flow::Push(v),
+                None => Flow::Next,
+            },
             MoreOp::StoreNamed { target } => {
                 let v = *self.expr_stack.last().expect("a value");
                 self.heap.incref(v);

@@ -24,19 +24,21 @@
 //! suspending bodies) are compiled to ops on a value stack (`compile_expr.rs`, run by
 //! `eval_expr.rs`): names, constants, attribute loads, calls without `*`/`**` (positional,
 //! keyword, method calls), binary and unary operators, comparisons (chained too),
-//! `and`/`or`, conditional expressions, subscripts, tuple and list displays without `*`,
-//! constant tuples, dict displays of up to 15 pairs without `**`, set displays without `*`
-//! (not the constant ones 3.9+ fold), f-strings whose format specs are literal, `:=` to a
-//! name (`compile_expr_more.rs`, run by `eval_expr_more.rs`). What still falls back to the
+//! `and`/`or`, conditional expressions, subscripts, tuple and list displays, constant
+//! tuples, dict displays of up to 15 pairs without `**`, set displays, f-strings (`=` and
+//! nested fields in a spec too), `:=` to a name (`compile_expr_more.rs`, run by
+//! `eval_expr_more.rs`); `*` items in tuple, list and set displays and the constant set
+//! displays 3.9+ fold (`compile_expr_starred.rs`); a chained comparison's value is its
+//! deciding link's result (a tensor for tensors). What still falls back to the
 //! tree walker, through `Op::EvalTree` (grep it; counted per thread by
 //! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
-//! more than 15 pairs, constant set displays, f-strings with `=` or nested fields in a
-//! spec, comprehensions and generator expressions, starred items and `*`/`**`
+//! more than 15 pairs, comprehensions and generator expressions, `*`/`**`
 //! call arguments, `await` outside a suspension point, the index of a subscript
 //! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), the items of a
-//! constant tuple (evaluated once, when the constant is made), expressions nested deeper
-//! than 200 levels, and every operand of the instructions not listed above (`Exec` leaves,
-//! generator instructions, `with` items, `raise`, `except` classes).
+//! constant tuple and of a folded constant set (evaluated by the display routine),
+//! expressions nested deeper than 200 levels, and every operand of the instructions not
+//! listed above (`Exec` leaves, generator instructions, `with` items, `raise`, `except`
+//! classes).
 //!
 //! Simple statements compiled (`compile_stmt.rs`, run by `eval_stmt.rs`): augmented
 //! assignment to a name or an attribute, annotated assignment to a name or an attribute,
@@ -86,6 +88,7 @@ mod compile_async;
 mod compile_defs;
 mod compile_expr;
 mod compile_expr_more;
+mod compile_expr_starred;
 mod compile_plain;
 mod compile_stmt;
 mod compile_try;
@@ -94,6 +97,7 @@ mod coroutines;
 mod eval_defs;
 mod eval_expr;
 mod eval_expr_more;
+mod eval_expr_starred;
 mod eval_stmt;
 mod event_loop;
 mod generator_methods;
