@@ -414,8 +414,8 @@ for epoch in range(60):
 
 /// Reports the model refuses, each naming the feature it lacks, located: the Mario
 /// tutorial (pytorch/tutorials#2381) copies a state with `torch.tensor(state, ...)`, a
-/// Tensor here (torch17); the batch norm of discuss.pytorch.org/t/49314 calls
-/// `input.var(...)` (torch17).
+/// Tensor here (the PyTorch surface); the batch norm of discuss.pytorch.org/t/49314
+/// calls `input.var(...)` (not modelled).
 #[test]
 fn refused_reports_name_the_missing_feature() {
     assert_refused(&[
