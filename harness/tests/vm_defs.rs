@@ -264,8 +264,8 @@ except NameError:
 #[test]
 fn refusals_are_located() {
     let err = probes::run("3.11", "x = 1\nfrom math import no_such_name\n")
-        .err()
-        .expect("refused")
+        .map(drop)
+        .expect_err("refused")
         .to_string();
     assert!(
         err.contains("t.yaml:6:") && err.contains("unsupported"),
@@ -275,8 +275,8 @@ fn refusals_are_located() {
         "3.11",
         "class M:\n    pass\nclass C(M, metaclass=M):\n    pass\n",
     )
-    .err()
-    .expect("refused")
+    .map(drop)
+    .expect_err("refused")
     .to_string();
     assert!(
         err.contains("t.yaml:7:10") && err.contains("unsupported"),

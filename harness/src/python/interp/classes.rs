@@ -129,22 +129,22 @@ impl<'a> Interpreter<'a> {
     fn class_object(&mut self, c: &'a ast::StmtClassDef, base_value: Option<Value>) -> R<ObjId> {
         let mut base = None;
         let mut named_tuple = false;
-        if let Some(args) = &c.arguments {
-            if let (Some(b), Some(v)) = (args.args.first(), base_value) {
-                match v {
-                    Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Class(_)) => {
-                        base = Some(id)
-                    }
-                    Value::Native(n) if Native::from_id(n) == Some(Native::Object) => {}
-                    // `class P(typing.NamedTuple)` (python/namedtuples.rs).
-                    Value::Native(n) if Native::from_id(n) == Some(Native::TypingNamedTuple) => {
-                        named_tuple = true
-                    }
-                    other => {
-                        self.heap.decref(other);
-                        self.at(b);
-                        return self.unsupported("this base class");
-                    }
+        if let Some(args) = &c.arguments
+            && let (Some(b), Some(v)) = (args.args.first(), base_value)
+        {
+            match v {
+                Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Class(_)) => {
+                    base = Some(id)
+                }
+                Value::Native(n) if Native::from_id(n) == Some(Native::Object) => {}
+                // `class P(typing.NamedTuple)` (python/namedtuples.rs).
+                Value::Native(n) if Native::from_id(n) == Some(Native::TypingNamedTuple) => {
+                    named_tuple = true
+                }
+                other => {
+                    self.heap.decref(other);
+                    self.at(b);
+                    return self.unsupported("this base class");
                 }
             }
         }
