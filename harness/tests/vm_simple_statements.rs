@@ -70,15 +70,15 @@ assert counter == 1
     assert_eq!(expressions_evaluated_by_tree(), tree);
 }
 
-/// The leaf count is honest: a statement not compiled yet (`del` of several targets with
-/// an attribute) moves it.
+/// The leaf count is honest: a statement not compiled yet (`del` of a parenthesized tuple
+/// of targets) moves it.
 #[test]
 fn a_statement_left_to_the_tree_walker_is_counted() {
     let _serial = serial();
     let leaves = statements_run_by_tree();
     probes::run(
         "3.11",
-        "class H:\n    pass\nh = H()\nh.x = 1\ny = 2\ndel h.x, y\n",
+        "class H:\n    pass\nh = H()\nh.x = 1\ny = 2\ndel (h.x, y)\n",
     )
     .expect("runs");
     assert!(statements_run_by_tree() > leaves);

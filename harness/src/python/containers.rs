@@ -9,9 +9,9 @@
 //! `ModuleList` every step stays alive (with its parameters) as long as the list does.
 
 use super::interp::{Interpreter, R};
+use super::natives;
 use super::torchlib::TorchClass;
 use crate::heap::{ObjId, Sym, Value};
-use ruff_python_ast::Expr;
 
 impl Interpreter<'_> {
     /// The container kind of `v` (`ModuleList`, `ModuleDict` or `Sequential`), if it is one.
@@ -309,28 +309,11 @@ impl<'a> Interpreter<'a> {
         &mut self,
         container: ObjId,
         kind: TorchClass,
-        index: &'a Expr,
+        index: &mut natives::Index,
     ) -> R<Value> {
         let children = self.container_children(container);
-        if let Expr::Slice(s) = index {
-            let bound = |it: &mut Self, e: &'a Option<Box<Expr>>| -> R<Option<i64>> {
-                match e {
-                    None => Ok(None),
-                    Some(e) => match it.eval(e)? {
-                        Value::None => Ok(None),
-                        Value::Int(i) => Ok(Some(i)),
-                        other => {
-                            it.heap.decref(other);
-                            it.error("TypeError: slice indices must be integers or None")
-                        }
-                    },
-                }
-            };
-            let (lower, upper, step) = (
-                bound(self, &s.lower)?,
-                bound(self, &s.upper)?,
-                bound(self, &s.step)?,
-            );
+        if let Some(bounds) = index.slice() {
+            let (lower, upper, step) = natives::slice_bounds(self, bounds)?;
             if kind.is_keyed_container() {
                 return self.error("TypeError: unhashable type: 'slice'");
             }
@@ -341,7 +324,12 @@ impl<'a> Interpreter<'a> {
                 .collect();
             return Ok(Value::Obj(self.new_module_list(kind, &picked)?));
         }
-        let key = self.eval(index)?;
+        let key = index.key(self)?;
+        let key = match natives::index_int(self, key)? {
+            Some(i) => Value::Int(i),
+            None => key,
+        };
+        self.heap.incref(key);
         let found = match (kind, key) {
             (TorchClass::ModuleDict | TorchClass::ParameterDict, Value::Str(k)) => {
                 children.iter().find(|(name, _)| *name == k).map(|c| c.1)
@@ -386,16 +374,17 @@ impl<'a> Interpreter<'a> {
         &mut self,
         container: ObjId,
         kind: TorchClass,
-        index: &'a Expr,
+        index: &mut natives::Index,
         value: Value,
     ) -> R<()> {
-        let key = match self.eval(index) {
+        let key = match index.key(self) {
             Ok(k) => k,
             Err(e) => {
                 self.heap.decref(value);
                 return Err(e);
             }
         };
+        self.heap.incref(key);
         if let Err(e) = self.check_child_module(kind, value) {
             self.heap.decref(value);
             self.heap.decref(key);
@@ -448,36 +437,22 @@ impl<'a> Interpreter<'a> {
         &mut self,
         container: ObjId,
         kind: TorchClass,
-        index: &'a Expr,
+        index: &mut natives::Index,
     ) -> R<()> {
         if kind == TorchClass::ParameterList {
             // PyTorch's `ParameterList` defines no `__delitem__`.
             return self.error("TypeError: 'ParameterList' object doesn't support item deletion");
         }
         let children = self.container_children(container);
-        let picked = match index {
-            Expr::Slice(s) if !kind.is_keyed_container() => {
-                let mut bounds = [None; 3];
-                for (slot, e) in bounds.iter_mut().zip([&s.lower, &s.upper, &s.step]) {
-                    *slot = match e {
-                        None => None,
-                        Some(e) => match self.eval(e)? {
-                            Value::None => None,
-                            Value::Int(i) => Some(i),
-                            other => {
-                                self.heap.decref(other);
-                                return self
-                                    .error("TypeError: slice indices must be integers or None");
-                            }
-                        },
-                    };
-                }
-                let [lower, upper, step] = bounds;
-                self.slice_positions((lower, upper, step), children.len())?
+        let picked = match index.slice() {
+            Some(bounds) if !kind.is_keyed_container() => {
+                let bounds = natives::slice_bounds(self, bounds)?;
+                self.slice_positions(bounds, children.len())?
             }
-            Expr::Slice(_) => return self.error("TypeError: unhashable type: 'slice'"),
-            _ => {
-                let key = self.eval(index)?;
+            Some(_) => return self.error("TypeError: unhashable type: 'slice'"),
+            None => {
+                let key = index.key(self)?;
+                self.heap.incref(key);
                 vec![self.container_position(&children, kind, key)?]
             }
         };

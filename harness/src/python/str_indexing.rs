@@ -5,15 +5,16 @@
 use super::interp::{Interpreter, R};
 use super::natives;
 use crate::heap::{Sym, Value};
-use ruff_python_ast::Expr;
 
-/// `text[index]` where `index` is an integer expression or a slice.
-pub(super) fn subscript<'a>(it: &mut Interpreter<'a>, text: Sym, index: &'a Expr) -> R<Value> {
+/// `text[index]` where `index` is an integer or a slice (borrowed).
+pub(super) fn subscript(
+    it: &mut Interpreter<'_>,
+    text: Sym,
+    index: &mut natives::Index,
+) -> R<Value> {
     let chars: Vec<char> = it.names.name(text).chars().collect();
-    if let Expr::Slice(s) = index {
-        let lower = natives::eval_opt_int(it, &s.lower)?;
-        let upper = natives::eval_opt_int(it, &s.upper)?;
-        let step = natives::eval_opt_int(it, &s.step)?;
+    if let Some(bounds) = index.slice() {
+        let (lower, upper, step) = natives::slice_bounds(it, bounds)?;
         let Some((start, step, count)) = natives::slice_len(chars.len() as i64, lower, upper, step)
         else {
             return it.error("ValueError: slice step cannot be zero");
@@ -23,13 +24,16 @@ pub(super) fn subscript<'a>(it: &mut Interpreter<'a>, text: Sym, index: &'a Expr
             .collect();
         return Ok(Value::Str(it.names.intern(&picked)));
     }
-    let key = it.eval(index)?;
+    let key = index.key(it)?;
+    let key = match natives::index_int(it, key)? {
+        Some(i) => Value::Int(i),
+        None => key,
+    };
     let at = match key {
         Value::Int(i) => i,
         Value::Bool(b) => i64::from(b),
         other => {
             let name = it.value_type_name(other);
-            it.heap.decref(other);
             return it.error(format!(
                 "TypeError: string indices must be integers, not '{name}'"
             ));

@@ -148,8 +148,17 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Subscript(s) => {
                 let obj = self.eval(&s.value)?;
-                let v = natives::subscript(self, obj, &s.slice);
+                let mut index = match natives::eval_index(self, &s.slice) {
+                    Ok(i) => i,
+                    Err(e) => {
+                        self.heap.decref(obj);
+                        return Err(e);
+                    }
+                };
+                self.at(e);
+                let v = natives::subscript(self, obj, &mut index);
                 self.heap.decref(obj);
+                index.release(self);
                 v
             }
             Expr::Tuple(t) if t.elts.iter().any(Expr::is_starred_expr) => {

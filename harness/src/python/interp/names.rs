@@ -269,10 +269,10 @@ impl<'a> Interpreter<'a> {
                 r
             }
             Expr::Subscript(s) => {
-                let obj = self.eval(&s.value)?;
-                let r = natives::store_subscript(self, obj, &s.slice, value);
-                self.heap.decref(obj);
-                r
+                let obj = self
+                    .eval(&s.value)
+                    .inspect_err(|_| self.heap.decref(value))?;
+                natives::store_evaluating_index(self, obj, &s.slice, value)
             }
             Expr::Tuple(t) => self.unpack(&t.elts, value),
             Expr::List(t) => self.unpack(&t.elts, value),
@@ -374,9 +374,7 @@ impl<'a> Interpreter<'a> {
             }
             Expr::Subscript(s) => {
                 let obj = self.eval(&s.value)?;
-                let r = natives::del_subscript(self, obj, &s.slice);
-                self.heap.decref(obj);
-                r
+                natives::del_evaluating_index(self, obj, &s.slice)
             }
             Expr::Tuple(t) => {
                 for e in &t.elts {

@@ -176,14 +176,19 @@ impl<'a> Interpreter<'a> {
                 self.heap.decref(obj);
             }
             Expr::Subscript(s) => {
+                // The container and the index once (`x[f()] += 1` calls `f` once).
                 let obj = self.eval(&s.value)?;
-                let current = natives::subscript(self, obj, &s.slice)?;
-                let rhs = self.eval(&a.value)?;
-                let result = self.binary(a.op, current, rhs, true)?;
-                self.heap.decref(current);
-                self.heap.decref(rhs);
-                natives::store_subscript(self, obj, &s.slice, result)?;
+                let mut index = match natives::eval_index(self, &s.slice) {
+                    Ok(i) => i,
+                    Err(e) => {
+                        self.heap.decref(obj);
+                        return Err(e);
+                    }
+                };
+                let r = self.aug_subscript(a, obj, &mut index);
                 self.heap.decref(obj);
+                index.release(self);
+                r?;
             }
             _ => return self.unsupported("this augmented assignment target"),
         }
@@ -279,5 +284,25 @@ impl<'a> Interpreter<'a> {
         name: crate::heap::Sym,
     ) -> Option<Value> {
         self.take_attr(obj, name)
+    }
+}
+
+impl<'a> Interpreter<'a> {
+    /// `obj[index] op= value` once the container and index are evaluated (both borrowed):
+    /// `__getitem__`, the value, the in-place operator, `__setitem__`.
+    fn aug_subscript(
+        &mut self,
+        a: &'a ast::StmtAugAssign,
+        obj: Value,
+        index: &mut natives::Index,
+    ) -> R<()> {
+        let current = natives::subscript(self, obj, index)?;
+        let rhs = self
+            .eval(&a.value)
+            .inspect_err(|_| self.heap.decref(current))?;
+        let result = self.binary(a.op, current, rhs, true);
+        self.heap.decref(current);
+        self.heap.decref(rhs);
+        natives::store_subscript(self, obj, index, result?)
     }
 }

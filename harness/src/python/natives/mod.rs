@@ -15,6 +15,7 @@ use ruff_python_ast::{Expr, Operator};
 mod dist_calls;
 mod functional_calls;
 mod lookup;
+mod subscript_index;
 mod subscripts;
 mod tensor_attrs;
 mod tensor_methods;
@@ -23,6 +24,7 @@ mod torch_args;
 mod torch_calls;
 
 pub use lookup::*;
+pub(in crate::python) use subscript_index::*;
 pub(super) use subscripts::*;
 pub(super) use tensor_attrs::*;
 pub(super) use tensor_methods::*;

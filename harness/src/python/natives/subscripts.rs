@@ -28,71 +28,50 @@ pub(super) fn release_index_items(it: &mut Interpreter<'_>, items: Vec<IndexItem
     }
 }
 
-pub(in crate::python) fn eval_opt_int<'a>(
-    it: &mut Interpreter<'a>,
-    e: &'a Option<Box<Expr>>,
-) -> R<Option<i64>> {
-    match e {
-        None => Ok(None),
-        Some(e) => {
-            let v = it.eval(e)?;
-            match v {
-                Value::None => Ok(None),
-                Value::Int(i) => Ok(Some(i)),
-                other => {
-                    it.heap.decref(other);
-                    it.error("TypeError: slice indices must be integers or None")
-                }
-            }
+pub(super) fn index_items(it: &mut Interpreter<'_>, index: &Index) -> R<Vec<IndexItem>> {
+    let mut out = Vec::with_capacity(index.parts.len());
+    let r = index_items_into(it, index, &mut out);
+    match r {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            release_index_items(it, out);
+            Err(e)
         }
     }
 }
 
-pub(super) fn index_items<'a>(it: &mut Interpreter<'a>, index: &'a Expr) -> R<Vec<IndexItem>> {
-    let parts: Vec<&'a Expr> = match index {
-        Expr::Tuple(t) => t.elts.iter().collect(),
-        other => vec![other],
-    };
-    let mut out = Vec::with_capacity(parts.len());
-    for part in parts {
-        out.push(match part {
-            Expr::Slice(s) => IndexItem::Slice(
-                eval_opt_int(it, &s.lower)?,
-                eval_opt_int(it, &s.upper)?,
-                eval_opt_int(it, &s.step)?,
-            ),
-            Expr::EllipsisLiteral(_) => IndexItem::Ellipsis,
-            Expr::NoneLiteral(_) => IndexItem::NewAxis,
-            other => {
-                let v = it.eval(other)?;
-                let item = match v {
-                    Value::Int(i) => IndexItem::Int(i),
-                    Value::Bool(b) => IndexItem::Int(b as i64),
-                    Value::Obj(_) => match tensor_of(it, v) {
-                        Some(t) if matches!(t.dtype, Dtype::Bool | Dtype::UInt8) => {
-                            out.push(IndexItem::Mask(t.shape.clone(), v));
-                            continue;
-                        }
-                        Some(t) => {
-                            out.push(IndexItem::Tensor(t.shape.clone(), Some(v)));
-                            continue;
-                        }
-                        None => match sequence_items(it, v) {
-                            Ok(items) => IndexItem::Tensor(vec![items.len() as i64], None),
-                            Err(e) => {
-                                it.heap.decref(v);
-                                return Err(e);
-                            }
-                        },
-                    },
-                    _ => return it.unsupported("this index"),
-                };
-                it.heap.decref(v);
-                item
+fn index_items_into(it: &mut Interpreter<'_>, index: &Index, out: &mut Vec<IndexItem>) -> R<()> {
+    for part in &index.parts {
+        out.push(match *part {
+            Part::Slice(bounds) => {
+                let (a, b, c) = slice_bounds(it, bounds)?;
+                IndexItem::Slice(a, b, c)
+            }
+            Part::Ellipsis => IndexItem::Ellipsis,
+            Part::Value(Value::None) => IndexItem::NewAxis,
+            Part::Value(v) => {
+                if let Some(t) = tensor_of(it, v) {
+                    let item = if matches!(t.dtype, Dtype::Bool | Dtype::UInt8) {
+                        IndexItem::Mask(t.shape.clone(), v)
+                    } else {
+                        IndexItem::Tensor(t.shape.clone(), Some(v))
+                    };
+                    it.heap.incref(v);
+                    out.push(item);
+                    continue;
+                }
+                if let Some(i) = index_int(it, v)? {
+                    IndexItem::Int(i)
+                } else if matches!(v, Value::Obj(_)) {
+                    let n = sequence_items(it, v)?.len();
+                    IndexItem::Tensor(vec![n as i64], None)
+                } else {
+                    return it.unsupported("this index");
+                }
             }
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Python's `slice.indices(len)` and the resulting length.
@@ -129,23 +108,23 @@ pub(in crate::python) fn slice_len(
     Some((start, step, count))
 }
 
-/// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups.
-pub(in crate::python) fn subscript<'a>(
-    it: &mut Interpreter<'a>,
+/// `obj[index]`: tensor views or copies, sequence items and slices, dict lookups. Borrows
+/// `obj` and `index` (the caller releases them: the container first, as `BINARY_SUBSCR`).
+pub(in crate::python) fn subscript(
+    it: &mut Interpreter<'_>,
     obj: Value,
-    index: &'a Expr,
+    index: &mut Index,
 ) -> R<Value> {
     if it.user_special(obj, "__getitem__").is_some() {
-        let key = it.eval(index)?;
+        let key = index.key(it)?;
+        it.heap.incref(key);
         return it
             .call_special(obj, "__getitem__", vec![key])
             .unwrap_or_else(|_| unreachable!("checked above"));
     }
     if it.is_data_subscript(obj) {
-        let key = it.eval(index)?;
-        let r = it.dataset_item(obj, key);
-        it.heap.decref(key);
-        return r;
+        let key = index.key(it)?;
+        return it.dataset_item(obj, key);
     }
     let Value::Obj(id) = obj else {
         if let Value::Str(text) = obj {
@@ -164,12 +143,8 @@ pub(in crate::python) fn subscript<'a>(
         release_index_items(it, items);
         return r;
     }
-    if let Expr::Slice(s) = index {
-        let (lower, upper, step) = (
-            eval_opt_int(it, &s.lower)?,
-            eval_opt_int(it, &s.upper)?,
-            eval_opt_int(it, &s.step)?,
-        );
+    if let Some(bounds) = index.slice() {
+        let (lower, upper, step) = slice_bounds(it, bounds)?;
         let (items, is_list) = match it.heap.kind(id) {
             ObjKind::List(items) => (items.clone(), true),
             ObjKind::Tuple(items)
@@ -192,10 +167,23 @@ pub(in crate::python) fn subscript<'a>(
             ObjKind::Tuple(picked)
         })));
     }
-    let key = it.eval(index)?;
-    let result = item(it, id, key);
-    it.heap.decref(key);
-    result
+    let key = index.key(it)?;
+    let key = sequence_key(it, id, key)?;
+    item(it, id, key)
+}
+
+/// A list's or tuple's index as an int (`__index__` called), any other key as it is.
+fn sequence_key(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
+    let sequence = matches!(
+        it.heap.kind(id),
+        ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Deque { .. } | ObjKind::NamedTuple { .. }
+    );
+    if sequence && matches!(key, Value::Obj(_)) {
+        if let Some(i) = index_int(it, key)? {
+            return Ok(Value::Int(i));
+        }
+    }
+    Ok(key)
 }
 
 /// `tensor[i]` with an evaluated integer index: a view (`SelectBackward0`).
@@ -404,21 +392,25 @@ fn advanced_indices(items: &[IndexItem]) -> Option<Vec<Value>> {
     })
 }
 
-/// `obj[index] = value`, taking over `value`.
-pub(in crate::python) fn store_subscript<'a>(
-    it: &mut Interpreter<'a>,
+/// `obj[index] = value`, taking over `value`; borrows `obj` and `index`.
+pub(in crate::python) fn store_subscript(
+    it: &mut Interpreter<'_>,
     obj: Value,
-    index: &'a Expr,
+    index: &mut Index,
     value: Value,
 ) -> R<()> {
+    let r = store_borrowed(it, obj, index, value);
+    it.heap.decref(value);
+    r
+}
+
+/// `obj[index] = value` with every operand borrowed (`STORE_SUBSCR` releases the value
+/// after the store).
+fn store_borrowed(it: &mut Interpreter<'_>, obj: Value, index: &mut Index, value: Value) -> R<()> {
     if it.user_special(obj, "__setitem__").is_some() {
-        let key = match it.eval(index) {
-            Ok(k) => k,
-            Err(e) => {
-                it.heap.decref(value);
-                return Err(e);
-            }
-        };
+        let key = index.key(it)?;
+        it.heap.incref(key);
+        it.heap.incref(value);
         let r = it
             .call_special(obj, "__setitem__", vec![key, value])
             .unwrap_or_else(|_| unreachable!("checked above"))?;
@@ -426,58 +418,58 @@ pub(in crate::python) fn store_subscript<'a>(
         return Ok(());
     }
     let Value::Obj(id) = obj else {
-        it.heap.decref(value);
-        return it.error("TypeError: object does not support item assignment");
+        let t = it.value_type_name(obj);
+        return it.error(format!(
+            "TypeError: '{t}' object does not support item assignment"
+        ));
     };
     if let Some(kind) = it.container_kind(obj) {
+        it.heap.incref(value);
         return it.container_store(id, kind, index, value);
     }
     if it.is_weak_container(obj).is_some() {
-        let key = match it.eval(index) {
-            Ok(k) => k,
-            Err(e) => {
-                it.heap.decref(value);
-                return Err(e);
-            }
-        };
+        let key = index.key(it)?;
+        it.heap.incref(key);
+        it.heap.incref(value);
         return it.weak_store(id, key, value);
     }
     if it.is_tensor(obj) {
         // Writing into a tensor copies values into existing memory: no allocation, but
         // autograd history (`CopySlices`) and the version counter.
-        let r = index_items(it, index).and_then(|items| {
-            let r = match advanced_indices(&items) {
-                Some(indices) => crate::python::index_put::index_put(it, id, value, &indices),
-                None => crate::python::inplace::copy_into_index(it, id, value),
-            };
-            release_index_items(it, items);
-            r
-        });
-        it.heap.decref(value);
+        let items = index_items(it, index)?;
+        let r = match advanced_indices(&items) {
+            Some(indices) => crate::python::index_put::index_put(it, id, value, &indices),
+            None => crate::python::inplace::copy_into_index(it, id, value),
+        };
+        release_index_items(it, items);
         return r;
     }
-    let key = it.eval(index)?;
+    if let (Some(bounds), ObjKind::List(_)) = (index.slice(), it.heap.kind(id)) {
+        return store_list_slice(it, id, bounds, value);
+    }
+    let key = index.key(it)?;
+    let key = sequence_key(it, id, key)?;
     match it.heap.kind(id) {
         ObjKind::Dict(_) => {
-            if let Err(e) = it.check_dict_key(key) {
-                it.heap.decref(key);
-                it.heap.decref(value);
-                return Err(e);
-            }
+            it.check_dict_key(key)?;
+            it.heap.incref(key);
+            it.heap.incref(value);
             it.dict_set(id, key, value);
             Ok(())
         }
         ObjKind::List(items) | ObjKind::Deque { items, .. } => {
             let n = items.len() as i64;
             let Value::Int(i) = key else {
-                it.heap.decref(value);
-                return it.error("TypeError: list indices must be integers");
+                let t = it.value_type_name(key);
+                return it.error(format!(
+                    "TypeError: list indices must be integers or slices, not {t}"
+                ));
             };
             let at = if i < 0 { i + n } else { i };
             if at < 0 || at >= n {
-                it.heap.decref(value);
                 return it.error("IndexError: list assignment index out of range");
             }
+            it.heap.incref(value);
             let (ObjKind::List(items) | ObjKind::Deque { items, .. }) = it.heap.kind_mut(id) else {
                 unreachable!()
             };
@@ -487,8 +479,6 @@ pub(in crate::python) fn store_subscript<'a>(
         }
         other => {
             let t = other.type_name();
-            it.heap.decref(key);
-            it.heap.decref(value);
             it.error(format!(
                 "TypeError: '{t}' object does not support item assignment"
             ))
@@ -496,14 +486,46 @@ pub(in crate::python) fn store_subscript<'a>(
     }
 }
 
-/// `del obj[index]`.
-pub(in crate::python) fn del_subscript<'a>(
-    it: &mut Interpreter<'a>,
+/// `lst[a:b] = iterable` (step 1 only): the slice's items are replaced by the iterable's.
+fn store_list_slice(
+    it: &mut Interpreter<'_>,
+    id: ObjId,
+    bounds: [Value; 3],
+    value: Value,
+) -> R<()> {
+    let (lower, upper, step) = slice_bounds(it, bounds)?;
+    if step.is_some_and(|s| s != 1) {
+        return it.unsupported("assigning to an extended slice of a list");
+    }
+    let new = sequence_items(it, value)?;
+    let ObjKind::List(items) = it.heap.kind(id) else {
+        unreachable!("checked by the caller")
+    };
+    let n = items.len() as i64;
+    let (start, _, count) = slice_len(n, lower, upper, None).expect("step 1");
+    for &v in &new {
+        it.heap.incref(v);
+    }
+    let ObjKind::List(items) = it.heap.kind_mut(id) else {
+        unreachable!()
+    };
+    let start = start as usize;
+    let removed: Vec<Value> = items.splice(start..start + count as usize, new).collect();
+    // `list_ass_slice` releases the replaced items last to first.
+    it.heap
+        .decref_all(removed.into_iter().rev().collect::<Vec<_>>());
+    Ok(())
+}
+
+/// `del obj[index]`; borrows `obj` and `index`.
+pub(in crate::python) fn del_subscript(
+    it: &mut Interpreter<'_>,
     obj: Value,
-    index: &'a Expr,
+    index: &mut Index,
 ) -> R<()> {
     if it.user_special(obj, "__delitem__").is_some() {
-        let key = it.eval(index)?;
+        let key = index.key(it)?;
+        it.heap.incref(key);
         let r = it
             .call_special(obj, "__delitem__", vec![key])
             .unwrap_or_else(|_| unreachable!("checked above"))?;
@@ -511,18 +533,42 @@ pub(in crate::python) fn del_subscript<'a>(
         return Ok(());
     }
     let Value::Obj(id) = obj else {
-        return it.error("TypeError: object does not support item deletion");
+        let t = it.value_type_name(obj);
+        return it.error(format!(
+            "TypeError: '{t}' object doesn't support item deletion"
+        ));
     };
     if let Some(kind) = it.container_kind(obj) {
         return it.container_delete(id, kind, index);
     }
-    let key = it.eval(index)?;
+    if let (Some(bounds), ObjKind::List(_)) = (index.slice(), it.heap.kind(id)) {
+        let (lower, upper, step) = slice_bounds(it, bounds)?;
+        let ObjKind::List(items) = it.heap.kind(id) else {
+            unreachable!()
+        };
+        let Some((start, step, count)) = slice_len(items.len() as i64, lower, upper, step) else {
+            return it.error("ValueError: slice step cannot be zero");
+        };
+        let mut picked: Vec<usize> = (0..count).map(|k| (start + k * step) as usize).collect();
+        picked.sort_unstable();
+        let ObjKind::List(items) = it.heap.kind_mut(id) else {
+            unreachable!()
+        };
+        // Last to first for a plain slice (`list_ass_slice`'s `recycled`), in slice order
+        // for an extended one (`list_ass_subscript`'s `garbage`).
+        let mut removed: Vec<Value> = picked.iter().rev().map(|&i| items.remove(i)).collect();
+        if step != 1 {
+            removed.reverse();
+        }
+        it.heap.decref_all(removed);
+        return Ok(());
+    }
+    let key = index.key(it)?;
     if it.is_weak_container(obj).is_some() {
         let found = it.weak_delete(id, key);
-        let r = if found { Ok(()) } else { it.key_error(key) };
-        it.heap.decref(key);
-        return r;
+        return if found { Ok(()) } else { it.key_error(key) };
     }
+    let key = sequence_key(it, id, key)?;
     let found = match it.heap.kind(id) {
         ObjKind::Dict(_) => it.dict_lookup(id, key)?,
         _ => None,
@@ -533,12 +579,12 @@ pub(in crate::python) fn del_subscript<'a>(
                 let (k, v) = items.remove(i);
                 vec![k, v]
             }
-            None => return it.error(format!("KeyError: {}", it.repr_text(key))),
+            None => return it.key_error(key),
         },
         ObjKind::List(items) => {
             let n = items.len() as i64;
             let Value::Int(i) = key else {
-                return it.error("TypeError: list indices must be integers");
+                return it.error("TypeError: list indices must be integers or slices");
             };
             let at = if i < 0 { i + n } else { i };
             if at < 0 || at >= n {
@@ -546,9 +592,14 @@ pub(in crate::python) fn del_subscript<'a>(
             }
             vec![items.remove(at as usize)]
         }
+        other @ (ObjKind::Tuple(_) | ObjKind::Set { .. }) => {
+            let t = other.type_name();
+            return it.error(format!(
+                "TypeError: '{t}' object doesn't support item deletion"
+            ));
+        }
         _ => return it.unsupported("deleting items of this object"),
     };
-    it.heap.decref(key);
     it.heap.decref_all(removed);
     Ok(())
 }

@@ -28,9 +28,8 @@
 //!
 //! Forms compiled: names, constants, attribute loads, calls (positional and keyword,
 //! `f(...)` and `obj.m(...)`), binary and unary operators, single comparisons, `and`/`or`,
-//! conditional expressions, subscripts (the subscripted object; the index is evaluated by
-//! `natives::subscript` from its node, as before: [`Op::SubscriptTreeIndex`]), tuple and
-//! list displays without `*`; `compile_expr_more.rs` compiles more forms ([`Op::More`]).
+//! conditional expressions, subscripts (the container and the index's operands:
+//! `compile_subscript.rs`), tuple and list displays without `*`; `compile_expr_more.rs` compiles more forms ([`Op::More`]).
 //! Every other form falls back to the tree evaluator through [`Op::EvalTree`], the one
 //! greppable fallback.
 
@@ -131,11 +130,8 @@ pub(in crate::python) enum Op<'a> {
     Jump {
         target: u32,
     },
-    /// Replaces the object on top with `object[index]`; the index is still evaluated by
-    /// `natives::subscript` from its node (tensor indexing reads the node's form).
-    SubscriptTreeIndex {
-        index: &'a Expr,
-    },
+    /// A subscript's op (`compile_subscript.rs`, run by `eval_subscript.rs`).
+    Subscript(super::compile_subscript::SubscriptOp<'a>),
     /// Pops `len` items into a new tuple (`BUILD_TUPLE`) or list (`BUILD_LIST`).
     BuildTuple {
         len: u32,
@@ -324,10 +320,7 @@ impl<'a> Compiler<'a> {
             }
             Expr::BoolOp(b) => return self.bool_op(b),
             Expr::If(i) => return self.conditional(i),
-            Expr::Subscript(s) => {
-                self.expr(&s.value);
-                Op::SubscriptTreeIndex { index: &s.slice }
-            }
+            Expr::Subscript(s) => self.subscript(s),
             Expr::Tuple(t)
                 if !t.elts.iter().any(Expr::is_starred_expr)
                     && !t.elts.iter().all(crate::python::interp::is_constant) =>

@@ -51,6 +51,7 @@ impl<'a> Compiler<'a> {
                 self.instrs.push(Instr::ExprStmt(s, &e.value));
                 Ok(())
             }
+            _ if self.subscript_stmt(s) => Ok(()),
             Stmt::Assign(a) => {
                 self.instrs.push(Instr::AssignStmt(s, a));
                 Ok(())

@@ -4,7 +4,7 @@
 //!
 //! - `x op= v`, `o.a op= v`: the target's container once, its current value, the value,
 //!   the in-place operator, the store (CPython's `LOAD_NAME`/`LOAD_ATTR` with `COPY`,
-//!   `BINARY_OP` in place, `STORE_*`); subscript targets stay leaves for now.
+//!   `BINARY_OP` in place, `STORE_*`); subscript targets: `compile_subscript.rs`.
 //! - `x: T = v` to a name or attribute: the value then the store (the annotation is not
 //!   evaluated, as the tree walker did not).
 //! - `del x, y` of names, `del o.a` of one attribute.
@@ -56,6 +56,9 @@ pub(in crate::python) enum StmtCode<'a> {
     },
     /// `import`, `def` and `class` (`compile_defs.rs`, run by `eval_defs.rs`).
     Def(super::compile_defs::DefStmt<'a>),
+    /// A statement with a subscript target, or a `del` of several kinds of targets
+    /// (`compile_subscript.rs`, run by `eval_subscript.rs`).
+    Subscript(super::compile_subscript::SubStmt<'a>),
 }
 
 fn interned(index: &ruff_python_ast::AtomicNodeIndex) -> Option<Sym> {

@@ -6,7 +6,6 @@ use super::compile_expr::{Compiled, ExprCode, Op};
 use crate::heap::{ObjKind, Sym, Value};
 use crate::python::interp::{Interpreter, MAX_EVAL_DEPTH, R};
 use crate::python::measured_loop::key_of;
-use crate::python::natives;
 use crate::python::scope::symbol;
 use ruff_python_ast as ast;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,7 +68,7 @@ impl<'a> Interpreter<'a> {
         self.expr_stack.pop().expect("an operand is on the stack")
     }
 
-    fn run_ops(&mut self, vm: &VmCode<'a>, code: ExprCode<'a>) -> R<()> {
+    pub(super) fn run_ops(&mut self, vm: &VmCode<'a>, code: ExprCode<'a>) -> R<()> {
         let mut pc = code.start;
         while pc < code.end {
             self.run_due_finalizers()?; // finalizers queued by the last op's decrefs (`pep442.rs`)
@@ -152,12 +151,7 @@ impl<'a> Interpreter<'a> {
                     pc = target;
                     continue;
                 }
-                Op::SubscriptTreeIndex { index } => {
-                    let obj = self.pop();
-                    let v = natives::subscript(self, obj, index);
-                    self.heap.decref(obj);
-                    v?
-                }
+                Op::Subscript(op) => self.run_subscript_op(op)?,
                 Op::BuildTuple { len } => {
                     let items = self.take_top(len as usize);
                     Value::Obj(self.alloc(ObjKind::Tuple(items)))

@@ -103,6 +103,7 @@ impl<'a> Interpreter<'a> {
                 }
             }
             StmtCode::Def(code) => return self.run_def_stmt(vm, code),
+            StmtCode::Subscript(code) => return self.run_subscript_stmt(vm, code),
         }
         self.statement_end()
     }

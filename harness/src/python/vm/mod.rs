@@ -24,7 +24,9 @@
 //! suspending bodies) are compiled to ops on a value stack (`compile_expr.rs`, run by
 //! `eval_expr.rs`): names, constants, attribute loads, calls without `*`/`**` (positional,
 //! keyword, method calls), binary and unary operators, comparisons (chained too),
-//! `and`/`or`, conditional expressions, subscripts, tuple and list displays, constant
+//! `and`/`or`, conditional expressions, subscripts (the index's operands too:
+//! `compile_subscript.rs`, run by `eval_subscript.rs`; the natives receive an evaluated
+//! `natives::Index`), tuple and list displays, constant
 //! tuples, dict displays of up to 15 pairs without `**`, set displays, f-strings (`=` and
 //! nested fields in a spec too), `:=` to a name (`compile_expr_more.rs`, run by
 //! `eval_expr_more.rs`); `*` items in tuple, list and set displays and the constant set
@@ -33,8 +35,7 @@
 //! tree walker, through `Op::EvalTree` (grep it; counted per thread by
 //! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
 //! more than 15 pairs, comprehensions and generator expressions, `*`/`**`
-//! call arguments, `await` outside a suspension point, the index of a subscript
-//! (`Op::SubscriptTreeIndex`: `natives::subscript` reads the index's node), the items of a
+//! call arguments, `await` outside a suspension point, the items of a
 //! constant tuple and of a folded constant set (evaluated by the display routine),
 //! expressions nested deeper than 200 levels, and every operand of the instructions not
 //! listed above (`Exec` leaves, generator instructions, `with` items, `raise`, `except`
@@ -42,16 +43,20 @@
 //!
 //! Simple statements compiled (`compile_stmt.rs`, run by `eval_stmt.rs`): augmented
 //! assignment to a name or an attribute, annotated assignment to a name or an attribute,
-//! `del` of names or of one attribute, `assert`, `pass`, `global`, `nonlocal`.
+//! `del` of names or of one attribute, `assert`, `pass`, `global`, `nonlocal`; with a
+//! subscript target (`compile_subscript.rs`): `x[i] = v` (one target), `x[i] op= v`
+//! (container and index once), `x[i]: T = v` and `x[i]: T`, and `del` of any mix of names,
+//! attributes and subscripts (slices too).
 //! `import`, `from ... import`, `def`, `async def` and `class` statements and lambdas
 //! (`compile_defs.rs`, run by `eval_defs.rs`): decorators, defaults, the class's base are
 //! compiled expressions; making the function or class and binding the name are ops
 //! (annotations are not evaluated, as before; keywords and several bases are refused).
 //!
-//! What the tree walker still does: it evaluates the expressions listed above, and runs the
+//! What the tree walker still does: it evaluates the expressions listed above, the container
+//! and index of a subscript target of a `for` loop, of unpacking and of a chained
+//! assignment (`natives::eval_index`, the same index interface; not counted), and runs the
 //! simple statements that stay [`compile::Instr::Exec`] leaves (counted per thread by
-//! `statements_run_by_tree`): augmented assignment to a subscript, annotated assignment
-//! to a subscript, `del` of subscripts or of several targets with an attribute, a `break`
+//! `statements_run_by_tree`): `del` of a parenthesized tuple of targets, a `break`
 //! or `continue` that leaves no block. It runs no compound statement: `try`/`except*` and
 //! `async for`/`async with` outside a coroutine reach it as leaves and are refused there,
 //! located (`handlers.rs`, `interp/statements.rs`).
@@ -91,6 +96,7 @@ mod compile_expr_more;
 mod compile_expr_starred;
 mod compile_plain;
 mod compile_stmt;
+mod compile_subscript;
 mod compile_try;
 mod contextlib;
 mod coroutines;
@@ -99,6 +105,7 @@ mod eval_expr;
 mod eval_expr_more;
 mod eval_expr_starred;
 mod eval_stmt;
+mod eval_subscript;
 mod event_loop;
 mod generator_methods;
 mod generator_run;

@@ -1,0 +1,291 @@
+//! Subscripts compiled (`vm/compile_subscript.rs`): the index is evaluated by compiled ops
+//! and handed to the natives as a value; `x[i] op= v`, `x[i]: T = v`, `del x[i]` and `del`
+//! of mixed targets are instructions. Checked against every installed CPython 3.8 – 3.13
+//! with scripts that log `__getitem__`, `__setitem__`, `__index__` and `__del__`, and by the
+//! tree-fallback counters.
+
+#[path = "common/del_log.rs"]
+mod del_log;
+#[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
+mod probes;
+
+use gpumem_harness::python::{expressions_evaluated_by_tree, statements_run_by_tree};
+use std::sync::Mutex;
+
+/// The counters are per process: the tests of this file run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `log`, `T` (logs birth and death), `mark`, and `Box`: a user container that logs its
+/// `__getitem__`/`__setitem__`/`__delitem__` calls; `I(n)`: an index with `__index__`.
+fn prelude() -> String {
+    format!(
+        "{}
+def label(k):
+    return k.name if hasattr(k, 'name') else str(k)
+class Box:
+    def __init__(self, name):
+        self.name = name
+        self.d = {{}}
+    def __getitem__(self, k):
+        log.append('get ' + self.name + ' ' + label(k))
+        return self.d[k]
+    def __setitem__(self, k, v):
+        log.append('set ' + self.name + ' ' + label(k))
+        self.d[k] = v
+    def __delitem__(self, k):
+        log.append('delitem ' + self.name + ' ' + label(k))
+        del self.d[k]
+    def __del__(self):
+        log.append('del ' + self.name)
+class I:
+    def __init__(self, n):
+        self.n = n
+    def __index__(self):
+        log.append('index ' + str(self.n))
+        return self.n
+",
+        del_log::del_log(true, "")
+    )
+}
+
+fn agrees(body: &str) {
+    let _serial = serial();
+    probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
+}
+
+const FORMS: &str = "
+def f(n):
+    xs = [0, 1, 2, 3, 4, 5]
+    d = {'a': 1}
+    total = 0
+    i = 0
+    while i < n:
+        total = total + xs[i] + xs[-1] + len(xs[1:i + 2]) + len(xs[::2]) + d['a']
+        xs[i] += 1
+        xs[i] = xs[i] - 1
+        d['k'] = i
+        del d['k']
+        grid = [[0, 1], [2, 3]]
+        total = total + grid[1][0]
+        i = i + 1
+    ys = list(xs)
+    del ys[0], ys[1:3]
+    assert ys == [1, 4, 5], ys
+    s = 'hello'
+    assert s[1:3] == 'el' and s[i - n] == 'h'
+    return total
+assert f(3) == 42, f(3)
+m = [1, 2, 3]
+m[0] += 5
+del m[1]
+m[1]: int = 9
+assert m == [6, 9], m
+";
+
+/// A script using subscripts, slices, `x[i] op= v`, `x[i]: T = v` and `del x[i]` in a
+/// function and at module level: neither tree-fallback counter moves.
+#[test]
+fn subscripts_run_without_the_tree_walker() {
+    let _serial = serial();
+    let (exprs, stmts) = (expressions_evaluated_by_tree(), statements_run_by_tree());
+    probes::run("3.11", FORMS).expect("runs");
+    assert_eq!(
+        expressions_evaluated_by_tree(),
+        exprs,
+        "an index fell back to the tree"
+    );
+    assert_eq!(
+        statements_run_by_tree(),
+        stmts,
+        "a statement ran as a tree leaf"
+    );
+    probes::agrees_with_cpython("", 13, FORMS);
+}
+
+/// `a[f()] += 1` evaluates `f()` once (the tree walker's leaf called it twice), then
+/// `__getitem__`, the value, `__setitem__`, in CPython's order.
+#[test]
+fn augmented_subscript_evaluates_container_and_index_once() {
+    agrees(
+        "
+def body():
+    b = Box('b')
+    b.d[1] = 10
+    calls = []
+    def k():
+        calls.append(1)
+        return 1
+    b[k()] += mark('v', 5)
+    assert calls == [1], calls
+    assert b.d[1] == 15
+    assert log == ['get b 1', 'v', 'set b 1'], log
+    log.clear()
+    xs = [1, 2, 3]
+    xs[I(1)] += 10
+    assert xs == [1, 12, 3] and log == ['index 1', 'index 1'], (xs, log)
+body()
+",
+    );
+}
+
+/// `x[i] = v`: the value, then the container, then the index, then `__setitem__`.
+#[test]
+fn store_evaluates_value_container_index_in_order() {
+    agrees(
+        "
+def body():
+    b = Box('b')
+    log.clear()
+    mark('c', b)[mark('i', 'k')] = mark('v', 1)
+    assert log == ['v', 'c', 'i', 'set b k'], log
+    log.clear()
+    assert mark('c', b)[mark('i', 'k')] == 1
+    assert log == ['c', 'i', 'get b k'], log
+body()
+",
+    );
+}
+
+/// `C()[D()]`: `BINARY_SUBSCR` releases the container before the index; a tuple index is
+/// one tuple handed to `__getitem__`; slice bounds call `__index__` on lists and strings.
+#[test]
+fn load_releases_container_then_index_and_reads_tuples_and_slices() {
+    agrees(
+        "
+class K:
+    def __init__(self, name):
+        self.name = name
+    def __hash__(self):
+        return 7
+    def __eq__(self, other):
+        return True
+    def __del__(self):
+        log.append('del ' + self.name)
+    def __str__(self):
+        return self.name
+def body():
+    b = Box('c')
+    b.d[K('stored')] = 3
+    log.clear()
+    b = None
+    r = Box('box')
+    r.d[K('k0')] = 1
+    log.clear()
+    def make():
+        x = Box('tmp')
+        x.d = r.d
+        return x
+    assert make()[K('key')] == 1
+    assert log == ['get tmp key', 'del tmp', 'del key'], log
+    log.clear()
+    t = Box('t')
+    t.d[(1, 'a')] = 5
+    assert t[1, 'a'] == 5
+    log.clear()
+    xs = [0, 1, 2, 3, 4, 5]
+    assert xs[I(1):I(4):I(2)] == [1, 3], log
+    assert log == ['index 2', 'index 1', 'index 4'], log
+    log.clear()
+    assert 'abcdef'[I(2):] == 'cdef' and xs[I(5)] == 5 and (0, 1)[I(1)] == 1
+    assert log == ['index 2', 'index 5', 'index 1'], log
+    assert xs[::-2] == [5, 3, 1] and xs[-2:] == [4, 5] and xs[10:] == []
+body()
+",
+    );
+}
+
+/// Errors as CPython: a bad index type, `KeyError`, `IndexError`, item deletion on a
+/// tuple, a slice bound that is no integer.
+#[test]
+fn subscript_errors_match_cpython() {
+    agrees(
+        "
+def raises(f, kind, text):
+    try:
+        f()
+    except kind as e:
+        assert text in str(e), str(e)
+    else:
+        raise AssertionError('no error')
+def body():
+    d = {'a': 1}
+    xs = [1, 2]
+    def del_missing():
+        del d['zz']
+    raises(del_missing, KeyError, 'zz')
+    def del_out():
+        del xs[5]
+    raises(del_out, IndexError, 'list assignment index out of range')
+    def del_tuple():
+        t = (1, 2)
+        del t[0]
+    raises(del_tuple, TypeError, \"'tuple' object doesn't support item deletion\")
+    def store_out():
+        xs[9] = 1
+    raises(store_out, IndexError, 'list assignment index out of range')
+    def bad_bound():
+        return xs['a':]
+    raises(bad_bound, TypeError, 'slice indices must be integers or None or have an __index__ method')
+    def get_out():
+        return xs[2]
+    raises(get_out, IndexError, 'list index out of range')
+body()
+",
+    );
+}
+
+/// `del a, b[i], c.d` deletes target by target; `del xs[a:b]` removes the slice (its items
+/// released last to first); `__delitem__` receives the key.
+#[test]
+fn del_of_several_targets_and_slices() {
+    agrees(
+        "
+class O:
+    pass
+def body():
+    a = T('a')
+    b = Box('b')
+    b.d['k'] = T('v')
+    c = O()
+    c.d = T('cd')
+    log.clear()
+    del a, b['k'], c.d
+    assert log == ['del a', 'delitem b k', 'del v', 'del cd'], log
+    assert not hasattr(c, 'd')
+    log.clear()
+    xs = [T('0'), T('1'), T('2'), T('3')]
+    log.clear()
+    del xs[1:3]
+    assert log == ['del 2', 'del 1'], log
+    assert len(xs) == 2
+body()
+",
+    );
+}
+
+/// `x[i]: T = v` stores (value, container, index); at module level the annotation is
+/// evaluated after the store, in a function it is not; without a value the container and
+/// index are evaluated and dropped.
+#[test]
+fn annotated_subscript_targets() {
+    agrees(
+        "
+b = Box('m')
+log.clear()
+b[mark('i', 'k')]: mark('ann', int) = mark('v', 1)
+assert log == ['v', 'i', 'set m k', 'ann'], log
+log.clear()
+mark('c', b)[mark('j', 0)]: mark('ann2', int)
+assert log == ['c', 'j', 'ann2'], log
+def body():
+    log.clear()
+    b[mark('i', 'k')]: mark('ann', int) = mark('v', 2)
+    assert log == ['v', 'i', 'set m k'], log
+body()
+",
+    );
+}
