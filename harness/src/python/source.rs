@@ -7,6 +7,10 @@ use crate::scenario::Workload;
 pub struct SourceMap<'a> {
     source: &'a str,
     line_starts: Vec<u32>,
+    /// The scenario-file line of every byte offset (one more entry for the end), built once
+    /// so that the line of each statement run is an index, not a search (a workload is a
+    /// few kilobytes: four bytes per source byte).
+    file_lines: Vec<u32>,
     file: String,
     workload: &'a Workload,
 }
@@ -16,9 +20,17 @@ impl<'a> SourceMap<'a> {
         let source = workload.source.as_str();
         let mut line_starts = vec![0u32];
         line_starts.extend(source.match_indices('\n').map(|(i, _)| i as u32 + 1));
+        let mut file_lines = Vec::with_capacity(source.len() + 1);
+        let mut line = workload.file_position(1, 1).0;
+        for b in source.bytes() {
+            file_lines.push(line);
+            line += u32::from(b == b'\n');
+        }
+        file_lines.push(line);
         SourceMap {
             source,
             line_starts,
+            file_lines,
             file: file.to_string(),
             workload,
         }
@@ -33,8 +45,12 @@ impl<'a> SourceMap<'a> {
     }
 
     /// Line in the scenario file of a byte offset in the workload.
+    #[inline]
     pub fn file_line(&self, offset: u32) -> u32 {
-        self.workload.file_position(self.workload_line(offset), 1).0
+        match self.file_lines.get(offset as usize) {
+            Some(&line) => line,
+            None => self.workload.file_position(self.workload_line(offset), 1).0,
+        }
     }
 
     /// File, line and column (in characters) of a byte offset in the workload.

@@ -225,7 +225,7 @@ impl<'a> Interpreter<'a> {
             Body::Def(d) => self
                 .plain_code(code_index, &d.body)
                 .and_then(|vm| self.run_plain(&vm)),
-            Body::Lambda(l) => self.eval(&l.body),
+            Body::Lambda(l) => self.run_lambda(code_index, &l.body),
         };
         let result = result.map_err(|e| self.unwinding(e));
         let frame = self.frames.pop().expect("pushed above");

@@ -111,6 +111,7 @@ mod generator_methods;
 mod generator_run;
 mod generators;
 mod instructions;
+mod lambda_body;
 mod pep442;
 mod plain;
 mod plain_try;

@@ -63,6 +63,35 @@ pub(in crate::python) enum FastCode<'a> {
     },
     /// `del a, b` of names.
     Delete { stmt: &'a Stmt, deletes: OpRange },
+    /// `name.attr = value` where `name` is a local or a cell or free variable of the
+    /// function: the object is loaded by slot or cell (`STORE_ATTR` after `LOAD_FAST` or
+    /// `LOAD_DEREF`), not through the tree evaluator's name lookup.
+    Attr {
+        stmt: &'a Stmt,
+        holder: Holder,
+        attr: Sym,
+        value: ExprCode<'a>,
+    },
+}
+
+/// Where the object of a resolved attribute store is read from.
+#[derive(Clone, Copy)]
+pub(in crate::python) enum Holder {
+    /// A plain local's slot.
+    Slot { slot: u32, name: Sym, at: u32 },
+    /// A cell or free variable of the frame.
+    Deref { name: Sym, at: u32 },
+}
+
+/// The holder of `n` when it is a local, cell or free variable of `code`.
+fn holder_of(n: &ast::ExprName, code: &Code<'_>) -> Option<Holder> {
+    let name = Sym(n.node_index.load().as_u32()?);
+    let at = n.range.start().to_u32();
+    match code.scopes.get(&name) {
+        Some(&NameScope::Local(slot)) => Some(Holder::Slot { slot, name, at }),
+        Some(NameScope::Cell | NameScope::Free) => Some(Holder::Deref { name, at }),
+        _ => None,
+    }
 }
 
 /// The slot of `n` when it is a plain local of `code`.
@@ -116,6 +145,25 @@ pub(in crate::python) fn resolve_stores(vm: &mut VmCode<'_>, code: &Code<'_>) {
                         targets: elts,
                         value,
                         stores,
+                    }
+                }
+                [
+                    Expr::Attribute(ast::ExprAttribute {
+                        value: obj, attr, ..
+                    }),
+                ] => {
+                    let (Expr::Name(n), Some(attr)) = (&**obj, attr.node_index.load().as_u32())
+                    else {
+                        continue;
+                    };
+                    let Some(holder) = holder_of(n, code) else {
+                        continue;
+                    };
+                    FastCode::Attr {
+                        stmt,
+                        holder,
+                        attr: Sym(attr),
+                        value,
                     }
                 }
                 _ => continue,
@@ -236,6 +284,30 @@ impl<'a> Interpreter<'a> {
                     self.offset = at;
                     self.delete_fast(slot, name)?;
                 }
+                self.statement_end()?;
+            }
+            FastCode::Attr {
+                stmt,
+                holder,
+                attr,
+                value,
+            } => {
+                self.statement_start(stmt)?;
+                let v = self.eval_compiled(vm, value)?;
+                let obj = match holder {
+                    Holder::Slot { slot, name, at } => {
+                        self.offset = at;
+                        self.load_fast(slot, name)
+                    }
+                    Holder::Deref { name, at } => {
+                        self.offset = at;
+                        self.load_deref(name)
+                    }
+                };
+                let obj = obj.inspect_err(|_| self.heap.decref(v))?;
+                let r = self.set_attr(obj, attr, v);
+                self.heap.decref(obj);
+                r?;
                 self.statement_end()?;
             }
         }
