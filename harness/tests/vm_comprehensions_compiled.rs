@@ -205,3 +205,32 @@ for f in (lc, lc_free, sc, dc, nested):
         }
     }
 }
+
+/// An error inside a compiled comprehension is located at the failing sub-expression
+/// (line and column of `1 // x`; the scenario indents the script by two), as in a body; a
+/// comprehension in a class body binds nothing in the class namespace, and module-level
+/// ones run on every modelled release.
+#[test]
+fn errors_are_located_and_every_scope_runs_them() {
+    let _serial = serial();
+    let err = probes::run(
+        "3.12",
+        "xs = [1, 0]\nys = [x for x in xs]\nzs = [1 // x for x in xs]\n",
+    )
+    .expect_err("divides by zero");
+    let text = err.to_string();
+    assert!(text.contains("t.yaml:7:9"), "{text}");
+    assert!(text.contains("ZeroDivisionError"), "{text}");
+    let script = "
+class C:
+    ys = [y * 2 for y in [1, 2]]
+assert C.ys == [2, 4]
+assert not hasattr(C, 'y')
+sq = {k: [v, v] for k, v in [(1, 2)]}
+assert sq == {1: [2, 2]}
+";
+    for minor in 8..=15 {
+        probes::run(&format!("3.{minor}"), script).expect("runs");
+    }
+    probes::agrees_with_cpython("", 13, script);
+}
