@@ -90,13 +90,15 @@ d = OD()
     );
 }
 
-/// The counters are honest: a lambda whose default is a comprehension still evaluates
-/// that default with the tree evaluator, and the count moves.
+/// The counters are honest: a lambda whose default is a dict display of more than 15
+/// pairs still evaluates that default with the tree evaluator, and the count moves.
 #[test]
 fn a_sub_expression_left_to_the_tree_evaluator_is_counted() {
     let _serial = serial();
     let tree = expressions_evaluated_by_tree();
-    probes::run("3.11", "f = lambda xs=[i for i in range(3)]: xs\n").expect("runs");
+    let pairs: Vec<String> = (0..16).map(|i| format!("{i}: {i}")).collect();
+    let script = format!("f = lambda xs={{{}}}: xs\n", pairs.join(", "));
+    probes::run("3.11", &script).expect("runs");
     assert!(expressions_evaluated_by_tree() > tree);
 }
 

@@ -56,14 +56,19 @@ fn the_forms_run_without_the_tree_evaluator() {
     assert!(expressions_run_compiled() - compiled >= 50);
 }
 
-/// The fallback count is honest: a form not compiled yet (a list comprehension) moves it.
+/// The fallback count is honest: a form not compiled yet (a dict display of more than 15
+/// pairs) moves it.
 #[test]
 fn a_form_left_to_the_tree_evaluator_is_counted() {
     let _serial = serial();
     let tree = expressions_evaluated_by_tree();
+    let pairs: Vec<String> = (0..16).map(|i| format!("{i}: i")).collect();
     probes::run(
         "3.11",
-        "def f():\n    g = [i for i in range(2)]\n    return g\nf()\n",
+        &format!(
+            "def f(i):\n    g = {{{}}}\n    return g\nf(1)\n",
+            pairs.join(", ")
+        ),
     )
     .expect("runs");
     assert!(expressions_evaluated_by_tree() > tree);

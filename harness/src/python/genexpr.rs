@@ -387,7 +387,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// Counts `n` deallocations of objects without a free list.
-    fn uncount(&mut self, n: u32) {
+    pub(in crate::python) fn uncount(&mut self, n: u32) {
         for _ in 0..n {
             self.heap.count_deallocation(&ObjKind::Cell(None));
         }

@@ -52,6 +52,9 @@ pub(in crate::python) fn resolve_names(ops: &mut [Op<'_>], code: &crate::python:
                 Some(NameScope::Global) | None => Op::LoadGlobal { name, at },
             };
         }
+        if let Op::Comp(super::compile_comp::CompOp::Begin { comp, closure }) = op {
+            *closure = super::compile_comp::closure_size(*comp, &code.scopes);
+        }
     }
 }
 
@@ -166,6 +169,8 @@ pub(in crate::python) enum Op<'a> {
         name: Sym,
         at: u32,
     },
+    /// A comprehension's op (`compile_comp.rs`, run by `eval_comp.rs`).
+    Comp(super::compile_comp::CompOp<'a>),
 }
 
 /// A plain instruction whose expression operand is compiled: the same statement or step as
@@ -338,6 +343,7 @@ impl<'a> Compiler<'a> {
             }
             _ if self.expr_more(e) => return,
             _ if self.expr_defs(e) => return,
+            _ if self.expr_comp(e) => return,
             _ => self.fallback(e),
         };
         self.exprs.push(op);

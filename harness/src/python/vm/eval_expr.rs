@@ -54,6 +54,7 @@ impl<'a> Interpreter<'a> {
                     .expect("an expression leaves its value"))
             }
             Err(e) => {
+                self.comp_unwound_to(base);
                 super::eval_expr_starred::unwound_to(base);
                 while self.expr_stack.len() > base {
                     let v = self.expr_stack.pop().expect("checked above");
@@ -181,6 +182,14 @@ impl<'a> Interpreter<'a> {
                     }
                 },
                 Op::Defs(op) => self.run_def_op(op)?,
+                Op::Comp(op) => match self.run_comp(op)? {
+                    super::eval_expr_more::Flow::Push(v) => v,
+                    super::eval_expr_more::Flow::Next => continue,
+                    super::eval_expr_more::Flow::Jump(target) => {
+                        pc = target;
+                        continue;
+                    }
+                },
             };
             self.expr_stack.push(v);
         }

@@ -34,12 +34,19 @@
 //! deciding link's result (a tensor for tensors). What still falls back to the
 //! tree walker, through `Op::EvalTree` (grep it; counted per thread by
 //! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
-//! more than 15 pairs, comprehensions and generator expressions, `*`/`**`
+//! more than 15 pairs, generator expressions, comprehensions with an `async for` or a
+//! target other than names, `*`/`**`
 //! call arguments, `await` outside a suspension point, the items of a
 //! constant tuple and of a folded constant set (evaluated by the display routine),
 //! expressions nested deeper than 200 levels, and every operand of the instructions not
 //! listed above (`Exec` leaves, generator instructions, `with` items, `raise`, `except`
 //! classes).
+//!
+//! List, set and dict comprehensions are compiled inline (`compile_comp.rs`, run by
+//! `eval_comp.rs`): their loops, `if` clauses and elements are ops, the loop variables
+//! shadow the enclosing scope's names (a captured one gets a fresh cell), and ≤ 3.11 the
+//! comprehension's function object, closure tuple and (≤ 3.10) frame are counted and
+//! freed around it, as CPython makes them.
 //!
 //! Simple statements compiled (`compile_stmt.rs`, run by `eval_stmt.rs`): augmented
 //! assignment to a name or an attribute, annotated assignment to a name or an attribute,
@@ -90,6 +97,7 @@ mod asyncgen_hooks;
 mod cancellation;
 mod compile;
 mod compile_async;
+mod compile_comp;
 mod compile_defs;
 mod compile_expr;
 mod compile_expr_more;
@@ -100,6 +108,7 @@ mod compile_subscript;
 mod compile_try;
 mod contextlib;
 mod coroutines;
+mod eval_comp;
 mod eval_defs;
 mod eval_expr;
 mod eval_expr_more;
