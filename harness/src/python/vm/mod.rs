@@ -82,6 +82,7 @@
 
 mod async_blocks;
 mod asyncgen_hooks;
+mod asyncgen_methods;
 mod cancellation;
 mod compile;
 mod compile_async;
