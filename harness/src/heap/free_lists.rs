@@ -47,7 +47,13 @@ pub(crate) enum FreeListKind {
     TupleIter,
     /// 3.14+: builtin-method objects (`seq_iter_free.rs`).
     CFunction,
+    /// `async_generator_asend` objects (`ag_asend_freelist`, 80 on 3.8 – 3.15).
+    AsyncGenASend,
 }
+
+/// Capacity of the `async_generator_asend` free list (`_PyAsyncGen_MAXFREELIST` in
+/// `Objects/genobject.c`, `Py_async_gen_asends_MAXFREELIST` from 3.13).
+pub(crate) const ASYNC_GEN_ASEND_FREE_LIST: u32 = 80;
 
 impl Heap {
     pub(crate) fn free_list_kind(&self, kind: &ObjKind) -> Option<FreeListKind> {
@@ -59,6 +65,7 @@ impl Heap {
                 Some(FreeListKind::Tuple(items.len()))
             }
             ObjKind::BoundMethod { .. } => Some(FreeListKind::Method),
+            ObjKind::Wrapper(WrapperKind::AsyncGenASend, _) => Some(FreeListKind::AsyncGenASend),
             _ => None,
         }
     }
@@ -72,6 +79,7 @@ impl Heap {
             FreeListKind::ListIter => &mut self.list_iter_free,
             FreeListKind::TupleIter => &mut self.tuple_iter_free,
             FreeListKind::CFunction => &mut self.cfunction_free,
+            FreeListKind::AsyncGenASend => &mut self.asyncgen_asend_free,
         }
     }
 
@@ -115,6 +123,7 @@ impl Heap {
         self.list_iter_free.len = 0;
         self.tuple_iter_free.len = 0;
         self.cfunction_free.len = 0;
+        self.asyncgen_asend_free.len = 0;
     }
 
     /// A bound method the model does not keep (one a class statement creates and drops):

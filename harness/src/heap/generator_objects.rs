@@ -49,6 +49,9 @@ pub struct GeneratorData {
     /// block: two references, as CPython's frame holds it on its value stack and in the
     /// generator's `gi_exc_state` (both visited by `gen_traverse`).
     pub exc_state: Option<ObjId>,
+    /// An async generator's `ag_running_async`: an `asend`/`athrow` awaitable of it is
+    /// being awaited and has not finished (another one raises "already running").
+    pub running_async: bool,
 }
 
 impl GeneratorData {

@@ -80,6 +80,7 @@ pub struct Heap {
     list_iter_free: FreeList,
     tuple_iter_free: FreeList,
     cfunction_free: FreeList,
+    asyncgen_asend_free: FreeList,
     /// The free list each counted hidden loop iterator returns to, innermost last.
     loop_iterators: Vec<Option<FreeListKind>>,
     /// Tensor objects alive (any device).
@@ -143,6 +144,7 @@ impl Heap {
             list_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
             tuple_iter_free: FreeList::new(profile.seq_iter_free_list_capacity),
             cfunction_free: FreeList::new(profile.cfunction_free_list_capacity),
+            asyncgen_asend_free: FreeList::new(free_lists::ASYNC_GEN_ASEND_FREE_LIST),
             loop_iterators: Vec::new(),
             tensors_alive: 0,
             dropped_storage_refs: Vec::new(),

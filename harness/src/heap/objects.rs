@@ -294,6 +294,16 @@ pub enum WrapperKind {
     /// `torch.autograd.graph.saved_tensors_hooks`: `pack`, `unpack`; `save_on_cpu`: `None`,
     /// `None`, `pin_memory` (python/saved_tensors_hooks.rs).
     SavedTensorsHooks,
+    /// `agen.asend(v)` / `agen.__anext__()` (`async_generator_asend`): the generator, the
+    /// value to send first, the state (0 not awaited yet, 1 awaiting, 2 done;
+    /// python/vm/asyncgen_methods.rs).
+    AsyncGenASend,
+    /// `agen.athrow(e)` / `agen.aclose()` (`async_generator_athrow`): the generator, the
+    /// argument tuple (`None` for `aclose()`), the state as for `AsyncGenASend`.
+    AsyncGenAThrow,
+    /// `anext(aiter, default)` (`anext_awaitable`, 3.10+): the awaitable of `__anext__()`,
+    /// the default.
+    AnextAwaitable,
 }
 
 impl ObjKind {
@@ -333,6 +343,9 @@ impl ObjKind {
             ObjKind::Wrapper(WrapperKind::NullContext, _) => "nullcontext",
             ObjKind::Wrapper(WrapperKind::SeqIter, _) => "iterator",
             ObjKind::Wrapper(WrapperKind::Zip, _) => "zip",
+            ObjKind::Wrapper(WrapperKind::AsyncGenASend, _) => "async_generator_asend",
+            ObjKind::Wrapper(WrapperKind::AsyncGenAThrow, _) => "async_generator_athrow",
+            ObjKind::Wrapper(WrapperKind::AnextAwaitable, _) => "anext_awaitable",
             ObjKind::Wrapper(WrapperKind::ContextManagerFunction, _) => "function",
             ObjKind::Wrapper(WrapperKind::GradModeFunction, _) => "function",
             ObjKind::Wrapper(WrapperKind::GeneratorContextManager, _) => "_GeneratorContextManager",

@@ -60,6 +60,7 @@ pub(super) fn call_native(it: &mut Interpreter<'_>, n: Native, a: &Args) -> R<Va
         WeakrefWeakSet => it.new_weak_container(crate::heap::WrapperKind::WeakSet, p),
         TypeFn => it.type_call(p),
         IdFn | HashFn | CallableFn => it.call_identity_builtin(n, p),
+        AnextFn => it.builtin_anext(p),
         NoneTypeFn => match (p.as_slice(), a.kw.is_empty()) {
             ([], true) => Ok(Value::None),
             _ => it.error("TypeError: NoneType takes no arguments"),

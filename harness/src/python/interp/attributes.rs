@@ -226,6 +226,7 @@ impl<'a> Interpreter<'a> {
         }
         let text = self.names.name_rc(name);
         let v = natives::builtin(&text)
+            .filter(|_| !self.builtin_missing_in_version(&text))
             .or_else(|| self.builtin_exception(&text))
             .or_else(|| (&*text == "__name__").then(|| Value::Str(self.names.intern("__main__"))));
         self.builtin_cache.insert(name, v);

@@ -139,7 +139,9 @@ impl<'a> Interpreter<'a> {
     #[cold]
     #[inline(never)]
     fn undefined_name(&self, name: Sym) -> R<Value> {
-        if crate::python::builtin_conversions::is_python_builtin(self.names.name(name)) {
+        if crate::python::builtin_conversions::is_python_builtin(self.names.name(name))
+            && !self.builtin_missing_in_version(self.names.name(name))
+        {
             let text = format!("the builtin `{}`", self.names.name(name));
             return self.unsupported(text);
         }

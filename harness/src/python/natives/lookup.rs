@@ -167,6 +167,7 @@ pub fn builtin(name: &str) -> Option<Value> {
         "hash" => HashFn,
         "callable" => CallableFn,
         "vars" => VarsFn,
+        "anext" => AnextFn,
         _ => return None,
     }))
 }

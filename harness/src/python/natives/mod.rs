@@ -469,6 +469,8 @@ natives!(
     CumsumFn,
     DiffFn,
     EinsumFn,
+    // `anext` (3.10+; vm/asyncgen_methods.rs)
+    AnextFn,
 );
 
 impl Native {

@@ -43,10 +43,11 @@ impl<'a> Interpreter<'a> {
         Ok(())
     }
 
-    /// The normal end of an `async with` body: calls the exit popped from the stack with
-    /// no exception and pushes its awaitable iterator and position.
-    pub(super) fn vm_async_with_exit(&mut self, stack: &mut Vec<Value>) -> R<()> {
-        let exit = stack.pop().expect("AsyncWithEnter pushes the exit");
+    /// The normal end of an `async with` body, or a `return` out of it (its value `under`
+    /// slots above the exit): calls the exit taken from the stack with no exception and
+    /// pushes its awaitable iterator and position.
+    pub(super) fn vm_async_with_exit(&mut self, stack: &mut Vec<Value>, under: usize) -> R<()> {
+        let exit = stack.remove(stack.len() - 1 - under);
         let r = self.call(exit, vec![Value::None; 3], Vec::new());
         self.heap.decref(exit);
         let iterator = self.awaitable_iterator(r?)?;

@@ -452,11 +452,6 @@ impl<'a> Compiler<'a> {
                 construct,
             })
         };
-        if !self.plain && w.is_async && w.body.iter().any(returns) {
-            return refuse(
-                "`return` inside an `async with` block (its `__aexit__` is awaited under the return value: not compiled yet)",
-            );
-        }
         let targets = || w.items.iter().filter_map(|i| i.optional_vars.as_deref());
         if targets().any(|e| self.suspends_expr(e)) {
             return refuse("`yield` or `await` in a `with` item's target");
@@ -681,27 +676,6 @@ impl<'a> Compiler<'a> {
         }
         Ok(())
     }
-}
-
-/// Whether a statement contains a `return` of the current scope (nested functions and
-/// classes are other scopes and are not searched).
-fn returns(s: &Stmt) -> bool {
-    struct Finder {
-        found: bool,
-    }
-    impl<'b> Visitor<'b> for Finder {
-        fn visit_stmt(&mut self, stmt: &'b Stmt) {
-            match stmt {
-                Stmt::Return(_) => self.found = true,
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                _ => walk_stmt(self, stmt),
-            }
-        }
-        fn visit_expr(&mut self, _: &'b Expr) {}
-    }
-    let mut finder = Finder { found: false };
-    finder.visit_stmt(s);
-    finder.found
 }
 
 /// The offset of the first suspension point in `e` (`e`'s own when none is found).

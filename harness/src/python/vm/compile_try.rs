@@ -238,10 +238,14 @@ impl<'a> Compiler<'a> {
     /// value stack): the blocks are left innermost first, as CPython's compiler does.
     fn gen_unwind(&mut self, exit: Exit) -> Result<(), Refusal> {
         let keeps = u32::from(exit == Exit::Return);
+        // A `return` leaves the iterators of suspending loops on the stack for the frame's
+        // end, above an outer block's `async with` exit.
+        let mut passed_loop = false;
         let mut i = self.fblocks.len();
         while i > 0 {
             i -= 1;
             match self.fblocks[i] {
+                FBlock::GenLoop { .. } if exit == Exit::Return => passed_loop = true,
                 FBlock::GenLoop { index } if exit == Exit::Break => {
                     let at = self.instrs.len();
                     self.instrs.push(Instr::Jump(NO_LOOP));
@@ -273,9 +277,19 @@ impl<'a> Compiler<'a> {
                 FBlock::GenReturnValue => self.instrs.push(Instr::DropValue { under: keeps }),
                 FBlock::GenWith(item, is_async) => {
                     self.instrs.push(Instr::PopFinally);
-                    if is_async {
-                        // A `break`/`continue` only: `return` through `async with` is
-                        // refused (`Compiler::with_stmt`).
+                    if is_async && keeps > 0 && passed_loop {
+                        return Err(Refusal {
+                            offset: super::compile::offset(item),
+                            construct: "`return` inside a suspending loop inside an `async with` block (the loop's iterator sits above the exit: not compiled yet)",
+                        });
+                    } else if is_async && keeps > 0 {
+                        // `return`: the exit is under the kept value.
+                        self.instrs.push(Instr::AsyncWithExitUnder { under: keeps });
+                        self.instrs.push(Instr::YieldFromStep {
+                            target: Dest::Drop,
+                            at: super::compile::offset(item),
+                        });
+                    } else if is_async {
                         self.async_with_exit(item);
                     } else {
                         self.instrs.push(Instr::WithExit { under: keeps });

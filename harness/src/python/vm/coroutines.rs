@@ -25,6 +25,7 @@ impl<'a> Interpreter<'a> {
                     return Ok(awaitable);
                 }
                 ObjKind::Future(_) => return Ok(awaitable),
+                ObjKind::Wrapper(..) if self.is_asyncgen_awaitable(id) => return Ok(awaitable),
                 ObjKind::Instance { .. } => {
                     return match self.call_special(awaitable, "__await__", Vec::new()) {
                         Ok(result) => {

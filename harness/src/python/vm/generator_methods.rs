@@ -15,9 +15,7 @@ impl<'a> Interpreter<'a> {
         args: &[Value],
     ) -> R<Value> {
         if self.is_async_generator(Value::Obj(generator)) {
-            return self.unsupported(format!(
-                "`{method}` of an async generator (the model iterates async generators with `async for` only)"
-            ));
+            return self.asyncgen_method(generator, method, args);
         }
         let step = match (method, args) {
             ("send", [v]) => {
@@ -176,7 +174,7 @@ impl<'a> Interpreter<'a> {
     }
 
     /// The exception `throw(e)` raises: an exception instance, or a class to instantiate.
-    fn exception_to_throw(&mut self, e: Value) -> R<Box<Exc>> {
+    pub(super) fn exception_to_throw(&mut self, e: Value) -> R<Box<Exc>> {
         let exception = match e {
             Value::Obj(id) if matches!(self.heap.kind(id), ObjKind::Exception(_)) => {
                 self.heap.incref(e);

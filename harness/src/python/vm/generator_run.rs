@@ -512,7 +512,11 @@ impl<'a> Interpreter<'a> {
                     ip += 1;
                 }
                 Instr::AsyncWithExit => {
-                    self.vm_async_with_exit(stack)?;
+                    self.vm_async_with_exit(stack, 0)?;
+                    ip += 1;
+                }
+                Instr::AsyncWithExitUnder { under } => {
+                    self.vm_async_with_exit(stack, under as usize)?;
                     ip += 1;
                 }
                 Instr::GetAIter(e) => {

@@ -116,6 +116,7 @@ impl<'a> Interpreter<'a> {
             frame_release,
             finalized: false,
             exc_state: None,
+            running_async: false,
         };
         let id = self.alloc(ObjKind::Generator(Box::new(data)));
         Ok(Value::Obj(id))
@@ -391,7 +392,16 @@ impl<'a> Interpreter<'a> {
             },
             _ => (false, false),
         };
-        let result = if let (true, Value::Obj(id)) = (is_generator, sub) {
+        let awaitable = match sub {
+            Value::Obj(id) if self.is_asyncgen_awaitable(id) => Some(id),
+            _ => None,
+        };
+        let result = if let Some(id) = awaitable {
+            match self.asyncgen_await_step(id, how)? {
+                super::asyncgen_methods::AwaitStep::Yielded(v) => return Ok(Some(v)),
+                super::asyncgen_methods::AwaitStep::Done(v) => v,
+            }
+        } else if let (true, Value::Obj(id)) = (is_generator, sub) {
             self.async_gen_yielded = false;
             match self.resume_generator(id, how)? {
                 // An async generator's item: `__anext__()`'s awaitable is done with it.

@@ -203,6 +203,13 @@ pub(in crate::python) enum Instr<'a> {
         name: Option<&'a ast::Identifier>,
         under: u32,
     },
+    /// A `return` leaves an `async with` block: the exit `under` slots below the top (the
+    /// kept return value is above it) is taken and called with `None` x3, and its awaitable
+    /// iterator and position pushed (awaited by the next `YieldFromStep`; the return value
+    /// stays under them, as CPython 3.8 – 3.13 awaits `__aexit__` with the value on the stack).
+    AsyncWithExitUnder {
+        under: u32,
+    },
 }
 
 /// Where the result of a `yield from`/`await` goes.

@@ -74,8 +74,8 @@
 //! leaves those blocks on the generator frame (`compile_try.rs`); so does one out of a
 //! `finally` body of a suspending `try` (the exception it handles, or the value of the
 //! `return` it runs for, is discarded) and one out of a suspending `with` block (the exit
-//! is called with `None` x3; a `return` through an `async with` is refused,
-//! located).
+//! is called with `None` x3; a `return` through an `async with` awaits each `__aexit__`
+//! with its value kept under the awaitable).
 //!
 //! In generator and coroutine bodies, control flow around a suspension point (`if`,
 //! `while`, `for`, `try`, `with`, `break`, `continue`, `return`) is instructions with
@@ -83,7 +83,8 @@
 //! Coroutines (`async def`) are compiled the same way: `await` is a suspension point that
 //! delegates as `yield from` does (`coroutines.rs`), and the asyncio
 //! event loop that drives them is `event_loop.rs` (cancellation: `cancellation.rs`;
-//! `asyncio.Queue`: `queues.rs`).
+//! `asyncio.Queue`: `queues.rs`; an async generator's `asend`/`athrow`/`aclose`
+//! awaitables and `anext`: `asyncgen_methods.rs`).
 //! `with` around a suspension point enters its manager and keeps what its exit needs on
 //! the frame's value stack (`with_blocks.rs`). A suspension point inside a larger
 //! expression splits it (`split.rs`): the operands before it are pushed and bound back to
@@ -94,6 +95,7 @@
 
 mod async_blocks;
 mod asyncgen_hooks;
+mod asyncgen_methods;
 mod cancellation;
 mod compile;
 mod compile_async;
