@@ -171,6 +171,8 @@ pub(in crate::python) enum Op<'a> {
     },
     /// A comprehension's op (`compile_comp.rs`, run by `eval_comp.rs`).
     Comp(super::compile_comp::CompOp<'a>),
+    /// A call with `*`/`**` arguments (`compile_call_ex.rs`, run by `eval_call_ex.rs`).
+    CallEx(super::compile_call_ex::CallExOp<'a>),
 }
 
 /// A plain instruction whose expression operand is compiled: the same statement or step as
@@ -203,7 +205,7 @@ pub(in crate::python) enum Compiled<'a> {
 const MAX_COMPILED_DEPTH: u32 = 200;
 
 /// The symbol `scope::intern_identifiers` stored in a node, if any.
-fn interned(index: &ruff_python_ast::AtomicNodeIndex) -> Option<Sym> {
+pub(super) fn interned(index: &ruff_python_ast::AtomicNodeIndex) -> Option<Sym> {
     index.load().as_u32().map(Sym)
 }
 
@@ -352,6 +354,9 @@ impl<'a> Compiler<'a> {
     /// A call whose arguments the compiled path evaluates: no `*`/`**` unpacking and not a
     /// lone generator-expression argument (those stay with the tree evaluator).
     fn call(&mut self, c: &'a ast::ExprCall) -> Option<Op<'a>> {
+        if super::compile_call_ex::has_unpacking(c) {
+            return self.call_ex(c);
+        }
         let args = &c.arguments;
         if args.args.iter().any(Expr::is_starred_expr)
             || matches!(&*args.args, [Expr::Generator(_)])

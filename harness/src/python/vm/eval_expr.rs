@@ -56,6 +56,7 @@ impl<'a> Interpreter<'a> {
             Err(e) => {
                 self.comp_unwound_to(base);
                 super::eval_expr_starred::unwound_to(base);
+                super::eval_call_ex::unwound_to(base);
                 while self.expr_stack.len() > base {
                     let v = self.expr_stack.pop().expect("checked above");
                     self.heap.decref(v);
@@ -189,6 +190,10 @@ impl<'a> Interpreter<'a> {
                         pc = target;
                         continue;
                     }
+                },
+                Op::CallEx(op) => match self.run_call_ex(op)? {
+                    Some(v) => v,
+                    None => continue,
                 },
             };
             self.expr_stack.push(v);

@@ -30,13 +30,14 @@
 //! tuples, dict displays of up to 15 pairs without `**`, set displays, f-strings (`=` and
 //! nested fields in a spec too), `:=` to a name (`compile_expr_more.rs`, run by
 //! `eval_expr_more.rs`); `*` items in tuple, list and set displays and the constant set
-//! displays 3.9+ fold (`compile_expr_starred.rs`); a chained comparison's value is its
+//! displays 3.9+ fold (`compile_expr_starred.rs`); calls with `*`/`**` arguments, CPython's
+//! argument tuple, keyword dicts and names tuple counted per version (`compile_call_ex.rs`,
+//! run by `eval_call_ex.rs`); a chained comparison's value is its
 //! deciding link's result (a tensor for tensors). What still falls back to the
 //! tree walker, through `Op::EvalTree` (grep it; counted per thread by
 //! `expressions_evaluated_by_tree`) or inside a compiled op: dict displays with `**` or
 //! more than 15 pairs, generator expressions, comprehensions with an `async for` or a
-//! target other than names, `*`/`**`
-//! call arguments, `await` outside a suspension point, the items of a
+//! target other than names, `await` outside a suspension point, the items of a
 //! constant tuple and of a folded constant set (evaluated by the display routine),
 //! expressions nested deeper than 200 levels, and every operand of the instructions not
 //! listed above (`Exec` leaves, generator instructions, `with` items, `raise`, `except`
@@ -100,6 +101,7 @@ mod cancellation;
 mod compile;
 mod compile_async;
 mod compile_comp;
+mod compile_call_ex;
 mod compile_defs;
 mod compile_expr;
 mod compile_expr_more;
@@ -111,6 +113,7 @@ mod compile_try;
 mod contextlib;
 mod coroutines;
 mod eval_comp;
+mod eval_call_ex;
 mod eval_defs;
 mod eval_expr;
 mod eval_expr_more;
