@@ -189,10 +189,11 @@ fn sequence_key(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
         it.heap.kind(id),
         ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Deque { .. } | ObjKind::NamedTuple { .. }
     );
-    if sequence && matches!(key, Value::Obj(_)) {
-        if let Some(i) = index_int(it, key)? {
-            return Ok(Value::Int(i));
-        }
+    if sequence
+        && matches!(key, Value::Obj(_))
+        && let Some(i) = index_int(it, key)?
+    {
+        return Ok(Value::Int(i));
     }
     Ok(key)
 }
