@@ -45,7 +45,13 @@ pub(in crate::python) fn part_width(e: &Expr) -> usize {
 /// The parts an index node is written as, and whether it is a tuple.
 pub(in crate::python) fn written_parts(index: &Expr) -> (&[Expr], bool) {
     match index {
-        Expr::Tuple(t) if !t.elts.iter().any(Expr::is_starred_expr) => (&t.elts, true),
+        // A constant tuple is one constant (no tuple made per evaluation).
+        Expr::Tuple(t)
+            if !t.elts.iter().any(Expr::is_starred_expr)
+                && !crate::python::interp::is_constant(index) =>
+        {
+            (&t.elts, true)
+        }
         other => (std::slice::from_ref(other), false),
     }
 }

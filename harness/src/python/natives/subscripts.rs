@@ -30,7 +30,18 @@ pub(super) fn release_index_items(it: &mut Interpreter<'_>, items: Vec<IndexItem
 
 pub(super) fn index_items(it: &mut Interpreter<'_>, index: &Index) -> R<Vec<IndexItem>> {
     let mut out = Vec::with_capacity(index.parts.len());
-    let r = index_items_into(it, index, &mut out);
+    // A tuple given as one value (`t[idx]` with `idx = (0, 1)`, a constant tuple) indexes
+    // as its items, as `THPVariable_getitem` unpacks it; its items are borrowed.
+    let items = match index.single() {
+        Some(Value::Obj(id)) => match it.heap.kind(id) {
+            ObjKind::Tuple(items) => {
+                Some(items.iter().map(|&v| Part::Value(v)).collect::<Vec<_>>())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let r = index_items_into(it, items.as_deref().unwrap_or(&index.parts), &mut out);
     match r {
         Ok(()) => Ok(out),
         Err(e) => {
@@ -40,8 +51,8 @@ pub(super) fn index_items(it: &mut Interpreter<'_>, index: &Index) -> R<Vec<Inde
     }
 }
 
-fn index_items_into(it: &mut Interpreter<'_>, index: &Index, out: &mut Vec<IndexItem>) -> R<()> {
-    for part in &index.parts {
+fn index_items_into(it: &mut Interpreter<'_>, parts: &[Part], out: &mut Vec<IndexItem>) -> R<()> {
+    for part in parts {
         out.push(match *part {
             Part::Slice(bounds) => {
                 let (a, b, c) = slice_bounds(it, bounds)?;
@@ -178,10 +189,11 @@ fn sequence_key(it: &mut Interpreter<'_>, id: ObjId, key: Value) -> R<Value> {
         it.heap.kind(id),
         ObjKind::List(_) | ObjKind::Tuple(_) | ObjKind::Deque { .. } | ObjKind::NamedTuple { .. }
     );
-    if sequence && matches!(key, Value::Obj(_)) {
-        if let Some(i) = index_int(it, key)? {
-            return Ok(Value::Int(i));
-        }
+    if sequence
+        && matches!(key, Value::Obj(_))
+        && let Some(i) = index_int(it, key)?
+    {
+        return Ok(Value::Int(i));
     }
     Ok(key)
 }
