@@ -1,4 +1,4 @@
-//! Two hot paths of the blog's workloads taken off the tree evaluator (perf18): a lambda's
+//! Two hot paths of the blog's workloads taken off the tree evaluator: a lambda's
 //! body runs as compiled ops (`vm/lambda_body.rs`), and `name.attr = value` in a function
 //! body reads `name` by slot or cell (`vm/store_fast.rs`, `FastCode::Attr`). Both must
 //! behave as before: the scripts are checked on the model (3.10, 3.11, 3.12) and on every
