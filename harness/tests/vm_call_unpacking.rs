@@ -6,16 +6,6 @@
 #[allow(dead_code)] // this file uses `agrees_with_cpython`, `interpreter` and `run`
 mod probes;
 
-use gpumem_harness::python::{expressions_evaluated_by_tree, expressions_run_compiled};
-use std::sync::Mutex;
-
-/// The counters are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 const FORMS: &str = "
 def check(ok, what):
     if not ok:
@@ -49,15 +39,8 @@ run(3)
 
 #[test]
 fn the_forms_run_compiled_and_agree_with_cpython() {
-    let _serial = serial();
-    let (tree, compiled) = (expressions_evaluated_by_tree(), expressions_run_compiled());
-    probes::run("3.11", FORMS).expect("runs");
-    assert_eq!(
-        expressions_evaluated_by_tree(),
-        tree,
-        "a form fell back to the tree evaluator"
-    );
-    assert!(expressions_run_compiled() - compiled >= 20);
+    let _serial = probes::serial();
+    assert!(probes::runs_compiled(FORMS) >= 20);
     probes::agrees_with_cpython("", 13, FORMS);
 }
 
@@ -67,7 +50,7 @@ fn the_forms_run_compiled_and_agree_with_cpython() {
 /// after the last one (`BUILD_TUPLE_UNPACK_WITH_CALL`), which the model does not follow.
 #[test]
 fn operands_are_read_and_released_in_cpythons_order() {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython(
         "import sys\nif sys.version_info < (3, 9):\n    sys.exit(0)\n",
         13,
@@ -99,7 +82,7 @@ body()
 /// The errors name the callee as each version does; an error drops what was gathered.
 #[test]
 fn errors_are_cpythons() {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython(
         "",
         13,
@@ -225,7 +208,7 @@ fn measured(minor: u8) -> Vec<u64> {
 
 #[test]
 fn call_sites_count_cpythons_objects() {
-    let _serial = serial();
+    let _serial = probes::serial();
     for minor in 8..=13u8 {
         let expected = measured(minor);
         let workload = format!("import gc\n{COUNTS}assert out == {expected:?}, out\n");

@@ -7,16 +7,6 @@
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
-use gpumem_harness::python::{expressions_evaluated_by_tree, expressions_run_compiled};
-use std::sync::Mutex;
-
-/// The counts are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 const FORMS: &str = "
 def check(ok, what):
     if not ok:
@@ -41,15 +31,8 @@ f(3)
 /// agrees with CPython.
 #[test]
 fn the_forms_run_compiled_and_agree_with_cpython() {
-    let _serial = serial();
-    let (tree, compiled) = (expressions_evaluated_by_tree(), expressions_run_compiled());
-    probes::run("3.11", FORMS).expect("runs");
-    assert_eq!(
-        expressions_evaluated_by_tree(),
-        tree,
-        "a form fell back to the tree evaluator"
-    );
-    assert!(expressions_run_compiled() - compiled >= 20);
+    let _serial = probes::serial();
+    assert!(probes::runs_compiled(FORMS) >= 20);
     probes::agrees_with_cpython("", 13, FORMS);
 }
 
@@ -57,7 +40,7 @@ fn the_forms_run_compiled_and_agree_with_cpython() {
 /// formatted after them; the self-documenting text is written before the value.
 #[test]
 fn nested_spec_fields_are_evaluated_after_the_value() {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython(
         "",
         13,
@@ -81,7 +64,7 @@ body()
 /// CPython's ambiguity error and releases it. Model only: no torch in the test's CPython.
 #[test]
 fn a_chain_yields_its_last_comparison_s_value() {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::ok(
         "
 import torch

@@ -11,14 +11,6 @@ mod del_log;
 mod probes;
 
 use gpumem_harness::python::{expressions_evaluated_by_tree, expressions_run_compiled};
-use std::sync::Mutex;
-
-/// The counts are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const FORMS: &str = "
 def check(ok, what):
@@ -51,7 +43,7 @@ g = [c for c in ['a', 'b']]
 /// it, and the same script passes its asserts on every installed CPython.
 #[test]
 fn comprehensions_run_without_the_tree_evaluator() {
-    let _serial = serial();
+    let _serial = probes::serial();
     for python in ["3.8", "3.10", "3.11", "3.12", "3.13"] {
         let (tree, compiled) = (expressions_evaluated_by_tree(), expressions_run_compiled());
         probes::run(python, FORMS).expect("runs");
@@ -67,7 +59,7 @@ fn comprehensions_run_without_the_tree_evaluator() {
 
 /// Runs `body` after the `__del__` log, on the model and on every installed CPython.
 fn agrees(body: &str) {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython("", 13, &format!("{}{body}", del_log::del_log(true, "")));
 }
 
@@ -146,7 +138,7 @@ body()
 /// the frame on the first run; from 3.12 none of them.
 #[test]
 fn comprehensions_count_what_cpython_counts() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let script = "
 out = []
 def lc(d):
@@ -212,7 +204,7 @@ for f in (lc, lc_free, sc, dc, nested):
 /// ones run on every modelled release.
 #[test]
 fn errors_are_located_and_every_scope_runs_them() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let err = probes::run(
         "3.12",
         "xs = [1, 0]\nys = [x for x in xs]\nzs = [1 // x for x in xs]\n",

@@ -9,14 +9,6 @@
 mod probes;
 
 use gpumem_harness::python::{expressions_evaluated_by_tree, statements_run_by_tree};
-use std::sync::Mutex;
-
-/// The counts are per process: the tests of this file that read them run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const LOG: &str = "
 log = []
@@ -42,7 +34,7 @@ def deco(name):
 /// evaluates no sub-expression with the tree evaluator.
 #[test]
 fn imports_defs_classes_and_lambdas_run_without_the_tree_walker() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let (leaves, tree) = (statements_run_by_tree(), expressions_evaluated_by_tree());
     probes::run(
         "3.11",
@@ -94,7 +86,7 @@ d = OD()
 /// pairs still evaluates that default with the tree evaluator, and the count moves.
 #[test]
 fn a_sub_expression_left_to_the_tree_evaluator_is_counted() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let tree = expressions_evaluated_by_tree();
     let pairs: Vec<String> = (0..16).map(|i| format!("{i}: {i}")).collect();
     let script = format!("f = lambda xs={{{}}}: xs\n", pairs.join(", "));

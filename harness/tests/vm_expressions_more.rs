@@ -9,15 +9,7 @@ mod del_log;
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
-use gpumem_harness::python::{expressions_evaluated_by_tree, expressions_run_compiled};
-use std::sync::Mutex;
-
-/// The counts are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+use gpumem_harness::python::expressions_evaluated_by_tree;
 
 const FORMS: &str = "
 def check(ok, what):
@@ -45,22 +37,15 @@ f(5)
 /// sub-expression of it, while compiled evaluations happen.
 #[test]
 fn the_forms_run_without_the_tree_evaluator() {
-    let _serial = serial();
-    let (tree, compiled) = (expressions_evaluated_by_tree(), expressions_run_compiled());
-    probes::run("3.11", FORMS).expect("runs");
-    assert_eq!(
-        expressions_evaluated_by_tree(),
-        tree,
-        "a form fell back to the tree evaluator"
-    );
-    assert!(expressions_run_compiled() - compiled >= 50);
+    let _serial = probes::serial();
+    assert!(probes::runs_compiled(FORMS) >= 50);
 }
 
 /// The fallback count is honest: a form not compiled yet (a dict display of more than 15
 /// pairs) moves it.
 #[test]
 fn a_form_left_to_the_tree_evaluator_is_counted() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let tree = expressions_evaluated_by_tree();
     let pairs: Vec<String> = (0..16).map(|i| format!("{i}: i")).collect();
     probes::run(
@@ -89,7 +74,7 @@ fn prelude() -> String {
 /// Runs `body` after the prelude, one test at a time, on the model and on every installed
 /// CPython.
 fn agrees(body: &str) {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
 }
 

@@ -10,13 +10,6 @@ mod probes;
 use gpumem_harness::python::{
     expressions_evaluated_by_tree, expressions_run_compiled, stores_resolved_to_slots,
 };
-use std::sync::Mutex;
-
-/// The counters are process-wide: the tests of this file read them one at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const LAMBDAS: &str = "
 log = []
@@ -58,7 +51,7 @@ assert log[-1] == 'raised'
 /// evaluator, their results and the order objects die in agree with CPython.
 #[test]
 fn lambda_bodies_run_compiled_and_agree_with_cpython() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let (tree, compiled) = (expressions_evaluated_by_tree(), expressions_run_compiled());
     probes::run("3.11", LAMBDAS).expect("runs");
     assert_eq!(
@@ -76,7 +69,7 @@ fn lambda_bodies_run_compiled_and_agree_with_cpython() {
 /// it lives, and every byte is back once the lambda's result and its input are gone.
 #[test]
 fn a_lambda_returning_a_view_keeps_the_storage_until_released() {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::ok(
         "
 MB = 1024 * 1024
@@ -146,7 +139,7 @@ assert log == [1, 2, 4, 'value first', 'unbound', 'value before the cell', 'free
 /// `STORE_ATTR` does; the stores are resolved when the bodies are compiled.
 #[test]
 fn attribute_stores_on_locals_and_cells_agree_with_cpython() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let before = stores_resolved_to_slots();
     probes::run("3.11", ATTRIBUTES).expect("runs");
     // Seven attribute stores (b.x and b.y in on_local, both b.x in on_cell, b.z in inner,

@@ -10,21 +10,13 @@ mod del_log;
 mod probes;
 
 use gpumem_harness::python::{expressions_evaluated_by_tree, statements_run_by_tree};
-use std::sync::Mutex;
-
-/// The counts are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A function body using only compiled statements and expressions runs no statement as a
 /// tree-walker leaf and evaluates no sub-expression with the tree evaluator: the script
 /// counts as many leaves as its skeleton (none since `class` and `def` are compiled).
 #[test]
 fn the_statements_run_without_the_tree_walker() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let skeleton = "
 class H:
     pass
@@ -74,7 +66,7 @@ assert counter == 1
 /// of targets) moves it.
 #[test]
 fn a_statement_left_to_the_tree_walker_is_counted() {
-    let _serial = serial();
+    let _serial = probes::serial();
     let leaves = statements_run_by_tree();
     probes::run(
         "3.11",
@@ -98,7 +90,7 @@ def boom():
 /// Runs `body` after the prelude, one test at a time, on the model and on every installed
 /// CPython.
 fn agrees(body: &str) {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
 }
 

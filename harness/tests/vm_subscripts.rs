@@ -10,16 +10,6 @@ mod del_log;
 #[allow(dead_code)] // this file uses `agrees_with_cpython` and `run`
 mod probes;
 
-use gpumem_harness::python::{expressions_evaluated_by_tree, statements_run_by_tree};
-use std::sync::Mutex;
-
-/// The counters are per process: the tests of this file run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// `log`, `T` (logs birth and death), `mark`, and `Box`: a user container that logs its
 /// `__getitem__`/`__setitem__`/`__delitem__` calls; `I(n)`: an index with `__index__`.
 fn prelude() -> String {
@@ -54,7 +44,7 @@ class I:
 }
 
 fn agrees(body: &str) {
-    let _serial = serial();
+    let _serial = probes::serial();
     probes::agrees_with_cpython("", 13, &format!("{}{body}", prelude()));
 }
 
@@ -91,19 +81,8 @@ assert m == [6, 9], m
 /// function and at module level: neither tree-fallback counter moves.
 #[test]
 fn subscripts_run_without_the_tree_walker() {
-    let _serial = serial();
-    let (exprs, stmts) = (expressions_evaluated_by_tree(), statements_run_by_tree());
-    probes::run("3.11", FORMS).expect("runs");
-    assert_eq!(
-        expressions_evaluated_by_tree(),
-        exprs,
-        "an index fell back to the tree"
-    );
-    assert_eq!(
-        statements_run_by_tree(),
-        stmts,
-        "a statement ran as a tree leaf"
-    );
+    let _serial = probes::serial();
+    assert!(probes::runs_compiled(FORMS) > 0);
     probes::agrees_with_cpython("", 13, FORMS);
 }
 

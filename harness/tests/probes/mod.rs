@@ -9,6 +9,7 @@ use gpumem_harness::scenario;
 use gpumem_harness::timeline::Timeline;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 /// (name, probe defining `probe()`, objects counted on ≤ 3.10, on ≥ 3.11).
 pub type Probe = (&'static str, &'static str, i64, i64);
@@ -224,4 +225,39 @@ pub fn table_matches_installed_interpreters(probes: &[Probe]) {
     if compared == 0 {
         eprintln!("skipped: no CPython 3.8 - 3.13 found; the table was not re-measured");
     }
+}
+
+/// The tree-fallback counters are per process: a test that reads them takes this lock, so
+/// that no other test's script moves them meanwhile.
+#[allow(dead_code)] // only the tests of the compiled forms read the counters
+pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `script` on the model (CPython 3.11 rules) and asserts that no expression went to
+/// the tree evaluator and no statement ran as a tree-walker leaf; returns how many
+/// expressions ran compiled. The caller holds [`serial`].
+#[allow(dead_code)] // only the tests of the compiled forms read the counters
+pub fn runs_compiled(script: &str) -> u64 {
+    use gpumem_harness::python::{
+        expressions_evaluated_by_tree, expressions_run_compiled, statements_run_by_tree,
+    };
+    let (tree, leaves, compiled) = (
+        expressions_evaluated_by_tree(),
+        statements_run_by_tree(),
+        expressions_run_compiled(),
+    );
+    run("3.11", script).expect("runs");
+    assert_eq!(
+        expressions_evaluated_by_tree(),
+        tree,
+        "an expression fell back to the tree evaluator"
+    );
+    assert_eq!(
+        statements_run_by_tree(),
+        leaves,
+        "a statement ran as a tree-walker leaf"
+    );
+    expressions_run_compiled() - compiled
 }
